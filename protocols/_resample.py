@@ -1,0 +1,335 @@
+"""Vectorized resampling kernels shared by the bootstrap and permutation protocols.
+
+All functions take arrays with leading batch axes and bound their memory with a chunk size
+over the flattened batch, never with a Python loop over single experiments.
+"""
+
+from __future__ import annotations
+
+import functools
+import itertools
+import math
+
+import numpy as np
+from scipy import special
+
+#: elements of the largest temporary array a kernel builds at once (~32 MB of float64)
+CHUNK_ELEMENTS = 2**22
+
+#: relative tolerance for ties between resampled statistics and the observed one: values on
+#: a lattice (accuracy deltas are multiples of 1/n) must tie exactly despite rounding
+TIE_RTOL = 1e-12
+
+
+def _chunks(n_items: int, cost_per_item: int):
+    step = max(1, CHUNK_ELEMENTS // max(1, cost_per_item))
+    for start in range(0, n_items, step):
+        yield slice(start, min(start + step, n_items))
+
+
+def _flat(x, tail: int):
+    """Reshape ``x`` to (batch, *last ``tail`` axes) and return the batch shape."""
+    batch_shape = x.shape[: x.ndim - tail]
+    return x.reshape((-1,) + x.shape[x.ndim - tail:]), batch_shape
+
+
+# --------------------------------------------------------------------------------------------
+# Bootstrap of a mean over questions
+
+
+def resampled_sums_of_integers(values, n_resamples, rng):
+    """Sums of ``n`` values drawn with replacement, for integer values in a small range.
+
+    Drawing ``n`` indices uniformly and summing is the same in distribution as drawing the
+    counts of each distinct value from a multinomial with the empirical frequencies; with
+    few distinct values (per-question correct counts 0..k) that is far cheaper.
+
+    Parameters
+    ----------
+    values : ndarray of int, shape (..., n)
+    n_resamples : int
+    rng : numpy.random.Generator
+
+    Returns
+    -------
+    ndarray of float, shape (..., n_resamples)
+    """
+    flat, batch_shape = _flat(values, 1)
+    n = flat.shape[-1]
+    lo, hi = int(flat.min()), int(flat.max())
+    levels = np.arange(lo, hi + 1)
+    n_levels = levels.size
+    offset = (flat - lo) + n_levels * np.arange(flat.shape[0])[:, None]
+    freq = np.bincount(offset.ravel(), minlength=n_levels * flat.shape[0])
+    freq = freq.reshape(flat.shape[0], n_levels) / n
+    out = np.empty((flat.shape[0], n_resamples))
+    for sl in _chunks(flat.shape[0], n_resamples * n_levels):
+        p = freq[sl, None, :]
+        counts = rng.multinomial(n, p, size=(p.shape[0], n_resamples))
+        out[sl] = counts @ levels.astype(float)
+    return out.reshape(batch_shape + (n_resamples,))
+
+
+def resampled_means(values, n_resamples, rng):
+    """Means of ``n`` values drawn with replacement (the question bootstrap), per experiment.
+
+    Parameters
+    ----------
+    values : ndarray, shape (..., n)
+    n_resamples : int
+    rng : numpy.random.Generator
+
+    Returns
+    -------
+    ndarray, shape (..., n_resamples)
+    """
+    flat, batch_shape = _flat(values, 1)
+    n = flat.shape[-1]
+    out = np.empty((flat.shape[0], n_resamples))
+    for sl in _chunks(flat.shape[0], n_resamples * n):
+        idx = rng.integers(0, n, size=(sl.stop - sl.start, n_resamples, n))
+        out[sl] = np.take_along_axis(flat[sl, None, :], idx, axis=-1).mean(axis=-1)
+    return out.reshape(batch_shape + (n_resamples,))
+
+
+def resampled_run_picks(scores, n_resamples, rng):
+    """Run bootstrap of one arm: for every question pick one of the ``k`` runs at random.
+
+    Parameters
+    ----------
+    scores : ndarray, shape (..., k, n)
+    n_resamples : int
+    rng : numpy.random.Generator
+
+    Returns
+    -------
+    ndarray, shape (..., n_resamples)
+        Mean score over questions of each replicate (fraction).
+    """
+    flat, batch_shape = _flat(scores, 2)
+    m, k, n = flat.shape
+    if np.all((flat == 0) | (flat == 1)):
+        # Binary scores: a question answered right by j of k runs contributes Bernoulli(j/k),
+        # so a replicate's total is sum_j Binomial(#questions with j, j/k). Exact, and cheap.
+        correct = flat.sum(axis=-2).astype(np.int64)
+        offset = correct + (k + 1) * np.arange(m)[:, None]
+        by_level = np.bincount(offset.ravel(), minlength=(k + 1) * m).reshape(m, k + 1)
+        inner = np.arange(1, k)
+        out = np.empty((m, n_resamples))
+        for sl in _chunks(m, n_resamples * max(1, k - 1)):
+            draws = rng.binomial(by_level[sl, None, 1:k], inner / k,
+                                 size=(sl.stop - sl.start, n_resamples, k - 1))
+            out[sl] = draws.sum(axis=-1) + by_level[sl, None, k]
+        out /= n
+    else:
+        out = np.empty((m, n_resamples))
+        for sl in _chunks(m, n_resamples * n):
+            pick = rng.integers(0, k, size=(sl.stop - sl.start, n_resamples, 1, n))
+            chosen = np.take_along_axis(flat[sl, None, :, :], pick, axis=-2)
+            out[sl] = chosen[..., 0, :].mean(axis=-1)
+    return out.reshape(batch_shape + (n_resamples,))
+
+
+# --------------------------------------------------------------------------------------------
+# Sign-flip permutation test on paired deltas
+
+
+@functools.lru_cache(maxsize=32)
+def _half_sign_patterns(k: int) -> np.ndarray:
+    # Patterns come in (s, -s) pairs with equal |statistic|; keeping those with a +1 first
+    # sign halves the work and leaves the p-value unchanged.
+    bits = (np.arange(2 ** (k - 1))[:, None] >> np.arange(k - 1)) & 1
+    signs = np.ones((2 ** (k - 1), k))
+    signs[:, 1:] = 1 - 2 * bits
+    signs.setflags(write=False)
+    return signs
+
+
+def sign_flip_pvalue(d, rng, *, max_exact_k=16, n_permutations=10_000):
+    """Two-sided sign-flip permutation p-value of the mean of paired deltas.
+
+    The statistic is ``|sum(d)|``. Up to ``max_exact_k`` seeds all ``2**k`` sign patterns are
+    enumerated (the exact test, equal to ``scipy.stats.permutation_test`` with
+    ``permutation_type='samples'`` and exhaustive resamples); beyond, ``n_permutations``
+    random patterns are drawn and ``p = (1 + count) / (1 + n_permutations)``.
+
+    Parameters
+    ----------
+    d : ndarray, shape (..., k)
+        Per-seed deltas (variant minus baseline).
+    rng : numpy.random.Generator
+    max_exact_k : int
+    n_permutations : int
+
+    Returns
+    -------
+    ndarray, shape (...)
+    """
+    flat, batch_shape = _flat(np.asarray(d, dtype=float), 1)
+    m, k = flat.shape
+    observed = np.abs(flat.sum(axis=-1))
+    threshold = observed - TIE_RTOL * np.abs(flat).sum(axis=-1)
+    p = np.empty(m)
+    if k <= max_exact_k:
+        signs = _half_sign_patterns(k)
+        for sl in _chunks(m, signs.shape[0]):
+            stats_ = np.abs(flat[sl] @ signs.T)
+            p[sl] = (stats_ >= threshold[sl, None]).mean(axis=-1)
+    else:
+        for sl in _chunks(m, n_permutations * k):
+            signs = rng.choice(np.array([-1.0, 1.0]), size=(sl.stop - sl.start, n_permutations, k))
+            stats_ = np.abs(np.einsum("bpk,bk->bp", signs, flat[sl]))
+            count = (stats_ >= threshold[sl, None]).sum(axis=-1)
+            p[sl] = (1.0 + count) / (1.0 + n_permutations)
+    return p.reshape(batch_shape)
+
+
+def min_sign_flip_pvalue(k: int, *, max_exact_k=16, n_permutations=10_000) -> float:
+    """Smallest two-sided sign-flip p-value attainable with ``k`` seeds (2 / 2**k if exact)."""
+    if k <= max_exact_k:
+        return 2.0 / 2.0**k
+    return 1.0 / (1.0 + n_permutations)
+
+
+# --------------------------------------------------------------------------------------------
+# BCa bootstrap interval on the mean of paired deltas
+
+
+@functools.lru_cache(maxsize=16)
+def ideal_bootstrap_multisets(k: int):
+    """All ``C(2k-1, k)`` resamples of ``k`` seeds as count vectors with their probabilities.
+
+    Returns
+    -------
+    counts : ndarray of float, shape (M, k)
+        How often each seed appears in the resample.
+    weights : ndarray, shape (M,)
+        Multinomial probabilities ``k! / (prod counts! * k**k)``; they sum to 1.
+    """
+    bars = np.array(list(itertools.combinations(range(2 * k - 1), k - 1)), dtype=np.int64)
+    bars = bars.reshape(-1, k - 1)
+    edges = np.concatenate([np.full((bars.shape[0], 1), -1), bars,
+                            np.full((bars.shape[0], 1), 2 * k - 1)], axis=1)
+    counts = (np.diff(edges, axis=1) - 1).astype(float)
+    log_w = (special.gammaln(k + 1) - special.gammaln(counts + 1).sum(axis=1)
+             - k * math.log(k))
+    weights = np.exp(log_w)
+    counts.setflags(write=False)
+    weights.setflags(write=False)
+    return counts, weights
+
+
+def n_ideal_multisets(k: int) -> int:
+    """Number of distinct bootstrap resamples of ``k`` items, ``C(2k-1, k)``."""
+    return math.comb(2 * k - 1, k)
+
+
+def _acceleration(d):
+    # Jackknife acceleration of the mean (Efron 1987): U_i = (k-1)(mean_jack - theta_(i))
+    # reduces to d_i - mean(d).
+    u = d - d.mean(axis=-1, keepdims=True)
+    num = (u**3).sum(axis=-1)
+    den = (u**2).sum(axis=-1)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        a = num / (6.0 * den**1.5)
+    return np.where(den > 0, a, 0.0)
+
+
+def _bca_levels(z0, a, alpha):
+    z_lo = special.ndtri(alpha / 2.0)
+    out = []
+    for z in (z_lo, -z_lo):
+        num = z0 + z
+        out.append(special.ndtr(z0 + num / (1.0 - a * num)))
+    return out
+
+
+def _sorted_quantile(sorted_b, q):
+    # np.percentile's default ('linear') on each row, at a row-specific level q.
+    n = sorted_b.shape[-1]
+    h = np.clip(q, 0.0, 1.0) * (n - 1)
+    lo = np.floor(h).astype(np.int64)
+    hi = np.minimum(lo + 1, n - 1)
+    frac = h - lo
+    v_lo = np.take_along_axis(sorted_b, lo[:, None], axis=-1)[:, 0]
+    v_hi = np.take_along_axis(sorted_b, hi[:, None], axis=-1)[:, 0]
+    return v_lo + frac * (v_hi - v_lo)
+
+
+def _weighted_quantile(sorted_b, sorted_w, q):
+    # Generalized inverse of the discrete CDF: smallest value whose CDF reaches q.
+    cdf = np.cumsum(sorted_w, axis=-1)
+    idx = (cdf < (np.clip(q, 0.0, 1.0) - 1e-12)[:, None]).sum(axis=-1)
+    idx = np.minimum(idx, sorted_b.shape[-1] - 1)
+    return np.take_along_axis(sorted_b, idx[:, None], axis=-1)[:, 0]
+
+
+def bca_interval(d, alpha, rng, *, n_resamples=10_000, exact=False):
+    """BCa bootstrap confidence interval for the mean of per-seed deltas.
+
+    Follows Efron (1987) as ``scipy.stats.bootstrap(method='BCa')`` does: bias correction
+    ``z0 = Phi^-1(share of replicates below the estimate, ties counted half)``, acceleration
+    from the jackknife. With ``exact=True`` the "ideal" bootstrap is used: every one of the
+    ``C(2k-1, k)`` resample multisets with its multinomial probability, so the interval has
+    no Monte Carlo error; quantiles are then the generalized inverse of the discrete CDF.
+
+    Parameters
+    ----------
+    d : ndarray, shape (..., k)
+        Per-seed deltas.
+    alpha : float
+        1 - confidence level (two-sided).
+    rng : numpy.random.Generator
+        Used only when ``exact`` is False.
+    n_resamples : int
+    exact : bool
+
+    Returns
+    -------
+    ci_low, ci_high : ndarray, shape (...)
+        All deltas equal gives ``[d, d]``.
+    """
+    flat, batch_shape = _flat(np.asarray(d, dtype=float), 1)
+    m, k = flat.shape
+    theta = flat.mean(axis=-1)
+    tol = TIE_RTOL * np.abs(flat).max(axis=-1)
+    a = _acceleration(flat)
+    low = np.empty(m)
+    high = np.empty(m)
+    if exact:
+        counts, weights = ideal_bootstrap_multisets(k)
+        n_b = counts.shape[0]
+    else:
+        n_b = n_resamples
+    for sl in _chunks(m, n_b * (k if not exact else 2)):
+        block = flat[sl]
+        if exact:
+            theta_b = block @ counts.T / k
+            order = np.argsort(theta_b, axis=-1, kind="stable")
+            sorted_b = np.take_along_axis(theta_b, order, axis=-1)
+            sorted_w = weights[order]
+            below = np.where(theta_b < theta[sl, None] - tol[sl, None], weights, 0.0).sum(-1)
+            ties = np.where(np.abs(theta_b - theta[sl, None]) <= tol[sl, None], weights,
+                            0.0).sum(-1)
+            share = below + 0.5 * ties
+        else:
+            idx = rng.integers(0, k, size=(block.shape[0], n_resamples, k))
+            theta_b = np.take_along_axis(block[:, None, :], idx, axis=-1).mean(axis=-1)
+            sorted_b = np.sort(theta_b, axis=-1)
+            below = (theta_b < theta[sl, None] - tol[sl, None]).sum(-1)
+            ties = (np.abs(theta_b - theta[sl, None]) <= tol[sl, None]).sum(-1)
+            # All replicates on one side gives z0 = +-inf; clip to the resolution of B.
+            share = np.clip((below + 0.5 * ties) / n_resamples,
+                            0.5 / n_resamples, 1.0 - 0.5 / n_resamples)
+        z0 = special.ndtri(share)
+        q_lo, q_hi = _bca_levels(z0, a[sl], alpha)
+        if exact:
+            low[sl] = _weighted_quantile(sorted_b, sorted_w, q_lo)
+            high[sl] = _weighted_quantile(sorted_b, sorted_w, q_hi)
+        else:
+            low[sl] = _sorted_quantile(sorted_b, q_lo)
+            high[sl] = _sorted_quantile(sorted_b, q_hi)
+    constant = np.ptp(flat, axis=-1) <= tol
+    low = np.where(constant, theta, low)
+    high = np.where(constant, theta, high)
+    return low.reshape(batch_shape), high.reshape(batch_shape)

@@ -1,0 +1,75 @@
+"""The result every protocol returns."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+
+@dataclass(frozen=True)
+class ProtocolResult:
+    """Decision of one protocol on a batch of experiments.
+
+    Every field is an array over the experiments' leading (batch) axes; a single experiment
+    gives 0-d arrays.
+
+    Attributes
+    ----------
+    estimate : ndarray of float
+        Variant minus baseline, as a fraction (0.012 = +1.2 pp).
+    ci_low, ci_high : ndarray of float
+        Confidence interval on the estimate (fraction); NaN where the protocol has none.
+    p_value : ndarray of float
+        Two-sided p-value in [0, 1]; NaN where the protocol has none.
+    significant : ndarray of bool
+        The protocol's two-sided decision at its level ``alpha``.
+    """
+
+    estimate: np.ndarray
+    ci_low: np.ndarray
+    ci_high: np.ndarray
+    p_value: np.ndarray
+    significant: np.ndarray
+
+    @property
+    def shape(self) -> tuple[int, ...]:
+        """Batch shape of the experiments."""
+        return np.shape(self.estimate)
+
+    def __getitem__(self, index) -> ProtocolResult:
+        """Select experiments along the batch axes, like an array."""
+        return ProtocolResult(
+            estimate=self.estimate[index],
+            ci_low=self.ci_low[index],
+            ci_high=self.ci_high[index],
+            p_value=self.p_value[index],
+            significant=self.significant[index],
+        )
+
+
+def make_result(estimate, ci_low=None, ci_high=None, p_value=None, significant=None):
+    """Build a :class:`ProtocolResult`, filling absent fields with NaN.
+
+    Parameters
+    ----------
+    estimate : array_like
+        Variant minus baseline (fraction).
+    ci_low, ci_high, p_value : array_like or None
+        ``None`` means the protocol has no such quantity: NaN of the estimate's shape.
+    significant : array_like of bool
+        The decision.
+    """
+    estimate = np.asarray(estimate, dtype=float)
+    nan = np.full(estimate.shape, np.nan)
+
+    def _or_nan(x):
+        return nan.copy() if x is None else np.asarray(x, dtype=float)
+
+    return ProtocolResult(
+        estimate=estimate,
+        ci_low=_or_nan(ci_low),
+        ci_high=_or_nan(ci_high),
+        p_value=_or_nan(p_value),
+        significant=np.asarray(significant, dtype=bool),
+    )

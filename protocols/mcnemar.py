@@ -1,0 +1,74 @@
+"""``mcnemar``: McNemar's test on the per-question outcomes of seed 0."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+from scipy import special, stats
+
+from ._base import Protocol
+from ._registry import register
+from ._result import make_result
+
+
+@register
+@dataclass(frozen=True)
+class McNemar(Protocol):
+    """McNemar's test on the 2x2 table of seed 0's per-question outcomes.
+
+    With ``b`` = questions the baseline gets right and the variant wrong and ``c`` the
+    reverse, the statistic is ``(|b - c| - corr)**2 / (b + c)`` on 1 degree of freedom, as
+    ``statsmodels.stats.contingency_tables.mcnemar(exact=False)``; ``exact=True`` uses the
+    two-sided binomial test ``min(1, 2 * Binom(b + c, 1/2).cdf(min(b, c)))``. CI:
+    ``estimate +- z * sqrt(b + c) / n``.
+
+    Parameters
+    ----------
+    exact : bool, default False
+        Binomial test instead of the chi-square approximation.
+    correction : bool, default False
+        Continuity correction of the chi-square form. Unlike statsmodels, ``|b - c| - 1`` is
+        floored at 0, so ``b == c`` gives p = 1 rather than slightly less.
+
+    Notes
+    -----
+    ``b + c = 0`` (the arms agree on every question) gives p = 1, where statsmodels
+    returns NaN.
+    """
+
+    exact: bool = False
+    correction: bool = False
+
+    name = "mcnemar"
+    summary = "McNemar's test on seed 0's per-question outcomes"
+    binary = True
+    needs_questions = True
+    paired = True
+    pitfall = "one run, questions as the only noise"
+
+    def __post_init__(self):
+        for field in ("exact", "correction"):
+            if not isinstance(getattr(self, field), (bool, np.bool_)):
+                raise ValueError(f"The {field!r} parameter of mcnemar must be True or False. "
+                                 f"Got {getattr(self, field)!r} instead.")
+
+    def _evaluate(self, base, variant, alpha, rng):
+        b0 = base[..., 0, :]
+        v0 = variant[..., 0, :]
+        n = b0.shape[-1]
+        b = ((b0 == 1) & (v0 == 0)).sum(axis=-1)
+        c = ((b0 == 0) & (v0 == 1)).sum(axis=-1)
+        discordant = b + c
+        estimate = (c - b) / n
+        if self.exact:
+            p = np.minimum(1.0, 2.0 * stats.binom.cdf(np.minimum(b, c), discordant, 0.5))
+        else:
+            gap = np.abs(b - c).astype(float)
+            if self.correction:
+                gap = np.maximum(gap - 1.0, 0.0)
+            with np.errstate(divide="ignore", invalid="ignore"):
+                statistic = np.where(discordant > 0, gap**2 / discordant, 0.0)
+            p = stats.chi2.sf(statistic, 1)
+        half = special.ndtri(1.0 - alpha / 2.0) * np.sqrt(discordant) / n
+        return make_result(estimate, estimate - half, estimate + half, p, p < alpha)

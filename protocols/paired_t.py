@@ -1,0 +1,55 @@
+"""``paired_t`` and ``paired_t_questions``: t- and z-tests on paired differences."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from ._base import Protocol
+from ._decisions import t_decision, z_decision
+from ._registry import register
+from ._result import make_result
+
+
+@register
+@dataclass(frozen=True)
+class PairedT(Protocol):
+    """Paired t-test on per-seed deltas, ``scipy.stats.ttest_rel(variant, base)``.
+
+    The CI is ``mean(d) +- t_{1-alpha/2, k-1} * sd(d) / sqrt(k)``.
+    """
+
+    name = "paired_t"
+    summary = "paired t-test on per-seed deltas"
+    min_k = 2
+    paired = True
+
+    def _evaluate(self, base, variant, alpha, rng):
+        d = variant.mean(axis=-1) - base.mean(axis=-1)
+        k = d.shape[-1]
+        estimate = d.mean(axis=-1)
+        se = d.std(axis=-1, ddof=1) / k**0.5
+        p, lo, hi, sig = t_decision(estimate, se, k - 1, alpha)
+        return make_result(estimate, lo, hi, p, sig)
+
+
+@register
+@dataclass(frozen=True)
+class PairedTQuestions(Protocol):
+    """z-test on per-question differences of the k-run means.
+
+    ``d_q = mean_k variant - mean_k base``; estimate ``mean(d_q)``, SE ``sd(d_q) / sqrt(n)``.
+    Treats questions as the sampling unit and so ignores seed-to-seed training noise.
+    """
+
+    name = "paired_t_questions"
+    summary = "z-test on per-question differences of k-run means"
+    needs_questions = True
+    paired = True
+
+    def _evaluate(self, base, variant, alpha, rng):
+        dq = variant.mean(axis=-2) - base.mean(axis=-2)
+        n = dq.shape[-1]
+        estimate = dq.mean(axis=-1)
+        se = dq.std(axis=-1, ddof=1) / n**0.5
+        p, lo, hi, sig = z_decision(estimate, se, alpha)
+        return make_result(estimate, lo, hi, p, sig)

@@ -1,0 +1,62 @@
+"""``run_bootstrap`` and ``run_bootstrap_sqrt_b``: resample which run answers each question."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from ._base import Protocol
+from ._bootstrap_z import check_n_resamples, z_result_from_replicates
+from ._registry import register
+from ._resample import resampled_run_picks
+
+
+@register
+@dataclass(frozen=True)
+class RunBootstrap(Protocol):
+    """Run bootstrap: per replicate and question, each arm picks one of its k runs.
+
+    Replicate difference = accuracy of the variant's picks minus the baseline's; estimate =
+    mean of the ``B`` replicates, SE = their sd. The questions are held fixed, so only the
+    run-to-run (decoding) noise is resampled: the test-set sampling error is ignored.
+
+    Parameters
+    ----------
+    B : int, default 1000
+        Bootstrap replicates.
+    """
+
+    B: int = 1000
+
+    name = "run_bootstrap"
+    summary = "resample runs per question; questions held fixed"
+    needs_questions = True
+    stochastic = True
+    pitfall = "a run bootstrap that resamples decoding noise only"
+    divide_by_sqrt_b = False
+
+    def __post_init__(self):
+        check_n_resamples(self.name, self.B)
+
+    def _evaluate(self, base, variant, alpha, rng):
+        rep_b = resampled_run_picks(base, self.B, rng)
+        rep_v = resampled_run_picks(variant, self.B, rng)
+        replicates = rep_v - rep_b
+        return z_result_from_replicates(replicates.mean(axis=-1), replicates, alpha,
+                                        divide_by_sqrt_b=self.divide_by_sqrt_b)
+
+
+@register
+@dataclass(frozen=True)
+class RunBootstrapSqrtB(RunBootstrap):
+    """``run_bootstrap`` with its SE divided by sqrt(B): the precision it fabricates.
+
+    Parameters
+    ----------
+    B : int, default 1000
+        Bootstrap replicates; a larger B makes the false-positive rate worse.
+    """
+
+    name = "run_bootstrap_sqrt_b"
+    summary = "run bootstrap with SE / sqrt(B)"
+    pitfall = "dividing the bootstrap SE by sqrt(B)"
+    divide_by_sqrt_b = True

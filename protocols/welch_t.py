@@ -1,0 +1,42 @@
+"""``welch_t``: unpaired Welch t-test on the per-seed metrics of the two arms."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from ._base import Protocol
+from ._decisions import t_decision
+from ._registry import register
+from ._result import make_result
+
+
+@register
+@dataclass(frozen=True)
+class WelchT(Protocol):
+    """Welch's unequal-variance t-test, ignoring the pairing of seeds.
+
+    Equals ``scipy.stats.ttest_ind(variant, base, equal_var=False)`` on the per-seed metrics
+    (row means); the CI uses the Welch–Satterthwaite degrees of freedom.
+    """
+
+    name = "welch_t"
+    summary = "unpaired Welch t-test on per-seed metrics"
+    min_k = 2
+    pitfall = "an unpaired test on paired seeds"
+
+    def _evaluate(self, base, variant, alpha, rng):
+        mb = base.mean(axis=-1)
+        mv = variant.mean(axis=-1)
+        k = mb.shape[-1]
+        vb = mb.var(axis=-1, ddof=1) / k
+        vv = mv.var(axis=-1, ddof=1) / k
+        estimate = mv.mean(axis=-1) - mb.mean(axis=-1)
+        se = (vb + vv) ** 0.5
+        with np.errstate(divide="ignore", invalid="ignore"):
+            # Welch-Satterthwaite; 0/0 when both arms are constant, where t_decision's
+            # zero-SE limit decides.
+            df = (vb + vv) ** 2 / ((vb**2 + vv**2) / (k - 1))
+        p, lo, hi, sig = t_decision(estimate, se, df, alpha)
+        return make_result(estimate, lo, hi, p, sig)

@@ -1,0 +1,184 @@
+"""Apply every applicable protocol to a user's own results.
+
+Usage::
+
+    python -m protocols.evaluate RESULTS.csv [--alpha 0.05] [--json]
+
+See :mod:`protocols.csv_io` for the CSV layouts.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import sys
+from dataclasses import asdict, dataclass
+from importlib import resources
+
+import numpy as np
+
+from . import get, names, protocol_class
+from ._base import _check_alpha
+from ._cli import parse_key_values, run_main
+from ._resample import min_sign_flip_pvalue
+from .csv_io import read_results
+
+
+def example_path() -> str:
+    """Path of the example results CSV shipped with the package."""
+    return str(resources.files("protocols") / "examples" / "example_results.csv")
+
+
+@dataclass(frozen=True)
+class ProtocolRow:
+    """One protocol's verdict on the user's results (pp = percentage points)."""
+
+    protocol: str
+    estimate_pp: float
+    ci_low_pp: float | None
+    ci_high_pp: float | None
+    p_value: float | None
+    significant: bool
+    pitfall: str
+
+
+def _or_none(x: float) -> float | None:
+    return None if math.isnan(x) else float(x)
+
+
+def evaluate_results(results, *, alpha=0.05, protocols=None, rng=0, params=None):
+    """Apply protocols to paired results.
+
+    Parameters
+    ----------
+    results : PairedResults
+        From :func:`protocols.csv_io.read_results`.
+    alpha : float
+    protocols : list of str or None
+        Names to apply; default all that can run on the data.
+    rng : int or numpy.random.Generator
+    params : dict or None
+        Parameters set on every selected protocol that has them.
+
+    Returns
+    -------
+    rows : list of ProtocolRow
+    skipped : dict
+        Protocol name -> why it cannot run on these data.
+    """
+    alpha = _check_alpha(alpha)
+    rng = np.random.default_rng(rng)
+    binary = bool(np.all(np.isin(results.base, (0, 1))) and np.all(np.isin(results.variant, (0, 1))))
+    chosen = names() if protocols is None else list(protocols)
+    rows, skipped = [], {}
+    for name in chosen:
+        cls = protocol_class(name)
+        own = {k: v for k, v in (params or {}).items() if k in cls.__dataclass_fields__}
+        protocol = get(name, **own)
+        why = protocol.applicable(results.k, results.n, binary)
+        if why is not None:
+            skipped[name] = why
+            continue
+        r = protocol.evaluate(results.base, results.variant, alpha, rng=rng)
+        rows.append(ProtocolRow(
+            protocol=name,
+            estimate_pp=100 * float(r.estimate),
+            ci_low_pp=_or_none(100 * float(r.ci_low)),
+            ci_high_pp=_or_none(100 * float(r.ci_high)),
+            p_value=_or_none(float(r.p_value)),
+            significant=bool(r.significant),
+            pitfall=protocol.pitfall,
+        ))
+    return rows, skipped
+
+
+def notes_for(results, alpha) -> list[str]:
+    """Advice a user needs to read the table."""
+    k = results.k
+    notes = [f"{k} seeds, {results.n} question(s) per run; estimates are variant minus "
+             f"baseline in percentage points (pp)."]
+    if k >= 2:
+        p_min = min_sign_flip_pvalue(k)
+        verdict = "can" if p_min < alpha else "can NEVER"
+        notes.append(f"With k = {k} the smallest attainable exact sign-flip p is "
+                     f"{p_min:.4g}: the paired protocol {verdict} reach significance at "
+                     f"alpha = {alpha:g}" + ("" if p_min < alpha else
+                                             " (k >= 6 is needed at alpha = 0.05)") + ".")
+    if k >= 2:
+        d = results.variant.mean(axis=1) - results.base.mean(axis=1)
+        r_b, r_v = results.base.mean(axis=1), results.variant.mean(axis=1)
+        if k >= 3 and r_b.std() > 0 and r_v.std() > 0:
+            rho = float(np.corrcoef(r_b, r_v)[0, 1])
+            notes.append(f"Correlation of the arms' per-seed metrics: {rho:.2f}; pairing "
+                         f"helps when it is clearly positive.")
+        notes.append(f"Per-seed deltas (pp): {', '.join(f'{100 * x:+.2f}' for x in d)}.")
+    notes.append("Rows marked with a pitfall are shown for teaching: do not report them.")
+    return notes
+
+
+def format_table(rows, skipped, notes, alpha) -> str:
+    """Plain-text table of the verdicts."""
+    header = f"{'protocol':<26} {'estimate':>9} {'95% CI (pp)':>21} {'p':>8}  verdict"
+    header = header.replace("95%", f"{100 * (1 - alpha):g}%")
+    lines = [header, "-" * len(header)]
+    for r in rows:
+        ci = ("" if r.ci_low_pp is None else f"[{r.ci_low_pp:+.2f}, {r.ci_high_pp:+.2f}]")
+        p = "" if r.p_value is None else f"{r.p_value:.4f}"
+        verdict = "significant" if r.significant else "not significant"
+        if r.pitfall:
+            verdict += f"   (pitfall: {r.pitfall})"
+        lines.append(f"{r.protocol:<26} {r.estimate_pp:>+8.2f}pp {ci:>21} {p:>8}  {verdict}")
+    if skipped:
+        lines.append("")
+        lines.append("Not applicable: " + "; ".join(f"{k} ({v})" for k, v in skipped.items()))
+    lines.append("")
+    lines.extend(f"* {n}" for n in notes)
+    return "\n".join(lines)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="python -m protocols.evaluate",
+        description="Apply every applicable evaluation protocol to your per-seed results.")
+    parser.add_argument("results", nargs="?", default=None,
+                        help="tidy CSV: seed,arm,metric or seed,arm,question,score "
+                             "(default: the shipped example)")
+    parser.add_argument("--alpha", type=float, default=0.05, help="two-sided level (0.05)")
+    parser.add_argument("--protocols", nargs="+", metavar="NAME", choices=names(),
+                        help="protocols to apply (default: all applicable)")
+    parser.add_argument("--protocol-param", nargs="+", default=[], metavar="KEY=VALUE",
+                        help="set on every selected protocol that has the parameter")
+    parser.add_argument("--percent", action="store_true",
+                        help="scores are percentages (91.2) rather than fractions (0.912)")
+    parser.add_argument("--seed", type=int, default=0, help="seed of the resampling (0)")
+    parser.add_argument("--json", action="store_true", help="machine-readable output")
+    return parser
+
+
+def main(argv=None) -> int:
+    args = build_parser().parse_args(argv)
+    path = args.results or example_path()
+    results = read_results(path, scale=0.01 if args.percent else 1.0)
+    params = parse_key_values(args.protocol_param, "--protocol-param")
+    rows, skipped = evaluate_results(results, alpha=args.alpha, protocols=args.protocols,
+                                     rng=args.seed, params=params)
+    notes = notes_for(results, _check_alpha(args.alpha))
+    if args.json:
+        json.dump({"source": results.source, "k": results.k, "n": results.n,
+                   "alpha": args.alpha, "rows": [asdict(r) for r in rows],
+                   "not_applicable": skipped, "notes": notes}, sys.stdout, indent=2)
+        sys.stdout.write("\n")
+    else:
+        print(f"Results: {results.source}")
+        print(format_table(rows, skipped, notes, args.alpha))
+    return 0
+
+
+def run() -> None:
+    """Console entry point."""
+    run_main(main, "python -m protocols.evaluate")
+
+
+if __name__ == "__main__":
+    run()

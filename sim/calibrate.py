@@ -1,0 +1,124 @@
+"""``python -m sim.calibrate``: false-positive rate and power of every protocol, by k.
+
+Example::
+
+    python -m sim.calibrate --k 3 10
+    python -m sim.calibrate --k 8 --generator question_mixture --effects 0 1 --sims 500
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+from protocols._cli import parse_key_values, run_main
+
+from . import generators
+from .calibrate_core import calibrate
+from .outputs import plot_power_curves, seed_budget, summary_table, write_csv
+from .parallel import BACKENDS
+from .pilot import generator_from_pilot
+
+DEFAULT_OUT = Path("reports") / "output" / "calibrate"
+
+
+def build_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(
+        prog="python -m sim.calibrate",
+        description="Score evaluation protocols for false-positive rate and power by "
+                    "simulation, and tell how many seeds to budget.")
+    p.add_argument("--k", nargs="+", type=int, required=True, metavar="K",
+                   help="seeds per arm: one integer, or MIN MAX for the range MIN..MAX")
+    p.add_argument("--effects", nargs="+", type=float, default=[0, 0.5, 1, 2], metavar="PP",
+                   help="true effects in percentage points (default 0 0.5 1 2)")
+    p.add_argument("--generator", default="seed_gaussian", help=f"one of {generators.names()}")
+    p.add_argument("--param", nargs="+", default=[], metavar="KEY=VALUE",
+                   help="generator parameters, e.g. sigma=0.004 rho=0.3 (fractions)")
+    p.add_argument("--from-pilot", metavar="RESULTS.csv",
+                   help="fit the generator to your pilot runs (protocols.evaluate CSV format)")
+    p.add_argument("--sims", type=int, default=2000, help="experiments per cell (2000)")
+    p.add_argument("--alpha", type=float, default=0.05, help="two-sided level (0.05)")
+    p.add_argument("--protocols", nargs="+", metavar="NAME",
+                   help="protocols to score (default: all applicable)")
+    p.add_argument("--protocol-param", nargs="+", default=[], metavar="KEY=VALUE",
+                   help="set on every selected protocol with that parameter, e.g. B=30")
+    p.add_argument("--seed", type=int, default=0, help="root seed (0)")
+    p.add_argument("--jobs", type=int, default=1, help="parallel workers (1)")
+    p.add_argument("--backend", choices=BACKENDS, default="loky",
+                   help="loky (local processes) or dask (a dask.distributed cluster)")
+    p.add_argument("--scheduler", metavar="ADDRESS",
+                   help="dask scheduler address; default: a local cluster on loopback")
+    p.add_argument("--out", type=Path, default=DEFAULT_OUT, help=f"output folder ({DEFAULT_OUT})")
+    p.add_argument("--no-plot", action="store_true", help="skip power_curves.png")
+    p.add_argument("--quiet", action="store_true", help="no progress bar, no table")
+    return p
+
+
+def _ks(values) -> list[int]:
+    if len(values) > 2:
+        raise ValueError(f"--k takes one integer or MIN MAX; got {len(values)} values")
+    low, high = values[0], values[-1]
+    if low < 1:
+        raise ValueError(f"--k must be >= 1; got {low}")
+    if low > high:
+        raise ValueError(f"--k MIN MAX needs MIN <= MAX; got {low} > {high}")
+    return list(range(low, high + 1))
+
+
+def _check(args) -> None:
+    if args.sims < 1:
+        raise ValueError(f"--sims must be >= 1; got {args.sims}")
+    if args.jobs < 1:
+        raise ValueError(f"--jobs must be >= 1; got {args.jobs}")
+    if not 0 < args.alpha < 1:
+        raise ValueError(f"--alpha must be in (0, 1); got {args.alpha}")
+    if args.scheduler and args.backend != "dask":
+        raise ValueError("--scheduler goes with --backend dask")
+    if len(set(args.effects)) != len(args.effects):
+        raise ValueError(f"--effects has a repeated value: {args.effects}")
+
+
+def main(argv=None) -> int:
+    args = build_parser().parse_args(argv)
+    _check(args)
+    ks = _ks(args.k)
+    params = parse_key_values(args.param, "--param")
+    if args.from_pilot:
+        fitted, pilot_effect = generator_from_pilot(args.from_pilot)
+        generator = generators.get(fitted.name, **{**fitted.params(), **params})
+        if not args.quiet:
+            print(f"fitted {generator.name} to {args.from_pilot}: {generator.describe()} "
+                  f"(pilot mean delta {pilot_effect:+.2f} pp)")
+    else:
+        generator = generators.get(args.generator, **params)
+    frame = calibrate(generator, ks, args.effects, protocol_names=args.protocols,
+                      protocol_params=parse_key_values(args.protocol_param,
+                                                       "--protocol-param"),
+                      sims=args.sims, alpha=args.alpha, seed=args.seed, jobs=args.jobs,
+                      backend=args.backend, scheduler=args.scheduler, out=args.out,
+                      progress=not args.quiet)
+    budget = seed_budget(frame)
+    args.out.mkdir(parents=True, exist_ok=True)
+    write_csv(frame, args.out / "calibration.csv")
+    write_csv(budget, args.out / "seed_budget.csv")
+    (args.out / "command.json").write_text(json.dumps(
+        {"argv": sys.argv[1:] if argv is None else list(argv)}) + "\n")
+    if not args.no_plot:
+        plot_power_curves(frame, args.out / "power_curves.png",
+                          title=f"{generator.name}: {generator.describe()}")
+    if not args.quiet:
+        print(summary_table(frame, budget))
+        print(f"\nwrote {args.out}/calibration.csv, seed_budget.csv"
+              + ("" if args.no_plot else ", power_curves.png"))
+    return 0
+
+
+def run() -> None:
+    """Console entry point."""
+    run_main(main, "python -m sim.calibrate")
+
+
+if __name__ == "__main__":
+    run()

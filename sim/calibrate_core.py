@@ -1,0 +1,130 @@
+"""Run a calibration grid: every (protocol, k, effect) cell, cached and in parallel."""
+
+from __future__ import annotations
+
+import sys
+from dataclasses import asdict
+
+import pandas as pd
+from joblib import delayed
+from tqdm import tqdm
+
+import protocols
+
+from .parallel import backend_context
+from .runner import CellCache, CellSpec, describe_params, run_task
+
+
+def applicable_protocols(generator, ks, names=None, protocol_params=None):
+    """Protocols that can run on the generator's data for at least one k of ``ks``.
+
+    Parameters
+    ----------
+    generator : Generator
+    ks : sequence of int
+    names : list of str or None
+        Requested protocols (default: all registered). A requested protocol that fits no
+        k raises ``ValueError``; unrequested ones are silently left out.
+    protocol_params : dict or None
+        Set on every protocol that has the parameter; a key no selected protocol has
+        raises ``ValueError``.
+
+    Returns
+    -------
+    dict
+        Protocol name -> (protocol object, its parameters as a ``;``-joined string).
+    """
+    explicit = names is not None
+    names = list(names) if explicit else protocols.names()
+    params = dict(protocol_params or {})
+    chosen, used = {}, set()
+    for name in names:
+        allowed = protocols.parameters(name)
+        own = {k: v for k, v in params.items() if k in allowed}
+        protocol = protocols.get(name, **own)
+        if all(protocol.applicable(k, generator.n, generator.binary) for k in ks):
+            if explicit:
+                why = protocol.applicable(max(ks), generator.n, generator.binary)
+                raise ValueError(f"protocol {name!r} cannot run on generator "
+                                 f"{generator.name!r} with k in {min(ks)}..{max(ks)}: it {why}")
+            continue
+        used.update(own)
+        chosen[name] = (protocol, describe_params(own))
+    unused = sorted(set(params) - used)
+    if unused:
+        raise ValueError(f"--protocol-param {unused[0]!r} is not a parameter of any selected "
+                         f"protocol ({', '.join(chosen)})")
+    return chosen
+
+
+def calibrate(generator, ks, effects_pp, *, protocol_names=None, protocol_params=None,
+              sims=2000, alpha=0.05, seed=0, jobs=1, backend="loky", scheduler=None,
+              out=None, progress=True) -> pd.DataFrame:
+    """Rejection rates of protocols on a (k, effect) grid of one generator.
+
+    Parameters
+    ----------
+    generator : sim.generators.Generator
+    ks : sequence of int
+        Seeds per arm.
+    effects_pp : sequence of float
+        True effects in percentage points (0 = the null).
+    protocol_names : list of str or None
+        Default: every protocol applicable to the generator.
+    protocol_params : dict or None
+        Parameters set on every selected protocol that has them.
+    sims : int
+        Experiments per cell.
+    alpha : float
+    seed : int
+        Root seed; the result depends on nothing else (not on ``jobs`` or ``backend``).
+    jobs : int
+    backend : {'loky', 'dask'}
+    scheduler : str or None
+        dask scheduler address.
+    out : path or None
+        Cache directory; finished cells are reused.
+    progress : bool
+        Show a progress bar on stderr.
+
+    Returns
+    -------
+    pandas.DataFrame
+        One row per (protocol, k, effect) with the fields of ``CellResult``.
+    """
+    for effect in effects_pp:
+        generator.check_effect(effect / 100.0)
+    chosen = applicable_protocols(generator, ks, protocol_names, protocol_params)
+    cache = CellCache(out) if out is not None else None
+    tasks, results = [], []
+    for k in ks:
+        for effect in effects_pp:
+            specs = []
+            for name, (protocol, params) in chosen.items():
+                if protocol.applicable(k, generator.n, generator.binary) is not None:
+                    continue
+                spec = CellSpec(generator=generator.name,
+                                generator_params=generator.describe(), protocol=name,
+                                protocol_params=params, k=int(k), effect_pp=float(effect),
+                                sims=int(sims), alpha=float(alpha), seed=int(seed))
+                cached = cache.get(spec) if cache else None
+                if cached is not None:
+                    results.append(cached)
+                else:
+                    specs.append(spec)
+            if specs:
+                tasks.append((int(k), float(effect), specs))
+    bar = tqdm(total=len(tasks), desc=f"calibrating {generator.name}", unit="cell",
+               file=sys.stderr, disable=not progress or not tasks)
+    with bar, backend_context(backend, jobs, scheduler) as parallel:
+        work = parallel()(delayed(run_task)(generator, k, effect, specs, seed)
+                          for k, effect, specs in tasks)
+        for rows in work:
+            for row in rows:
+                if cache:
+                    cache.put(row)
+                results.append(row)
+            bar.update()
+    frame = pd.DataFrame([asdict(r) for r in results])
+    return frame.sort_values(["protocol", "k", "effect_pp"], kind="stable",
+                             ignore_index=True)

@@ -1,0 +1,193 @@
+"""Score protocols for rejection rates on a grid of (k, effect) cells of one generator.
+
+A *task* is one (generator, k, effect) cell: its experiments are drawn once (common random
+numbers: every protocol sees the same data) and every selected protocol is evaluated on
+them. Each protocol's row is cached as one JSON file written atomically, so an interrupted
+run resumes without recomputing finished rows.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import json
+import math
+import os
+import tempfile
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+import numpy as np
+from statsmodels.stats.proportion import proportion_confint
+
+import protocols
+
+from .seeding import cell_seed
+
+#: experiments drawn and evaluated at once; bounds memory for question-level generators
+SIMS_PER_CHUNK_ELEMENTS = 2**23
+
+
+@dataclass(frozen=True)
+class CellSpec:
+    """What to compute: one protocol on one (generator, k, effect) cell."""
+
+    generator: str
+    generator_params: str
+    protocol: str
+    protocol_params: str
+    k: int
+    effect_pp: float
+    sims: int
+    alpha: float
+    seed: int
+
+    def key(self) -> str:
+        """File name of the cached row: a hash of every field."""
+        text = json.dumps(asdict(self), sort_keys=True)
+        return hashlib.sha256(text.encode()).hexdigest()[:32]
+
+
+@dataclass(frozen=True)
+class CellResult:
+    """Rejection counts of one protocol on one cell (a row of ``calibration.csv``)."""
+
+    generator: str
+    generator_params: str
+    protocol: str
+    protocol_params: str
+    k: int
+    effect_pp: float
+    sims: int
+    alpha: float
+    seed: int
+    rejections: int
+    rate: float
+    rate_low: float
+    rate_high: float
+    wrong_sign: int
+    median_ci_width_pp: float
+
+
+def describe_params(params: dict) -> str:
+    """``key=value`` pairs joined by ``;``, sorted by key."""
+    return ";".join(f"{k}={params[k]}" for k in sorted(params))
+
+
+def wilson(count, total, alpha=0.05):
+    """Wilson score interval for a binomial rate (statsmodels ``proportion_confint``)."""
+    low, high = proportion_confint(count, total, alpha=alpha, method="wilson")
+    return float(low), float(high)
+
+
+def _tally(spec: CellSpec, significant, estimate, width) -> CellResult:
+    if spec.effect_pp > 0:
+        hits = significant & (estimate > 0)
+        wrong = significant & (estimate < 0)
+    elif spec.effect_pp < 0:
+        hits = significant & (estimate < 0)
+        wrong = significant & (estimate > 0)
+    else:
+        # Under the null every rejection is a false positive, whatever its sign.
+        hits = significant
+        wrong = np.zeros_like(significant)
+    rejections = int(hits.sum())
+    low, high = wilson(rejections, spec.sims)
+    finite = width[np.isfinite(width)]
+    median_width = float(np.median(finite)) * 100 if finite.size else math.nan
+    return CellResult(**asdict(spec), rejections=rejections, rate=rejections / spec.sims,
+                      rate_low=low, rate_high=high, wrong_sign=int(wrong.sum()),
+                      median_ci_width_pp=median_width)
+
+
+def run_task(generator, k, effect_pp, specs, seed):
+    """Draw one cell's experiments and evaluate every protocol of ``specs`` on them.
+
+    Parameters
+    ----------
+    generator : sim.generators.Generator
+    k : int
+    effect_pp : float
+        True effect in percentage points.
+    specs : list of CellSpec
+        One per protocol, all for this (generator, k, effect).
+    seed : int
+        Root seed.
+
+    Returns
+    -------
+    list of CellResult
+    """
+    sims = specs[0].sims
+    delta = effect_pp / 100.0
+    data_rng = np.random.default_rng(cell_seed(seed, "data", generator.name,
+                                               generator.describe(), k, effect_pp))
+    evaluators = []
+    for spec in specs:
+        params = dict(_parse_params(spec.protocol_params))
+        evaluators.append((spec, protocols.get(spec.protocol, **params),
+                           np.random.default_rng(cell_seed(
+                               seed, "protocol", spec.protocol, spec.protocol_params,
+                               generator.name, generator.describe(), k, effect_pp))))
+    chunk = max(1, SIMS_PER_CHUNK_ELEMENTS // (k * generator.n))
+    parts = {spec: [] for spec in specs}
+    for start in range(0, sims, chunk):
+        base, variant = generator.draw(min(chunk, sims - start), k, delta, data_rng)
+        for spec, protocol, rng in evaluators:
+            r = protocol.evaluate(base, variant, spec.alpha, rng=rng)
+            parts[spec].append((r.significant, r.estimate, r.ci_high - r.ci_low))
+    out = []
+    for spec in specs:
+        sig, est, width = (np.concatenate(x) for x in zip(*parts[spec]))
+        out.append(_tally(spec, sig, est, width))
+    return out
+
+
+def _parse_params(text: str):
+    from protocols._cli import parse_value
+
+    for item in filter(None, text.split(";")):
+        key, _, value = item.partition("=")
+        yield key, parse_value(value)
+
+
+# --------------------------------------------------------------------------------------------
+# The on-disk cache
+
+
+def write_atomic(path: Path, text: str) -> None:
+    """Write ``text`` to ``path`` via a temporary file and a rename (no torn files)."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "w") as f:
+            f.write(text)
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(tmp)
+        raise
+
+
+class CellCache:
+    """Finished rows under ``root/cells/<key>.json``; unreadable files count as missing."""
+
+    def __init__(self, root):
+        self.dir = Path(root) / "cells"
+
+    def get(self, spec: CellSpec) -> CellResult | None:
+        path = self.dir / f"{spec.key()}.json"
+        try:
+            data = json.loads(path.read_text())
+            result = CellResult(**data)
+        except (FileNotFoundError, json.JSONDecodeError, TypeError):
+            return None
+        if any(getattr(result, f) != getattr(spec, f) for f in asdict(spec)):
+            return None
+        return result
+
+    def put(self, result: CellResult) -> None:
+        spec = CellSpec(**{f: getattr(result, f) for f in CellSpec.__dataclass_fields__})
+        write_atomic(self.dir / f"{spec.key()}.json", json.dumps(asdict(result), indent=1))

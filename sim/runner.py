@@ -77,7 +77,8 @@ def describe_params(params: dict) -> str:
 def wilson(count, total, alpha=0.05):
     """Wilson score interval for a binomial rate (statsmodels ``proportion_confint``)."""
     low, high = proportion_confint(count, total, alpha=alpha, method="wilson")
-    return float(low), float(high)
+    # Rounding leaves ~1e-19 where the bound is exactly 0 (or 1).
+    return min(max(float(low), 0.0), 1.0), min(max(float(high), 0.0), 1.0)
 
 
 def _tally(spec: CellSpec, significant, estimate, width) -> CellResult:

@@ -1,0 +1,157 @@
+"""The ``sim.calibrate`` runner and CLI: outputs, determinism, resume, bad input."""
+
+import subprocess
+import sys
+
+import pandas as pd
+import pytest
+
+import sim.calibrate_core
+from protocols.evaluate import example_path
+from sim import generators
+from sim.calibrate import main
+from sim.calibrate_core import calibrate
+from sim.outputs import seed_budget
+
+SMALL = ["--k", "3", "6", "--effects", "0", "1", "--sims", "200", "--quiet",
+         "--protocol-param", "n_resamples=400", "bootstrap=random"]
+
+
+def test_cli_writes_tidy_outputs(tmp_path, capsys):
+    out = tmp_path / "cal"
+    assert main(["--k", "3", "6", "--effects", "0", "1", "--sims", "200", "--out", str(out),
+                 "--protocol-param", "n_resamples=400"]) == 0
+    frame = pd.read_csv(out / "calibration.csv")
+    expected = {"generator", "generator_params", "protocol", "k", "effect_pp", "sims",
+                "rejections", "rate", "rate_low", "rate_high", "wrong_sign",
+                "median_ci_width_pp"}
+    assert expected <= set(frame.columns)
+    assert set(frame.k) == {3, 4, 5, 6}
+    assert (frame.rate == frame.rejections / frame.sims).all()
+    assert ((frame.rate_low <= frame.rate) & (frame.rate <= frame.rate_high)).all()
+    # Per-seed data: question-level protocols are left out, seed-level ones are all there.
+    assert "mcnemar" not in set(frame.protocol)
+    assert {"paired_t", "paired_bca_perm", "welch_t", "single_run"} <= set(frame.protocol)
+    budget = pd.read_csv(out / "seed_budget.csv")
+    assert {"protocol", "effect_pp", "k_power_80", "k_power_90", "valid"} <= set(budget.columns)
+    assert (out / "power_curves.png").stat().st_size > 10_000
+    printed = capsys.readouterr().out
+    assert "false-positive rate" in printed and "seed budget" in printed
+
+
+def test_same_seed_same_bytes_for_any_jobs_and_backend(tmp_path):
+    """--jobs 1, --jobs 2 and a local dask.distributed cluster give identical CSVs."""
+    pytest.importorskip("dask.distributed")
+    texts = []
+    for extra in (["--jobs", "1"], ["--jobs", "2"], ["--backend", "dask", "--jobs", "2"]):
+        out = tmp_path / "-".join(extra)
+        assert main(SMALL + ["--no-plot", "--seed", "7", "--out", str(out)] + extra) == 0
+        texts.append((out / "calibration.csv").read_bytes())
+    assert texts[0] == texts[1] == texts[2]
+    out = tmp_path / "other-seed"
+    assert main(SMALL + ["--no-plot", "--seed", "8", "--out", str(out)]) == 0
+    assert (out / "calibration.csv").read_bytes() != texts[0]
+
+
+def test_a_protocols_result_does_not_depend_on_the_others():
+    g = generators.get("seed_gaussian")
+    alone = calibrate(g, [6], [0.5], sims=300, seed=2, progress=False,
+                      protocol_names=["sign_flip"])
+    together = calibrate(g, [6], [0.5], sims=300, seed=2, progress=False,
+                         protocol_names=["paired_t", "sign_flip"])
+    assert alone.rejections.tolist() == together[together.protocol == "sign_flip"].rejections.tolist()
+
+
+def test_interrupted_run_resumes_without_recomputing(tmp_path, monkeypatch):
+    g = generators.get("seed_gaussian")
+    calls = []
+    real = sim.calibrate_core.run_task
+
+    def flaky(generator, k, effect, specs, seed):
+        if len(calls) == 3:
+            raise KeyboardInterrupt
+        calls.append((k, effect))
+        return real(generator, k, effect, specs, seed)
+
+    monkeypatch.setattr(sim.calibrate_core, "run_task", flaky)
+    kwargs = dict(sims=100, seed=1, out=tmp_path, progress=False,
+                  protocol_names=["paired_t", "welch_t"])
+    with pytest.raises(KeyboardInterrupt):
+        calibrate(g, [3, 4, 5], [0, 1], **kwargs)
+    assert len(list((tmp_path / "cells").glob("*.json"))) == 6
+    done_first = list(calls)
+    calls.clear()
+    monkeypatch.setattr(sim.calibrate_core, "run_task", lambda *a: (calls.append(a[1:3]),
+                                                                      real(*a))[1])
+    resumed = calibrate(g, [3, 4, 5], [0, 1], **kwargs)
+    assert len(calls) == 3 and not set(calls) & set(done_first)
+    monkeypatch.setattr(sim.calibrate_core, "run_task", real)
+    fresh = calibrate(g, [3, 4, 5], [0, 1], sims=100, seed=1, progress=False,
+                      protocol_names=["paired_t", "welch_t"])
+    pd.testing.assert_frame_equal(resumed, fresh)
+
+
+def test_corrupt_cache_file_is_recomputed(tmp_path):
+    g = generators.get("seed_gaussian")
+    kwargs = dict(sims=100, seed=1, out=tmp_path, progress=False, protocol_names=["paired_t"])
+    first = calibrate(g, [3], [0], **kwargs)
+    (cell,) = (tmp_path / "cells").glob("*.json")
+    cell.write_text(cell.read_text()[:20])
+    pd.testing.assert_frame_equal(calibrate(g, [3], [0], **kwargs), first)
+
+
+def test_seed_budget_flags_invalid_protocols():
+    rows = []
+    for protocol, fpr, power in (("good", 0.05, [0.5, 0.85, 0.95]),
+                                 ("bad", 0.2, [0.9, 0.95, 0.99])):
+        for k, pw in zip((3, 4, 5), power):
+            rows.append(dict(generator="g", protocol=protocol, k=k, effect_pp=0, rate=fpr,
+                             alpha=0.05))
+            rows.append(dict(generator="g", protocol=protocol, k=k, effect_pp=1, rate=pw,
+                             alpha=0.05))
+    budget = seed_budget(pd.DataFrame(rows)).set_index("protocol")
+    assert budget.loc["good", "k_power_80"] == "4" and budget.loc["good", "k_power_90"] == "5"
+    assert budget.loc["bad", "valid"] == "invalid" and budget.loc["bad", "k_power_80"] == "invalid"
+
+
+def test_from_pilot_per_seed(tmp_path, capsys):
+    out = tmp_path / "pilot"
+    assert main(["--k", "4", "--effects", "0", "0.5", "--sims", "100", "--from-pilot",
+                 example_path(), "--out", str(out), "--no-plot"]) == 0
+    assert "fitted seed_gaussian" in capsys.readouterr().out
+    frame = pd.read_csv(out / "calibration.csv")
+    assert set(frame.generator) == {"seed_gaussian"}
+
+
+def test_from_pilot_per_question(tmp_path, capsys):
+    g = generators.get("seed_question", n_questions=300)
+    b, v = g.draw(1, 5, 0.02, 0)
+    rows = ["seed,arm,question,score"]
+    for arm, x in (("baseline", b[0]), ("variant", v[0])):
+        rows += [f"{s},{arm},q{q},{int(x[s, q])}" for s in range(5) for q in range(300)]
+    pilot = tmp_path / "pilot.csv"
+    pilot.write_text("\n".join(rows) + "\n")
+    assert main(["--k", "3", "--effects", "0", "--sims", "50", "--from-pilot", str(pilot),
+                 "--out", str(tmp_path / "o"), "--no-plot", "--protocols", "paired_t",
+                 "mcnemar"]) == 0
+    assert "fitted seed_question" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("args, message", [
+    (["--k", "0"], "--k must be >= 1"),
+    (["--k", "5", "3"], "MIN <= MAX"),
+    (["--k", "3", "--protocols", "nope"], "'name'.*'nope'"),
+    (["--k", "3", "--param", "bogus=1"], "no parameter 'bogus'"),
+    (["--k", "3", "--sims", "0"], "--sims must be >= 1"),
+    (["--k", "3", "--generator", "question_mixture", "--effects", "-1"], "'effect'"),
+    (["--k", "3", "--protocols", "mcnemar"], "cannot run on generator"),
+    (["--k", "3", "--protocol-param", "Q=3"], "not a parameter"),
+])
+def test_bad_input_is_one_line_and_exit_2(args, message, tmp_path):
+    proc = subprocess.run([sys.executable, "-m", "sim.calibrate", *args, "--out",
+                           str(tmp_path), "--quiet"], capture_output=True, text=True,
+                          timeout=120)
+    assert proc.returncode == 2, proc.stderr
+    lines = proc.stderr.strip().splitlines()
+    assert len(lines) == 1 and "Traceback" not in proc.stderr
+    assert pytest.importorskip("re").search(message, lines[0]), lines[0]

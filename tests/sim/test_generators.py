@@ -1,0 +1,124 @@
+"""Synthetic generators: shapes, validation, and their moments against the model formulas."""
+
+import numpy as np
+import pytest
+
+from sim import generators
+
+
+def test_registry_lists_the_generators():
+    assert {"seed_gaussian", "question_mixture", "seed_question"} <= set(generators.names())
+
+
+@pytest.mark.parametrize("name", generators.names())
+def test_draw_shape_and_determinism(name):
+    g = generators.get(name)
+    b1, v1 = g.draw(3, 4, 0.01, np.random.default_rng(5))
+    b2, v2 = g.draw(3, 4, 0.01, np.random.default_rng(5))
+    assert b1.shape == v1.shape == (3, 4, g.n)
+    np.testing.assert_array_equal(b1, b2)
+    np.testing.assert_array_equal(v1, v2)
+    if g.binary:
+        assert np.isin(b1, (0, 1)).all() and np.isin(v1, (0, 1)).all()
+
+
+@pytest.mark.parametrize("noise", ["normal", "t3", "skewed"])
+def test_seed_gaussian_moments(noise):
+    """Mean delta, arm sd and arm correlation equal the model's (MC error: 4 SE)."""
+    g = generators.get("seed_gaussian", sigma=0.01, rho=0.3, noise=noise)
+    m = 200_000
+    b, v = g.draw(m, 1, 0.004, np.random.default_rng(0))
+    b, v = b.ravel(), v.ravel()
+    d = v - b
+    sd_d = g.delta_sd()
+    assert abs(d.mean() - 0.004) < 4 * sd_d / np.sqrt(m)
+    # sd and correlation: SE of a sample sd ~ sd * sqrt((kurtosis - 1) / (4 m)); heavy
+    # tails (t3 has infinite kurtosis) only allow a loose check, so bound generously there.
+    rel = 0.01 if noise == "normal" else 0.05
+    assert abs(b.std() / 0.01 - 1) < rel
+    assert abs(np.corrcoef(b, v)[0, 1] - 0.3) < (0.01 if noise == "normal" else 0.05)
+
+
+def test_seed_gaussian_skewed_is_skewed():
+    g = generators.get("seed_gaussian", noise="skewed", rho=0.0)
+    b, _ = g.draw(100_000, 1, 0.0, np.random.default_rng(1))
+    x = (b.ravel() - 0.9) / 0.005
+    # Centred log-normal with shape 1: skewness (e + 2) sqrt(e - 1) = 6.18.
+    skew = np.mean(x**3) / np.mean(x**2) ** 1.5
+    assert skew > 3
+
+
+def test_question_mixture_promotes_exactly_round_delta_n_hard_questions():
+    """A question is certain for the variant iff certain for the baseline or promoted."""
+    g = generators.get("question_mixture", n_questions=1000)
+    b, v = g.draw(50, 200, 0.013, np.random.default_rng(2))
+    always_b = (b == 1).all(axis=1)
+    always_v = (v == 1).all(axis=1)
+    never_b = (b == 0).all(axis=1)
+    # With 200 runs an uncertain question (p <= 0.8) is all-correct with prob 0.8**200 ~ 0.
+    promoted = always_v & never_b
+    np.testing.assert_array_equal(promoted.sum(axis=1), 13)
+    assert not (always_b & ~always_v).any()
+
+
+def test_question_mixture_null_is_a_clone_in_expectation():
+    g = generators.get("question_mixture", n_questions=500)
+    b, v = g.draw(400, 4, 0.0, np.random.default_rng(3))
+    d = v.mean(axis=(1, 2)) - b.mean(axis=(1, 2))
+    assert abs(d.mean()) < 4 * d.std() / np.sqrt(d.size)
+
+
+def test_question_mixture_rejects_effects_it_cannot_simulate():
+    g = generators.get("question_mixture")
+    with pytest.raises(ValueError, match="'effect'.*Got -0.01"):
+        g.draw(1, 2, -0.01, 0)
+    with pytest.raises(ValueError, match="'effect'"):
+        g.draw(1, 2, 0.5, 0)
+
+
+def test_seed_question_expected_gain_is_delta():
+    """The calibrated logit shift gives E[acc_v] - E[acc_b] = delta (quadrature vs MC)."""
+    g = generators.get("seed_question", n_questions=400)
+    assert g.expected_accuracy(g.beta_for(0.02)) - g.expected_accuracy() == pytest.approx(0.02)
+    b, v = g.draw(2000, 2, 0.02, np.random.default_rng(4))
+    d = v.mean(axis=(1, 2)) - b.mean(axis=(1, 2))
+    assert abs(d.mean() - 0.02) < 4 * d.std() / np.sqrt(d.size)
+    acc = b.mean(axis=(1, 2))
+    assert abs(acc.mean() - g.expected_accuracy()) < 4 * acc.std() / np.sqrt(acc.size)
+
+
+def test_seed_question_fit_recovers_parameters():
+    """Method of moments on one large simulated pool recovers the generating parameters."""
+    true = generators.get("seed_question", n_questions=20_000, theta=1.0, sd_question=1.5,
+                          sd_noise=0.8, sd_seed=0.1, rho=0.5)
+    b, v = true.draw(1, 40, 0.01, np.random.default_rng(6))
+    fit = generators.generator_class("seed_question").fit(b[0], v[0])
+    assert fit.n_questions == 20_000
+    assert fit.theta == pytest.approx(1.0, abs=0.1)
+    assert fit.sd_question == pytest.approx(1.5, abs=0.1)
+    assert fit.sd_noise == pytest.approx(0.8, abs=0.15)
+    assert fit.sd_seed == pytest.approx(0.1, abs=0.05)
+
+
+@pytest.mark.parametrize("name, params, match", [
+    ("seed_gaussian", {"sigma": -1}, "'sigma'.*>= 0.*Got -1"),
+    ("seed_gaussian", {"rho": 2}, "'rho'.*Got 2"),
+    ("seed_gaussian", {"noise": "cauchy"}, "'noise'.*Got 'cauchy'"),
+    ("seed_gaussian", {"nope": 1}, "no parameter 'nope'"),
+    ("question_mixture", {"n_questions": 1.5}, "'n_questions'.*integer"),
+    ("seed_question", {"sd_question": -0.1}, "'sd_question'"),
+])
+def test_bad_parameters(name, params, match):
+    with pytest.raises(ValueError, match=match):
+        generators.get(name, **params)
+
+
+def test_unknown_generator():
+    with pytest.raises(ValueError, match="'generator'.*Got 'nope'"):
+        generators.get("nope")
+
+
+@pytest.mark.parametrize("sims, k", [(0, 3), (2, 0), (2.5, 3)])
+def test_bad_draw_sizes(sims, k):
+    with pytest.raises(ValueError, match="'sims'|'k'"):
+        generators.get("seed_gaussian").draw(sims, k, 0.0, 0)

@@ -69,7 +69,7 @@ def evaluate_results(results, *, alpha=0.05, protocols=None, rng=0, params=None)
     """
     alpha = _check_alpha(alpha)
     rng = np.random.default_rng(rng)
-    binary = bool(np.all(np.isin(results.base, (0, 1))) and np.all(np.isin(results.variant, (0, 1))))
+    binary = bool(np.isin(results.base, (0, 1)).all() and np.isin(results.variant, (0, 1)).all())
     chosen = names() if protocols is None else list(protocols)
     rows, skipped = [], {}
     for name in chosen:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 from pathlib import Path
 
@@ -45,7 +46,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--protocol-param", nargs="+", default=[], metavar="KEY=VALUE",
                    help="set on every selected protocol with that parameter, e.g. B=30")
     p.add_argument("--seed", type=int, default=0, help="root seed (0)")
-    p.add_argument("--jobs", type=int, default=1, help="parallel workers (1)")
+    p.add_argument("--jobs", type=int, default=os.cpu_count() or 1,
+                   help="parallel workers (default: all cores; results do not depend on it)")
     p.add_argument("--backend", choices=BACKENDS, default="loky",
                    help="loky (local processes) or dask (a dask.distributed cluster)")
     p.add_argument("--scheduler", metavar="ADDRESS",

@@ -128,8 +128,11 @@ def read_results(path, *, scale: float = 1.0) -> PairedResults:
 
 
 def _to_arrays(tidy: pd.DataFrame, per_question: bool, source: str) -> PairedResults:
-    seeds = sorted(tidy["seed"].unique(), key=lambda s: (str(type(s)), s))
-    questions = sorted(tidy["question"].unique(), key=str) if per_question else [0]
+    # Plain Python labels, so messages and PairedResults.seeds read 3, not np.int64(3).
+    seeds = sorted((getattr(s, "item", lambda s=s: s)() for s in tidy["seed"].unique()),
+                   key=lambda s: (str(type(s)), s))
+    questions = (sorted((getattr(q, "item", lambda q=q: q)() for q in tidy["question"].unique()),
+                        key=str) if per_question else [0])
     if not per_question:
         tidy = tidy.assign(question=0)
     arrays = {}

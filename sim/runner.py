@@ -77,8 +77,10 @@ def describe_params(params: dict) -> str:
 def wilson(count, total, alpha=0.05):
     """Wilson score interval for a binomial rate (statsmodels ``proportion_confint``)."""
     low, high = proportion_confint(count, total, alpha=alpha, method="wilson")
-    # Rounding leaves ~1e-19 where the bound is exactly 0 (or 1).
-    return min(max(float(low), 0.0), 1.0), min(max(float(high), 0.0), 1.0)
+    # The bounds are exactly 0 at count 0 and 1 at count total; rounding leaves ~1e-19.
+    low = 0.0 if count == 0 else float(low)
+    high = 1.0 if count == total else float(high)
+    return low, high
 
 
 def _tally(spec: CellSpec, significant, estimate, width) -> CellResult:

@@ -1,0 +1,94 @@
+"""``python -m protocols.evaluate``: reading a user's CSV, the table, JSON and bad files."""
+
+import json
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+from scipy import stats
+
+from protocols.csv_io import read_results
+from protocols.evaluate import example_path, main
+
+
+def run_cli(*args):
+    return subprocess.run([sys.executable, "-m", "protocols.evaluate", *args],
+                          capture_output=True, text=True, timeout=120)
+
+
+def test_json_output_matches_scipy_on_the_example():
+    """The shipped example through the CLI: paired_t and welch_t equal scipy's p-values."""
+    proc = run_cli(example_path(), "--json")
+    assert proc.returncode == 0, proc.stderr
+    out = json.loads(proc.stdout)
+    res = read_results(example_path())
+    rows = {r["protocol"]: r for r in out["rows"]}
+    b, v = res.base[:, 0], res.variant[:, 0]
+    assert rows["paired_t"]["p_value"] == pytest.approx(stats.ttest_rel(v, b).pvalue)
+    assert rows["welch_t"]["p_value"] == pytest.approx(
+        stats.ttest_ind(v, b, equal_var=False).pvalue)
+    assert rows["paired_t"]["estimate_pp"] == pytest.approx(100 * (v - b).mean())
+    assert "mcnemar" in out["not_applicable"]
+    assert any("smallest attainable exact sign-flip p" in n for n in out["notes"])
+
+
+def test_table_for_three_seeds_warns_that_the_exact_test_cannot_pass(tmp_path, capsys):
+    path = tmp_path / "r.csv"
+    path.write_text("seed,arm,metric\n" + "".join(
+        f"{s},baseline,{0.9 + 0.001 * s}\n{s},variant,{0.92 + 0.001 * s}\n" for s in range(3)))
+    assert main([str(path)]) == 0
+    text = capsys.readouterr().out
+    assert "0.25" in text and "can NEVER" in text
+    line = next(x for x in text.splitlines() if x.startswith("paired_bca_perm"))
+    assert "not significant" in line
+
+
+def test_per_question_file_runs_question_protocols(tmp_path):
+    rng = np.random.default_rng(0)
+    rows = ["seed,arm,question,score"]
+    for s in range(4):
+        for arm, p in (("baseline", 0.7), ("variant", 0.75)):
+            rows += [f"{s},{arm},{q},{int(rng.random() < p)}" for q in range(50)]
+    path = tmp_path / "q.csv"
+    path.write_text("\n".join(rows) + "\n")
+    res = read_results(path)
+    assert res.base.shape == (4, 50) and res.per_question
+    proc = run_cli(str(path), "--json")
+    names = {r["protocol"] for r in json.loads(proc.stdout)["rows"]}
+    assert {"mcnemar", "run_bootstrap", "question_bootstrap", "paired_t"} <= names
+
+
+def test_percent_scale(tmp_path):
+    path = tmp_path / "p.csv"
+    path.write_text("seed,arm,metric\n0,baseline,90\n0,variant,91\n1,baseline,89\n"
+                    "1,variant,90.5\n")
+    res = read_results(path, scale=0.01)
+    np.testing.assert_allclose(res.variant[:, 0] - res.base[:, 0], [0.01, 0.015])
+
+
+@pytest.mark.parametrize("content, message", [
+    ("seed,arm,value\n0,baseline,1\n", "needs columns seed, arm, metric"),
+    ("seed,arm,metric\n0,baseline,0.9\n0,treatment,0.91\n", "row 3: column 'arm'"),
+    ("seed,arm,metric\n0,baseline,0.9\n0,variant,abc\n", "row 3: column 'metric'"),
+    ("seed,arm,metric\n0,baseline,0.9\n0,variant,0.91\n1,baseline,0.9\n",
+     "arm 'variant' has no score for seed 1"),
+    ("seed,arm,metric\n0,baseline,0.9\n0,baseline,0.91\n", "row 3: duplicate entry"),
+    ("seed,arm,metric\n", "no rows"),
+    ("seed,arm,question,score\n0,baseline,q1,1\n0,variant,q1,1\n0,baseline,q2,0\n",
+     "no score for seed 0, question 'q2'"),
+])
+def test_malformed_files_give_one_line_and_exit_2(tmp_path, content, message):
+    path = tmp_path / "bad.csv"
+    path.write_text(content)
+    proc = run_cli(str(path))
+    assert proc.returncode == 2
+    lines = proc.stderr.strip().splitlines()
+    assert len(lines) == 1 and message in lines[0], proc.stderr
+
+
+def test_missing_file_and_bad_alpha():
+    proc = run_cli("/nonexistent/results.csv")
+    assert proc.returncode == 2 and "does not exist" in proc.stderr
+    proc = run_cli(example_path(), "--alpha", "1.5")
+    assert proc.returncode == 2 and "'alpha'" in proc.stderr

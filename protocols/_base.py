@@ -37,7 +37,7 @@ def _as_scores(x, arg: str) -> np.ndarray:
                          f"Got shape {a.shape} instead.")
     if not np.all(np.isfinite(a)):
         bad = tuple(int(i) for i in np.argwhere(~np.isfinite(a))[0])
-        raise ValueError(f"The {arg!r} parameter must be finite; it has {a[bad]!r} at index "
+        raise ValueError(f"The {arg!r} parameter must be finite; it has {float(a[bad])!r} at index "
                          f"{bad}.")
     return a
 
@@ -63,6 +63,8 @@ class Protocol:
     paired: ClassVar[bool] = False
     #: draws random numbers (result depends on ``rng``)
     stochastic: ClassVar[bool] = False
+    #: reads seed 0 only, ignoring the other k - 1 runs (results change if seed 0 moves)
+    uses_first_seed_only: ClassVar[bool] = False
     #: the pitfall it illustrates; empty for an honest protocol
     pitfall: ClassVar[str] = ""
 

@@ -46,6 +46,7 @@ class McNemar(Protocol):
     needs_questions = True
     paired = True
     pitfall = "one run, questions as the only noise"
+    uses_first_seed_only = True
 
     def __post_init__(self):
         for field in ("exact", "correction"):

@@ -16,8 +16,8 @@ from ._registry import register
 from ._resample import bca_interval, n_ideal_multisets, sign_flip_pvalue
 from ._result import make_result
 
-#: with ``bootstrap='auto'`` the ideal bootstrap is used up to this many multisets (k <= 8)
-AUTO_EXACT_MAX_MULTISETS = 10_000
+#: with ``bootstrap='auto'`` the ideal bootstrap is used up to this many multisets (k <= 7)
+AUTO_EXACT_MAX_MULTISETS = 2_000
 BOOTSTRAP_MODES = ("auto", "exact", "random")
 
 
@@ -35,7 +35,7 @@ class _PairedDeltaProtocol(Protocol):
         Random bootstrap resamples (used when the ideal bootstrap is not).
     bootstrap : {'auto', 'exact', 'random'}, default 'auto'
         'exact' enumerates all C(2k-1, k) resamples with multinomial weights (no Monte Carlo
-        error); 'auto' does so while that is at most 10,000 (k <= 8).
+        error); 'auto' does so while that is at most 2,000 (k <= 7).
     max_exact_k : int, default 16
         Sign flips are enumerated exactly (2**k patterns) up to this k and sampled beyond.
     n_permutations : int, default 10000

@@ -27,9 +27,14 @@ class SingleRun(Protocol):
     name = "single_run"
     summary = "one run per arm; a difference of at least 1 pp is called a result"
     pitfall = "one run is not evidence"
+    uses_first_seed_only = True
 
     def __post_init__(self):
-        if not (np.isfinite(self.threshold) and self.threshold >= 0):
+        try:
+            valid = bool(np.isfinite(self.threshold) and self.threshold >= 0)
+        except TypeError:  # a string or None: np.isfinite cannot even test it
+            valid = False
+        if not valid:
             raise ValueError(f"The 'threshold' parameter of single_run must be a finite "
                              f"number >= 0 (a fraction). Got {self.threshold!r} instead.")
 

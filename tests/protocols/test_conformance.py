@@ -1,0 +1,217 @@
+"""Conformance checks run on every registered protocol (parametrized over ``protocols.names()``).
+
+A protocol registered tomorrow is tested by this file without editing it. Which invariant
+applies is decided by the class attributes (``paired``, ``uses_first_seed_only``,
+``stochastic``, ``min_k``, ``binary``), never by a list of names.
+
+These are consistency checks of the statistical contract (see ``protocols.ProtocolResult``);
+the values themselves are checked against scipy/statsmodels in ``test_reference.py``.
+Deterministic protocols (and the BCa-based ones with ``bootstrap='exact'``) must agree up to
+floating-point summation order; stochastic ones are compared through ``R`` copies evaluated
+in one batch, within Monte Carlo error (``_protocol_checks.assert_mc_equivalent``).
+"""
+
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+import pytest
+from _protocol_checks import (
+    SWAPPED,
+    UNCHANGED,
+    assert_mc_equivalent,
+    assert_results_equal,
+    configured,
+    copies,
+    experiments,
+    is_deterministic,
+    make_scores,
+)
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import protocols
+
+NAMES = protocols.names()
+SEED = 20240611
+
+
+def _evaluate_either(proto, base, variant, other_base, other_variant, mapping):
+    """Evaluate the two inputs and compare them exactly or within MC error, as applicable."""
+    k = base.shape[-2]
+    if is_deterministic(proto, k):
+        a = proto.evaluate(base, variant, rng=SEED)
+        b = proto.evaluate(other_base, other_variant, rng=SEED)
+        assert_results_equal(a, b, mapping)
+    else:
+        a = proto.evaluate(copies(base), copies(variant), rng=SEED)
+        b = proto.evaluate(copies(other_base), copies(other_variant), rng=SEED)
+        assert_mc_equivalent(a, b, mapping)
+
+
+def _seed_permutation(proto, k, rng):
+    """A permutation of the k seeds; seed 0 stays first for protocols that read only seed 0."""
+    if proto.uses_first_seed_only:
+        return np.concatenate([[0], 1 + rng.permutation(k - 1)])
+    return rng.permutation(k)
+
+
+def test_registry_is_populated():
+    """The package discovers its protocol modules (consistency check)."""
+    assert len(NAMES) >= 13
+    assert NAMES == sorted(NAMES)
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_class_attributes(name):
+    """Every protocol declares the attributes the harness and these tests rely on."""
+    cls = protocols.protocol_class(name)
+    assert cls.name == name
+    assert isinstance(cls.summary, str) and cls.summary
+    assert isinstance(cls.min_k, int) and cls.min_k >= 1
+    for attr in ("binary", "needs_questions", "paired", "stochastic", "uses_first_seed_only"):
+        assert isinstance(getattr(cls, attr), bool), attr
+    # Defaults build a valid protocol.
+    assert isinstance(protocols.get(name), protocols.Protocol)
+
+
+@pytest.mark.parametrize("name", NAMES)
+@given(data=st.data())
+@settings(max_examples=20)
+def test_result_fields_are_well_formed(name, data):
+    """Shapes equal the batch shape; p in [0, 1]; CI ordered; NaN consistent per protocol.
+
+    Consistency check of the ``ProtocolResult`` contract: a protocol either has a p-value
+    (CI) for every experiment or for none.
+    """
+    proto = configured(name)
+    base, variant = data.draw(experiments(proto))
+    batch_shape = base.shape[:-2]
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        res = proto.evaluate(base, variant, rng=SEED)
+    for field in ("estimate", "ci_low", "ci_high", "p_value", "significant"):
+        value = getattr(res, field)
+        assert isinstance(value, np.ndarray), field
+        assert value.shape == batch_shape, field
+    assert res.shape == batch_shape
+    assert res.significant.dtype == bool
+    assert np.all(np.isfinite(res.estimate))
+    # Estimates are differences of accuracies (fractions), so they lie in [-1, 1].
+    assert np.all(np.abs(res.estimate) <= 1.0 + 1e-12)
+    p_nan = np.isnan(res.p_value)
+    assert p_nan.all() or not p_nan.any(), "p-value NaN for some experiments only"
+    assert np.all((res.p_value[~p_nan] >= 0.0) & (res.p_value[~p_nan] <= 1.0))
+    ci_nan = np.isnan(res.ci_low)
+    np.testing.assert_array_equal(ci_nan, np.isnan(res.ci_high))
+    assert ci_nan.all() or not ci_nan.any(), "CI NaN for some experiments only"
+    assert np.all(res.ci_low[~ci_nan] <= res.ci_high[~ci_nan])
+
+
+@pytest.mark.parametrize("name", NAMES)
+@given(data=st.data())
+@settings(max_examples=15)
+def test_swapping_arms_negates_the_estimate(name, data):
+    """evaluate(variant, base) = evaluate(base, variant) with estimate and CI negated (CI ends
+    swapped), p and decision unchanged: a two-sided test has no preferred arm."""
+    proto = configured(name)
+    base, variant = data.draw(experiments(proto))
+    _evaluate_either(proto, base, variant, variant, base, SWAPPED)
+
+
+@pytest.mark.parametrize("name", NAMES)
+@given(data=st.data(), perm_seed=st.integers(0, 2**32 - 1))
+@settings(max_examples=15)
+def test_invariant_under_reordering_seeds(name, data, perm_seed):
+    """Relabelling the seeds (same permutation in both arms, keeping the pairing) changes
+    nothing. Protocols with ``uses_first_seed_only`` keep seed 0 in place."""
+    proto = configured(name)
+    base, variant = data.draw(experiments(proto))
+    perm = _seed_permutation(proto, base.shape[-2], np.random.default_rng(perm_seed))
+    _evaluate_either(proto, base, variant, base[..., perm, :], variant[..., perm, :],
+                     UNCHANGED)
+
+
+@pytest.mark.parametrize("name", [n for n in NAMES if not protocols.protocol_class(n).paired])
+@given(data=st.data(), perm_seed=st.integers(0, 2**32 - 1))
+@settings(max_examples=10)
+def test_unpaired_protocols_ignore_the_pairing(name, data, perm_seed):
+    """A protocol with ``paired = False`` must not depend on which baseline seed is matched
+    with which variant seed: permuting the variant's seeds alone changes nothing."""
+    proto = configured(name)
+    base, variant = data.draw(experiments(proto))
+    perm = _seed_permutation(proto, base.shape[-2], np.random.default_rng(perm_seed))
+    _evaluate_either(proto, base, variant, base, variant[..., perm, :], UNCHANGED)
+
+
+@pytest.mark.parametrize("name", NAMES)
+@given(data=st.data())
+@settings(max_examples=10)
+def test_same_integer_rng_gives_identical_results(name, data):
+    """``rng=<int>`` (and a Generator in the same state) reproduces the result bit for bit."""
+    proto = protocols.get(name)
+    base, variant = data.draw(experiments(proto))
+    first = proto.evaluate(base, variant, rng=12345)
+    again = proto.evaluate(base, variant, rng=12345)
+    from_generator = proto.evaluate(base, variant, rng=np.random.default_rng(12345))
+    for other in (again, from_generator):
+        for field in ("estimate", "ci_low", "ci_high", "p_value", "significant"):
+            np.testing.assert_array_equal(getattr(first, field), getattr(other, field),
+                                          err_msg=field)
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_inputs_are_not_mutated(name):
+    """Inputs are read, never written: copies compare equal afterwards, and read-only arrays
+    (which raise on any in-place write) are accepted."""
+    proto = protocols.get(name)
+    k = max(proto.min_k, 3)
+    base, variant = make_scores(7, (4,), k, 20)
+    base_copy, variant_copy = base.copy(), variant.copy()
+    proto.evaluate(base, variant, rng=0)
+    np.testing.assert_array_equal(base, base_copy)
+    np.testing.assert_array_equal(variant, variant_copy)
+    base.setflags(write=False)
+    variant.setflags(write=False)
+    proto.evaluate(base, variant, rng=0)
+
+
+@pytest.mark.parametrize("name", NAMES)
+@given(data=st.data())
+@settings(max_examples=10)
+def test_batch_equals_one_by_one(name, data):
+    """Evaluating experiments together equals evaluating each alone (exact for deterministic
+    protocols; for stochastic ones each experiment's MC distribution is the same)."""
+    proto = configured(name)
+    base, variant = data.draw(experiments(proto, batch_shapes=((3,), (2, 3))))
+    k = base.shape[-2]
+    batch_shape = base.shape[:-2]
+    if is_deterministic(proto, k):
+        together = proto.evaluate(base, variant, rng=SEED)
+        for index in np.ndindex(batch_shape):
+            alone = proto.evaluate(base[index], variant[index], rng=SEED)
+            assert_results_equal(together[index], alone)
+    else:
+        together = proto.evaluate(copies(base), copies(variant), rng=SEED)
+        for index in np.ndindex(batch_shape):
+            alone = proto.evaluate(copies(base[index]), copies(variant[index]), rng=SEED)
+            assert_mc_equivalent(together[(slice(None),) + index], alone)
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_per_seed_vector_input(name):
+    """A 1-D input ``(k,)`` is k per-seed metrics with n = 1: it equals the ``(k, 1)`` input,
+    and question-level protocols refuse it."""
+    proto = protocols.get(name)
+    k = max(proto.min_k, 4)
+    base = np.linspace(0.80, 0.83, k)
+    variant = base + np.array([0.01, 0.02, 0.0, 0.015] + [0.01] * (k - 4))
+    if proto.needs_questions:
+        with pytest.raises(ValueError, match="per-question scores"):
+            proto.evaluate(base, variant)
+        return
+    flat = proto.evaluate(base, variant, rng=0)
+    column = proto.evaluate(base[:, None], variant[:, None], rng=0)
+    assert flat.shape == ()
+    assert_results_equal(flat, column, rtol=0.0, atol=0.0)

@@ -1,0 +1,183 @@
+"""Every ``ValueError`` of the protocols package, matched by message.
+
+Messages follow "The {param!r} parameter of {caller} must be {rule}. Got {value!r} instead."
+Input checks live in the base class, so they are tested on every registered protocol.
+"""
+
+from __future__ import annotations
+
+import re
+
+import numpy as np
+import pytest
+from _protocol_checks import make_scores
+
+import protocols
+
+NAMES = protocols.names()
+
+
+def _valid_input(proto):
+    """Binary question-level scores every protocol accepts."""
+    return make_scores(0, (2,), max(proto.min_k, 3), 8)
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_mismatched_shapes(name):
+    proto = protocols.get(name)
+    base, variant = _valid_input(proto)
+    with pytest.raises(ValueError, match=r"'base' and 'variant' parameters must have the same "
+                                         r"shape\. Got \(2, 3, 8\) and \(2, 3, 7\) instead"):
+        proto.evaluate(base, variant[..., :7])
+
+
+@pytest.mark.parametrize("name", NAMES)
+@pytest.mark.parametrize("bad", [np.nan, np.inf, -np.inf])
+@pytest.mark.parametrize("arg", ["base", "variant"])
+def test_non_finite_scores(name, bad, arg):
+    proto = protocols.get(name)
+    base, variant = _valid_input(proto)
+    scores = {"base": base, "variant": variant}
+    scores[arg][1, 2, 3] = bad
+    with pytest.raises(ValueError, match=rf"The '{arg}' parameter must be finite; it has "
+                                         rf"{re.escape(repr(bad))} at index \(1, 2, 3\)"):
+        proto.evaluate(scores["base"], scores["variant"])
+
+
+@pytest.mark.parametrize("name", NAMES)
+@pytest.mark.parametrize(("value", "message"), [
+    (0.5, r"must have shape \(\.\.\., k, n\) .* Got shape \(\) instead"),
+    (np.zeros((0, 3)), r"at least one seed and one question\. Got shape \(0, 3\)"),
+    (np.zeros((3, 0)), r"at least one seed and one question\. Got shape \(3, 0\)"),
+    ([["a", "b"], ["c", "d"]], r"The 'base' parameter must be an array of numbers"),
+    ([[0.5, 0.5], [0.5]], r"The 'base' parameter must be an array of numbers"),
+])
+def test_malformed_scores(name, value, message):
+    proto = protocols.get(name)
+    with pytest.raises(ValueError, match=message):
+        proto.evaluate(value, value)
+
+
+@pytest.mark.parametrize("name", [n for n in NAMES if protocols.protocol_class(n).min_k > 1])
+def test_too_few_seeds(name):
+    proto = protocols.get(name)
+    k = proto.min_k - 1
+    base, variant = make_scores(0, (), k, 8)
+    with pytest.raises(ValueError, match=rf"protocol '{name}' cannot evaluate scores of shape "
+                                         rf"\({k}, 8\): it needs k >= {proto.min_k} seeds, "
+                                         rf"got k = {k}"):
+        proto.evaluate(base, variant)
+
+
+@pytest.mark.parametrize("name", [n for n in NAMES if protocols.protocol_class(n).binary])
+def test_non_binary_scores(name):
+    proto = protocols.get(name)
+    base, variant = _valid_input(proto)
+    variant[0, 0, 0] = 0.5
+    with pytest.raises(ValueError, match=rf"protocol '{name}' cannot evaluate .* it needs "
+                                         r"binary 0/1 per-question scores"):
+        proto.evaluate(base, variant)
+
+
+@pytest.mark.parametrize("name",
+                         [n for n in NAMES if protocols.protocol_class(n).needs_questions])
+@pytest.mark.parametrize("shape", [(5,), (5, 1), (2, 5, 1)])
+def test_one_question_for_question_level_protocols(name, shape):
+    proto = protocols.get(name)
+    scores = np.ones(shape)
+    with pytest.raises(ValueError, match=r"needs per-question scores \(n >= 2\), got n = 1"):
+        proto.evaluate(scores, scores)
+
+
+@pytest.mark.parametrize("name", NAMES)
+@pytest.mark.parametrize(("alpha", "message"), [
+    (0, r"The 'alpha' parameter must be in \(0, 1\)\. Got 0\.0 instead"),
+    (1, r"The 'alpha' parameter must be in \(0, 1\)\. Got 1\.0 instead"),
+    (-0.1, r"The 'alpha' parameter must be in \(0, 1\)\. Got -0\.1 instead"),
+    (np.nan, r"The 'alpha' parameter must be in \(0, 1\)\. Got nan instead"),
+    ("x", r"The 'alpha' parameter must be a number in \(0, 1\)\. Got 'x' instead"),
+    (None, r"The 'alpha' parameter must be a number in \(0, 1\)\. Got None instead"),
+])
+def test_alpha_outside_open_unit_interval(name, alpha, message):
+    proto = protocols.get(name)
+    base, variant = _valid_input(proto)
+    with pytest.raises(ValueError, match=message):
+        proto.evaluate(base, variant, alpha)
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_rng_is_keyword_only(name):
+    proto = protocols.get(name)
+    base, variant = _valid_input(proto)
+    with pytest.raises(TypeError):
+        proto.evaluate(base, variant, 0.05, 0)
+
+
+def test_unknown_protocol_name():
+    with pytest.raises(ValueError, match=r"The 'name' parameter of protocols\.get must be one "
+                                         r"of \['bca', .*\]\. Got 'paired_z' instead"):
+        protocols.get("paired_z")
+    with pytest.raises(ValueError, match=r"must be one of"):
+        protocols.parameters("paired_z")
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_unknown_parameter(name):
+    with pytest.raises(ValueError, match=rf"protocol '{name}' has no parameter 'n_boot'; its "
+                                         r"parameters are "):
+        protocols.get(name, n_boot=10)
+
+
+@pytest.mark.parametrize(("name", "params", "message"), [
+    ("question_bootstrap", {"B": 1},
+     r"The 'B' parameter of question_bootstrap must be an integer >= 2\. Got 1 instead"),
+    ("paired_question_bootstrap", {"B": 2.5},
+     r"The 'B' parameter of paired_question_bootstrap must be an integer >= 2\. Got 2\.5"),
+    ("run_bootstrap", {"B": True},
+     r"The 'B' parameter of run_bootstrap must be an integer >= 2\. Got True instead"),
+    ("run_bootstrap_sqrt_b", {"B": 0},
+     r"The 'B' parameter of run_bootstrap_sqrt_b must be an integer >= 2\. Got 0 instead"),
+    ("bca", {"bootstrap": "foo"},
+     r"The 'bootstrap' parameter of bca must be one of \('auto', 'exact', 'random'\)\. "
+     r"Got 'foo' instead"),
+    ("paired_bca_perm", {"n_resamples": 1},
+     r"The 'n_resamples' parameter of paired_bca_perm must be an integer >= 2\. Got 1"),
+    ("sign_flip", {"n_permutations": 0},
+     r"The 'n_permutations' parameter of sign_flip must be an integer >= 1\. Got 0"),
+    ("sign_flip", {"max_exact_k": 25},
+     r"The 'max_exact_k' parameter of sign_flip must be <= 24 .* Got 25 instead"),
+    ("wilcoxon", {"max_exact_k": 0},
+     r"The 'max_exact_k' parameter of wilcoxon must be an integer in \[1, 24\]\. Got 0"),
+    ("wilcoxon", {"n_permutations": 1.5},
+     r"The 'n_permutations' parameter of wilcoxon must be an integer in \[1, inf\]\. Got 1\.5"),
+    ("single_run", {"threshold": -1},
+     r"The 'threshold' parameter of single_run must be a finite number >= 0 \(a fraction\)\. "
+     r"Got -1 instead"),
+    ("single_run", {"threshold": np.inf}, r"The 'threshold' parameter of single_run must be"),
+    ("single_run", {"threshold": "x"},
+     r"The 'threshold' parameter of single_run must be .* Got 'x' instead"),
+    ("mcnemar", {"exact": "yes"},
+     r"The 'exact' parameter of mcnemar must be True or False\. Got 'yes' instead"),
+    ("mcnemar", {"correction": 1},
+     r"The 'correction' parameter of mcnemar must be True or False\. Got 1 instead"),
+])
+def test_bad_parameter_values(name, params, message):
+    with pytest.raises(ValueError, match=message):
+        protocols.get(name, **params)
+
+
+def test_register_rejects_a_nameless_or_duplicate_protocol():
+    class Nameless(protocols.Protocol):
+        pass
+
+    with pytest.raises(ValueError, match=r"needs a non-empty class attribute 'name'; "
+                                         r".*Nameless has ''"):
+        protocols.register(Nameless)
+
+    class Impostor(protocols.Protocol):
+        name = "paired_t"
+
+    with pytest.raises(ValueError, match=r"protocol name 'paired_t' is already registered by "
+                                         r"PairedT"):
+        protocols.register(Impostor)
+    assert protocols.protocol_class("paired_t").__name__ == "PairedT"

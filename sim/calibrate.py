@@ -14,6 +14,8 @@ import os
 import sys
 from pathlib import Path
 
+import pandas as pd
+
 from protocols._cli import parse_key_values, run_main
 
 from . import generators
@@ -21,6 +23,9 @@ from .calibrate_core import calibrate
 from .outputs import plot_power_curves, seed_budget, summary_table, write_csv
 from .parallel import BACKENDS
 from .pilot import generator_from_pilot
+from .pool_summary import fit_check, pool_cells, pool_summary
+
+DEFAULT_EFFECTS = [0.0, 0.5, 1.0, 2.0]
 
 DEFAULT_OUT = Path("reports") / "output" / "calibrate"
 
@@ -32,9 +37,12 @@ def build_parser() -> argparse.ArgumentParser:
                     "simulation, and tell how many seeds to budget.")
     p.add_argument("--k", nargs="+", type=int, required=True, metavar="K",
                    help="seeds per arm: one integer, or MIN MAX for the range MIN..MAX")
-    p.add_argument("--effects", nargs="+", type=float, default=[0, 0.5, 1, 2], metavar="PP",
-                   help="true effects in percentage points (default 0 0.5 1 2)")
-    p.add_argument("--generator", default="seed_gaussian", help=f"one of {generators.names()}")
+    p.add_argument("--effects", nargs="+", type=float, default=None, metavar="PP",
+                   help="true effects in percentage points (default 0 0.5 1 2; a real pool "
+                        "has its own)")
+    p.add_argument("--generator", default="seed_gaussian",
+                   help=f"one of {generators.names()}, or 'real' for every dataset and "
+                        f"scenario of the real-run pool")
     p.add_argument("--param", nargs="+", default=[], metavar="KEY=VALUE",
                    help="generator parameters, e.g. sigma=0.004 rho=0.3 (fractions)")
     p.add_argument("--from-pilot", metavar="RESULTS.csv",
@@ -53,6 +61,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--scheduler", metavar="ADDRESS",
                    help="dask scheduler address; default: a local cluster on loopback")
     p.add_argument("--out", type=Path, default=DEFAULT_OUT, help=f"output folder ({DEFAULT_OUT})")
+    p.add_argument("--check-fit", action="store_true",
+                   help="real pools: also calibrate seed_question fitted to each pool and "
+                        "write fit_check.csv")
     p.add_argument("--no-plot", action="store_true", help="skip power_curves.png")
     p.add_argument("--quiet", action="store_true", help="no progress bar, no table")
     return p
@@ -78,8 +89,34 @@ def _check(args) -> None:
         raise ValueError(f"--alpha must be in (0, 1); got {args.alpha}")
     if args.scheduler and args.backend != "dask":
         raise ValueError("--scheduler goes with --backend dask")
-    if len(set(args.effects)) != len(args.effects):
+    if args.effects is not None and len(set(args.effects)) != len(args.effects):
         raise ValueError(f"--effects has a repeated value: {args.effects}")
+
+
+def _generators(args, params):
+    if args.from_pilot:
+        if args.generator != "seed_gaussian":
+            raise ValueError("--from-pilot chooses the generator itself; drop --generator")
+        fitted, pilot_effect = generator_from_pilot(args.from_pilot)
+        generator = generators.get(fitted.name, **{**fitted.params(), **params})
+        if not args.quiet:
+            print(f"fitted {generator.name} to {args.from_pilot}: {generator.describe()} "
+                  f"(pilot mean delta {pilot_effect:+.2f} pp)")
+        return [generator]
+    if args.generator == "real":
+        return [generators.get("real_pool", dataset=d, scenario=s, **params)
+                for d, s in pool_cells(params.get("root"))]
+    return [generators.get(args.generator, **params)]
+
+
+def _effects(generator, requested):
+    fixed = getattr(generator, "fixed_effect", None)
+    if fixed is None:
+        return DEFAULT_EFFECTS if requested is None else requested
+    if requested is not None:
+        for effect in requested:
+            generator.check_effect(effect / 100)
+    return [100 * fixed()]
 
 
 def main(argv=None) -> int:
@@ -87,33 +124,45 @@ def main(argv=None) -> int:
     _check(args)
     ks = _ks(args.k)
     params = parse_key_values(args.param, "--param")
-    if args.from_pilot:
-        fitted, pilot_effect = generator_from_pilot(args.from_pilot)
-        generator = generators.get(fitted.name, **{**fitted.params(), **params})
-        if not args.quiet:
-            print(f"fitted {generator.name} to {args.from_pilot}: {generator.describe()} "
-                  f"(pilot mean delta {pilot_effect:+.2f} pp)")
-    else:
-        generator = generators.get(args.generator, **params)
-    frame = calibrate(generator, ks, args.effects, protocol_names=args.protocols,
-                      protocol_params=parse_key_values(args.protocol_param,
-                                                       "--protocol-param"),
+    protocol_params = parse_key_values(args.protocol_param, "--protocol-param")
+    frames, fits = [], []
+    chosen = _generators(args, params)
+    for generator in chosen:
+        effects = _effects(generator, args.effects)
+        common = dict(protocol_names=args.protocols, protocol_params=protocol_params,
                       sims=args.sims, alpha=args.alpha, seed=args.seed, jobs=args.jobs,
                       backend=args.backend, scheduler=args.scheduler, out=args.out,
                       progress=not args.quiet)
+        frame = calibrate(generator, ks, effects, **common)
+        frames.append(frame)
+        if args.check_fit and hasattr(generator, "pool"):
+            fits.append(fit_check(generator, frame, ks, effects, common))
+    frame = pd.concat(frames, ignore_index=True)
     budget = seed_budget(frame)
     args.out.mkdir(parents=True, exist_ok=True)
     write_csv(frame, args.out / "calibration.csv")
     write_csv(budget, args.out / "seed_budget.csv")
+    written = ["calibration.csv", "seed_budget.csv"]
+    pools = [g for g in chosen if hasattr(g, "pool")]
+    if pools:
+        write_csv(pool_summary(pools), args.out / "pool_summary.csv")
+        written.append("pool_summary.csv")
+    if fits:
+        write_csv(pd.concat(fits, ignore_index=True), args.out / "fit_check.csv")
+        written.append("fit_check.csv")
     (args.out / "command.json").write_text(json.dumps(
         {"argv": sys.argv[1:] if argv is None else list(argv)}) + "\n")
     if not args.no_plot:
-        plot_power_curves(frame, args.out / "power_curves.png",
-                          title=f"{generator.name}: {generator.describe()}")
+        title = frame["generator"].iloc[0] + ": " + (
+            frame["generator_params"].iloc[0] if len(frames) == 1 else "real-run pools")
+        plot_power_curves(frame, args.out / "power_curves.png", title=title)
+        written.append("power_curves.png")
     if not args.quiet:
         print(summary_table(frame, budget))
-        print(f"\nwrote {args.out}/calibration.csv, seed_budget.csv"
-              + ("" if args.no_plot else ", power_curves.png"))
+        if pools:
+            print("\nreal pools: true effect and pairing correlation of per-seed accuracies")
+            print(pool_summary(pools).to_string(index=False, float_format=lambda x: f"{x:.3f}"))
+        print(f"\nwrote {args.out}/: {', '.join(written)}")
     return 0
 
 

@@ -94,6 +94,10 @@ def calibrate(generator, ks, effects_pp, *, protocol_names=None, protocol_params
     """
     for effect in effects_pp:
         generator.check_effect(effect / 100.0)
+    max_k = getattr(generator, "pool_size", None)
+    if max_k is not None and max(ks) > max_k:
+        raise ValueError(f"--k {max(ks)} exceeds the {max_k} seeds in the pool of "
+                         f"{generator.name} ({generator.describe()})")
     chosen = applicable_protocols(generator, ks, protocol_names, protocol_params)
     cache = CellCache(out) if out is not None else None
     tasks, results = [], []

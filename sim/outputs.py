@@ -24,23 +24,35 @@ def write_csv(frame: pd.DataFrame, path) -> None:
     write_atomic(path, buffer.getvalue())
 
 
-def seed_budget(calibration: pd.DataFrame) -> pd.DataFrame:
-    """Smallest k reaching each power target, per protocol and effect.
+def _fields(params: str) -> dict:
+    return dict(item.partition("=")[::2] for item in params.split(";") if item)
 
-    A protocol whose false-positive rate (effect 0) exceeds ``2 * alpha`` at any k of the
-    grid is marked ``invalid`` instead of recommended; without an effect-0 cell its validity
-    is ``unknown``.
+
+def seed_budget(calibration: pd.DataFrame) -> pd.DataFrame:
+    """Smallest k reaching each power target, per generator setting, protocol and effect.
+
+    A protocol whose false-positive rate (effect 0) exceeds ``2 * alpha`` at any k is marked
+    ``invalid`` instead of recommended. The null cells come from the same generator setting
+    or, for real pools, from the null pool of the same dataset; without any the validity is
+    ``unknown``.
 
     Returns
     -------
     pandas.DataFrame
-        Columns: generator, protocol, effect_pp, max_fpr, valid, k_power_80, k_power_90.
+        Columns: generator, generator_params, protocol, effect_pp, max_fpr, valid,
+        k_power_80, k_power_90.
     """
+    nulls = calibration[calibration["effect_pp"] == 0]
     rows = []
-    for (generator, protocol), part in calibration.groupby(["generator", "protocol"],
-                                                           sort=True):
+    keys = ["generator", "generator_params", "protocol"]
+    for (generator, params, protocol), part in calibration.groupby(keys, sort=True):
         alpha = float(part["alpha"].iloc[0])
         null = part[part["effect_pp"] == 0]
+        if null.empty and "dataset" in _fields(params):
+            same = nulls[(nulls["generator"] == generator) & (nulls["protocol"] == protocol)]
+            dataset = _fields(params)["dataset"]
+            null = same[same["generator_params"].map(
+                lambda p, dataset=dataset: _fields(p).get("dataset") == dataset)]
         if null.empty:
             max_fpr, valid = math.nan, "unknown"
         else:
@@ -48,8 +60,8 @@ def seed_budget(calibration: pd.DataFrame) -> pd.DataFrame:
             valid = "yes" if max_fpr <= INVALID_FPR_FACTOR * alpha else "invalid"
         for effect, cells in part[part["effect_pp"] != 0].groupby("effect_pp", sort=True):
             cells = cells.sort_values("k")
-            row = {"generator": generator, "protocol": protocol, "effect_pp": effect,
-                   "max_fpr": max_fpr, "valid": valid}
+            row = {"generator": generator, "generator_params": params, "protocol": protocol,
+                   "effect_pp": effect, "max_fpr": max_fpr, "valid": valid}
             for target in POWER_TARGETS:
                 reached = cells[cells["rate"] >= target]
                 label = f"k_power_{int(round(100 * target))}"
@@ -60,7 +72,7 @@ def seed_budget(calibration: pd.DataFrame) -> pd.DataFrame:
                 else:
                     row[label] = str(int(reached["k"].iloc[0]))
             rows.append(row)
-    columns = ["generator", "protocol", "effect_pp", "max_fpr", "valid"] + [
+    columns = ["generator", "generator_params", "protocol", "effect_pp", "max_fpr", "valid"] + [
         f"k_power_{int(round(100 * t))}" for t in POWER_TARGETS]
     return pd.DataFrame(rows, columns=columns)
 
@@ -68,19 +80,33 @@ def seed_budget(calibration: pd.DataFrame) -> pd.DataFrame:
 def summary_table(calibration: pd.DataFrame, budget: pd.DataFrame) -> str:
     """Text tables: rejection rate (%) by protocol and k, one block per effect."""
     lines = []
-    for effect, part in calibration.groupby("effect_pp", sort=True):
+    several = calibration["generator_params"].nunique() > 1
+    for (params, effect), part in calibration.groupby(["generator_params", "effect_pp"],
+                                                      sort=True):
         what = "false-positive rate" if effect == 0 else "power"
-        lines.append(f"effect {effect:g} pp: {what} (%), {int(part['sims'].iloc[0])} "
-                     f"simulations per cell")
+        prefix = f"{_short_label(params)}: " if several else ""
+        lines.append(f"{prefix}effect {effect:.3g} pp: {what} (%), "
+                     f"{int(part['sims'].iloc[0])} simulations per cell")
         table = part.pivot(index="protocol", columns="k", values="rate") * 100
         lines.append(table.to_string(float_format=lambda x: f"{x:5.1f}", na_rep="    -"))
         lines.append("")
     if not budget.empty:
         lines.append("seed budget: smallest k with power >= 80% / 90%")
-        shown = budget.assign(effect_pp=budget["effect_pp"].map(lambda x: f"{x:g} pp"))
-        lines.append(shown[["protocol", "effect_pp", "valid", "k_power_80", "k_power_90"]]
-                     .to_string(index=False))
+        shown = budget.assign(effect_pp=budget["effect_pp"].map(lambda x: f"{x:.3g} pp"))
+        columns = ["protocol", "effect_pp", "valid", "k_power_80", "k_power_90"]
+        if several:
+            shown = shown.assign(setting=shown["generator_params"].map(_short_label))
+            columns = ["setting"] + columns
+        lines.append(shown[columns].to_string(index=False))
     return "\n".join(lines)
+
+
+def _short_label(params: str) -> str:
+    """``dataset scenario`` for a real pool's parameters, else the parameters themselves."""
+    fields = dict(item.partition("=")[::2] for item in params.split(";") if item)
+    if "dataset" in fields and "scenario" in fields:
+        return f"{fields['dataset']} {fields['scenario']}"
+    return params
 
 
 # Grayscale-safe styling: line style and marker carry the identity, not only colour.
@@ -96,15 +122,18 @@ def plot_power_curves(calibration: pd.DataFrame, path, *, title: str = "") -> No
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    effects = sorted(calibration["effect_pp"].unique())
+    panels = sorted(calibration.groupby(["generator_params", "effect_pp"]).groups)
+    several = calibration["generator_params"].nunique() > 1
     names = sorted(calibration["protocol"].unique())
     cmap = plt.get_cmap("tab20" if len(names) > 10 else "tab10")
-    ncols = min(len(effects), 2)
-    nrows = math.ceil(len(effects) / ncols)
+    ncols = min(len(panels), 2 if len(panels) <= 4 else 3)
+    nrows = math.ceil(len(panels) / ncols)
     fig, axes = plt.subplots(nrows, ncols, figsize=(6.2 * ncols, 4.2 * nrows + 0.9),
                              squeeze=False, sharex=True)
-    for ax, effect in zip(axes.flat, effects):
-        part = calibration[calibration["effect_pp"] == effect]
+    for ax, (params, effect) in zip(axes.flat, panels):
+        part = calibration[(calibration["generator_params"] == params)
+                           & (calibration["effect_pp"] == effect)]
+        prefix = f"{_short_label(params)}, " if several else ""
         for i, name in enumerate(names):
             cells = part[part["protocol"] == name].sort_values("k")
             if cells.empty:
@@ -120,10 +149,10 @@ def plot_power_curves(calibration: pd.DataFrame, path, *, title: str = "") -> No
             ax.annotate(f"nominal alpha = {alpha:g}", (1.0, alpha), xycoords=("axes fraction",
                         "data"), xytext=(-4, 4), textcoords="offset points", ha="right",
                         fontsize=8)
-            ax.set_title("effect 0 pp: false-positive rate")
+            ax.set_title(f"{prefix}effect 0 pp: false-positive rate")
         else:
             ax.axhline(0.8, color="gray", lw=0.8, ls=(0, (4, 2)))
-            ax.set_title(f"effect {effect:g} pp: power")
+            ax.set_title(f"{prefix}effect {effect:.3g} pp: power")
             # Rates near alpha are the point here: zoom in unless a protocol is far off.
             ax.set_ylim(-0.005, max(0.15, 1.1 * float(part["rate_high"].max())))
         if effect != 0:
@@ -133,7 +162,7 @@ def plot_power_curves(calibration: pd.DataFrame, path, *, title: str = "") -> No
         ks = np.sort(part["k"].unique())
         ax.set_xticks(ks)
         ax.grid(alpha=0.3)
-    for ax in list(axes.flat)[len(effects):]:
+    for ax in list(axes.flat)[len(panels):]:
         ax.set_visible(False)
     handles, labels = axes.flat[0].get_legend_handles_labels()
     fig.legend(handles, labels, loc="lower center", ncol=min(len(labels), 5), fontsize=8,

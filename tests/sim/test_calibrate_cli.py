@@ -106,9 +106,11 @@ def test_seed_budget_flags_invalid_protocols():
     for protocol, fpr, power in (("good", 0.05, [0.5, 0.85, 0.95]),
                                  ("bad", 0.2, [0.9, 0.95, 0.99])):
         for k, pw in zip((3, 4, 5), power):
-            rows.append(dict(generator="g", protocol=protocol, k=k, effect_pp=0, rate=fpr,
+            rows.append(dict(generator="g", generator_params="", protocol=protocol, k=k,
+                             effect_pp=0, rate=fpr,
                              alpha=0.05))
-            rows.append(dict(generator="g", protocol=protocol, k=k, effect_pp=1, rate=pw,
+            rows.append(dict(generator="g", generator_params="", protocol=protocol, k=k,
+                             effect_pp=1, rate=pw,
                              alpha=0.05))
     budget = seed_budget(pd.DataFrame(rows)).set_index("protocol")
     assert budget.loc["good", "k_power_80"] == "4" and budget.loc["good", "k_power_90"] == "5"
@@ -156,3 +158,40 @@ def test_bad_input_is_one_line_and_exit_2(args, message, tmp_path):
     lines = proc.stderr.strip().splitlines()
     assert len(lines) == 1 and "Traceback" not in proc.stderr
     assert pytest.importorskip("re").search(message, lines[0]), lines[0]
+
+
+def test_real_pools_end_to_end(tmp_path, capsys):
+    """--generator real over the fixture store: one table, the pool summary, the fit check."""
+    from tests_paths import FIXTURE_POOL
+
+    out = tmp_path / "real"
+    assert main(["--k", "3", "8", "--generator", "real", "--param", f"root={FIXTURE_POOL}",
+                 "--sims", "150", "--out", str(out), "--check-fit", "--protocols",
+                 "paired_t", "paired_bca_perm", "mcnemar", "--protocol-param",
+                 "n_resamples=300"]) == 0
+    frame = pd.read_csv(out / "calibration.csv")
+    assert set(frame.generator_params.map(lambda p: p.split("scenario=")[1].split(";")[0])) \
+        == {"S0p", "S1"}
+    null = frame[frame.effect_pp == 0]
+    assert (null[(null.protocol == "paired_bca_perm") & (null.k <= 5)].rejections == 0).all()
+    summary = pd.read_csv(out / "pool_summary.csv")
+    assert set(summary.scenario) == {"S0p", "S1"} and (summary.seeds == 12).all()
+    assert ((summary.rho_low <= summary.rho) & (summary.rho <= summary.rho_high)).all()
+    fit = pd.read_csv(out / "fit_check.csv")
+    assert {"rate_real", "rate_fit", "diff", "se"} <= set(fit.columns)
+    budget = pd.read_csv(out / "seed_budget.csv")
+    # The S1 pool's validity comes from the S0p pool of the same dataset.
+    assert set(budget[budget.protocol == "paired_t"].valid) <= {"yes", "invalid"}
+    assert (out / "power_curves.png").exists()
+    assert "pairing correlation" in capsys.readouterr().out
+
+
+def test_real_pool_rejects_effects_and_large_k(tmp_path):
+    from tests_paths import FIXTURE_POOL
+
+    base = ["--generator", "real_pool", "--param", f"root={FIXTURE_POOL}", "scenario=S1",
+            "--sims", "20", "--out", str(tmp_path), "--quiet", "--no-plot"]
+    with pytest.raises(ValueError, match="fixed by the pool"):
+        main(["--k", "3", "--effects", "1"] + base)
+    with pytest.raises(ValueError, match="exceeds the 12 seeds"):
+        main(["--k", "3", "13"] + base)

@@ -2,8 +2,12 @@
 
 import numpy as np
 import pytest
+from tests_paths import FIXTURE_POOL
 
 from sim import generators
+
+#: parameters a generator needs to be built in the tests (real_pool: the fixture store)
+TEST_PARAMS = {"real_pool": {"root": FIXTURE_POOL}}
 
 
 def test_registry_lists_the_generators():
@@ -12,9 +16,10 @@ def test_registry_lists_the_generators():
 
 @pytest.mark.parametrize("name", generators.names())
 def test_draw_shape_and_determinism(name):
-    g = generators.get(name)
-    b1, v1 = g.draw(3, 4, 0.01, np.random.default_rng(5))
-    b2, v2 = g.draw(3, 4, 0.01, np.random.default_rng(5))
+    g = generators.get(name, **TEST_PARAMS.get(name, {}))
+    delta = g.fixed_effect() if hasattr(g, "fixed_effect") else 0.01
+    b1, v1 = g.draw(3, 4, delta, np.random.default_rng(5))
+    b2, v2 = g.draw(3, 4, delta, np.random.default_rng(5))
     assert b1.shape == v1.shape == (3, 4, g.n)
     np.testing.assert_array_equal(b1, b2)
     np.testing.assert_array_equal(v1, v2)
@@ -122,3 +127,51 @@ def test_unknown_generator():
 def test_bad_draw_sizes(sims, k):
     with pytest.raises(ValueError, match="'sims'|'k'"):
         generators.get("seed_gaussian").draw(sims, k, 0.0, 0)
+
+
+def test_real_pool_draws_are_subsets_of_distinct_paired_seeds():
+    g = generators.get("real_pool", root=FIXTURE_POOL, scenario="S1")
+    pool_b, pool_v = g.pool()
+    b, v = g.draw(200, 5, g.fixed_effect(), np.random.default_rng(0))
+    # Identify each drawn row with its pool seed through the baseline record.
+    seed_of = {row.tobytes(): i for i, row in enumerate(pool_b)}
+    for exp_b, exp_v in zip(b, v):
+        seeds = [seed_of[row.tobytes()] for row in exp_b]
+        assert len(set(seeds)) == 5
+        np.testing.assert_array_equal(exp_v, pool_v[seeds])
+    # Uniform over seeds: each appears in 5/12 of the experiments (binomial, 4 SE).
+    counts = np.zeros(len(pool_b))
+    for exp_b in b:
+        for row in exp_b:
+            counts[seed_of[row.tobytes()]] += 1
+    p = 5 / 12
+    assert np.all(np.abs(counts / 200 - p) < 4 * np.sqrt(p * (1 - p) / 200))
+
+
+def test_real_pool_truth_and_bounds():
+    null = generators.get("real_pool", root=FIXTURE_POOL, scenario="S0p")
+    assert null.fixed_effect() == 0.0
+    effect = generators.get("real_pool", root=FIXTURE_POOL, scenario="S1")
+    assert effect.fixed_effect() == pytest.approx(effect.pool_deltas().mean())
+    with pytest.raises(ValueError, match="'k'.*<= 12"):
+        effect.draw(1, 13, effect.fixed_effect(), 0)
+    with pytest.raises(ValueError, match="fixed by the pool"):
+        effect.draw(1, 3, 0.5, 0)
+    s0 = generators.get("real_pool", root=FIXTURE_POOL, scenario="S0")
+    b, v = s0.pool()
+    np.testing.assert_array_equal(b, v)  # S0: the variant is the baseline, delta exactly 0
+
+
+def test_real_pool_from_a_users_csv(tmp_path):
+    path = tmp_path / "pool.csv"
+    rows = ["seed,arm,metric"] + [f"{s},{a},{0.9 + 0.001 * s + (0.004 if a == 'variant' else 0)}"
+                                  for s in range(6) for a in ("baseline", "variant")]
+    path.write_text("\n".join(rows) + "\n")
+    g = generators.get("real_pool", csv=str(path), scenario="S1")
+    assert g.pool_size == 6 and g.n == 1 and not g.binary
+    assert g.fixed_effect() == pytest.approx(0.004)
+
+
+def test_real_pool_missing_store():
+    with pytest.raises(ValueError, match="does not exist"):
+        generators.get("real_pool", root="/nonexistent/pool")

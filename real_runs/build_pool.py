@@ -1,0 +1,74 @@
+"""``python -m real_runs.build_pool``: train (or resume) the committed real-run pool.
+
+Trains the ``cpu`` profile on CIFAR-10, CIFAR-10N and AG News: scenarios S0p, S1 and S2 for
+every seed, S0 on the first few as a sanity check, baselines shared. Seeds are trained in
+blocks across all datasets, so an interrupted build leaves every dataset with a similar
+number of finished seeds; ``manifest.json`` is rewritten after every block.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from real_runs.manifest import write_manifest
+from real_runs.sweep import parse_seeds, train_sweep
+
+REPO = Path(__file__).resolve().parents[1]
+DEFAULT_POOL = REPO / "real_runs" / "pool"
+DEFAULT_DATA = REPO.parent / "shared" / "data"
+DATASETS = ("ag_news", "cifar10", "cifar10n")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="python -m real_runs.build_pool", description=__doc__)
+    p.add_argument("--data-root", default=str(DEFAULT_DATA),
+                   help=f"folder with cifar10-jpeg/, cifar10n/, ag_news-mini/ ({DEFAULT_DATA})")
+    p.add_argument("--out", default=str(DEFAULT_POOL), help=f"pool folder ({DEFAULT_POOL})")
+    p.add_argument("--datasets", nargs="+", default=list(DATASETS), choices=DATASETS)
+    p.add_argument("--seeds", default="0-29", help="seeds of S0p, S1 and S2 (0-29)")
+    p.add_argument("--s0-seeds", default="0-2", help="seeds of the S0 sanity check (0-2)")
+    p.add_argument("--block", type=int, default=4, help="seeds per block (4)")
+    p.add_argument("--profile", default="cpu")
+    p.add_argument("--jobs", type=int, default=2, help="parallel training processes (2)")
+    p.add_argument("--cache-dir", default=None, help="decoded-image cache (<out>/.cache)")
+    return p
+
+
+def main(argv=None) -> int:
+    args = build_parser().parse_args(argv)
+    if args.block < 1 or args.jobs < 1:
+        raise ValueError("--block and --jobs must be >= 1")
+    seeds = parse_seeds(args.seeds)
+    s0_seeds = set(parse_seeds(args.s0_seeds))
+    out = Path(args.out)
+    for start in range(0, len(seeds), args.block):
+        block = seeds[start:start + args.block]
+        for dataset in args.datasets:
+            for scenarios, chosen in ((["S0p", "S1", "S2"], block),
+                                      (["S0"], [s for s in block if s in s0_seeds])):
+                if not chosen:
+                    continue
+                result = train_sweep(dataset, scenarios, chosen, profile=args.profile,
+                                     data_root=args.data_root, out=out, jobs=args.jobs,
+                                     cache_dir=args.cache_dir)
+                print(f"{dataset} {','.join(scenarios)} seeds {chosen[0]}-{chosen[-1]}: "
+                      f"trained {len(result.trained)}, kept {len(result.skipped)}",
+                      flush=True)
+        manifest = write_manifest(out, profile=args.profile, data_root=args.data_root,
+                                  repo=REPO)
+        print(f"manifest: {len(manifest['records'])} records", flush=True)
+    return 0
+
+
+def run() -> None:
+    """Console entry point."""
+    from protocols._cli import run_main
+
+    run_main(main, "python -m real_runs.build_pool")
+
+
+if __name__ == "__main__":
+    run()
+    sys.exit(0)

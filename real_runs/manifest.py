@@ -1,0 +1,94 @@
+"""The pool manifest: what was trained, with which code, profile and data, and every record.
+
+``manifest.json`` at the pool root lists every record file with its payload checksum, so a
+test can verify that the committed pool is complete and intact.
+"""
+
+from __future__ import annotations
+
+import datetime
+import json
+import os
+import subprocess
+import tempfile
+from pathlib import Path
+
+from real_runs.store import FORMAT_VERSION, read_record
+
+#: stated wherever the pool is described (from ``shared/data/README.md``)
+DATA_CAVEATS = {
+    "cifar10": "CIFAR-10 re-encoded as JPEG (quality ~75, PSNR ~30 dB vs the lossless "
+               "release): accuracies are close to, not equal to, the original's.",
+    "cifar10n": "CIFAR-10N human labels (official CIFAR-10_human.pt) on the JPEG CIFAR-10 "
+                "images above; evaluated on clean test labels.",
+    "ag_news": "AG News reduced to its 7,600 test articles, split 5,600 train / 2,000 test "
+               "(stratified, fixed seed): weaker models than with the 120,000-row train set.",
+}
+MANIFEST_VERSION = 1
+
+
+def code_version(repo: Path) -> str:
+    """``git describe`` of the repository holding ``repo`` (or ``unknown``)."""
+    try:
+        out = subprocess.run(["git", "-C", str(repo), "describe", "--always", "--dirty"],
+                             capture_output=True, text=True, timeout=10, check=True)
+        return out.stdout.strip()
+    except (OSError, subprocess.SubprocessError):
+        return "unknown"
+
+
+def scan(root: Path) -> list[dict]:
+    """Every record under ``root`` with the facts the manifest keeps (verified on read)."""
+    entries = []
+    for path in sorted(root.glob("*/*/*/seed-*.npz")):
+        rec = read_record(path)
+        entries.append({
+            "path": path.relative_to(root).as_posix(), "dataset": rec.dataset,
+            "profile": rec.profile, "arm": rec.arm, "scenario": rec.scenario,
+            "seed": rec.seed, "n_test": int(rec.correct.size),
+            "final_accuracy": rec.final_accuracy, "config_hash": rec.config_hash,
+            "data_fingerprint": rec.data_fingerprint, "wall_time_s": rec.wall_time_s,
+            "payload_sha256": _payload_of(path),
+        })
+    return entries
+
+
+def _payload_of(path: Path) -> str:
+    import numpy as np
+
+    with np.load(path, allow_pickle=False) as z:
+        return json.loads(str(z["meta"]))["payload_sha256"]
+
+
+def write_manifest(root, *, profile: str, data_root: str, repo: Path) -> dict:
+    """Scan the pool at ``root`` and write ``manifest.json`` atomically."""
+    root = Path(root)
+    records = scan(root)
+    datasets = sorted({r["dataset"] for r in records})
+    summary = {}
+    for d in datasets:
+        mine = [r for r in records if r["dataset"] == d]
+        scen = sorted({r["scenario"] for r in mine if r["scenario"]})
+        summary[d] = {
+            "baseline_seeds": sorted(r["seed"] for r in mine if r["arm"] == "baseline"),
+            "scenario_seeds": {s: sorted(r["seed"] for r in mine if r["scenario"] == s)
+                               for s in scen},
+            "caveat": DATA_CAVEATS.get(d, ""),
+        }
+    configs = {}
+    for r in records:
+        if r["arm"] == "baseline" and r["dataset"] not in configs:
+            configs[r["dataset"]] = read_record(root / r["path"]).config
+    manifest = {
+        "manifest_version": MANIFEST_VERSION, "record_format_version": FORMAT_VERSION,
+        "profile": profile, "code_version": code_version(repo), "data_root": str(data_root),
+        "updated_utc": datetime.datetime.now(datetime.timezone.utc).strftime(
+            "%Y-%m-%dT%H:%M:%SZ"),
+        "datasets": summary, "baseline_configs": configs, "records": records,
+    }
+    fd, tmp = tempfile.mkstemp(dir=root, prefix=".manifest.", suffix=".tmp")
+    with os.fdopen(fd, "w") as f:
+        json.dump(manifest, f, indent=1, sort_keys=True)
+        f.write("\n")
+    os.replace(tmp, root / "manifest.json")
+    return manifest

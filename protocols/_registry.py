@@ -1,64 +1,70 @@
-"""The protocol registry: one decorator adds a protocol, ``get`` builds one by name."""
+"""A name -> class registry, used for protocols and for the simulation generators."""
 
 from __future__ import annotations
 
 import dataclasses
 
-_REGISTRY: dict[str, type] = {}
 
-
-def register(cls: type) -> type:
-    """Class decorator: add a :class:`~protocols.Protocol` subclass under ``cls.name``."""
-    name = getattr(cls, "name", None)
-    if not isinstance(name, str) or not name:
-        raise ValueError(f"a registered protocol needs a non-empty class attribute 'name'; "
-                         f"{cls.__qualname__} has {name!r}")
-    if name in _REGISTRY and _REGISTRY[name] is not cls:
-        raise ValueError(f"protocol name {name!r} is already registered by "
-                         f"{_REGISTRY[name].__qualname__}")
-    _REGISTRY[name] = cls
-    return cls
-
-
-def names() -> list[str]:
-    """Names of all registered protocols, sorted."""
-    return sorted(_REGISTRY)
-
-
-def protocol_class(name: str) -> type:
-    """The class registered under ``name``; ``ValueError`` listing the names otherwise."""
-    try:
-        return _REGISTRY[name]
-    except KeyError:
-        raise ValueError(f"The 'name' parameter of protocols.get must be one of {names()}. "
-                         f"Got {name!r} instead.") from None
-
-
-def parameters(name: str) -> dict[str, object]:
-    """Tunable parameters of protocol ``name`` with their defaults."""
-    cls = protocol_class(name)
-    return {f.name: f.default for f in dataclasses.fields(cls)}
-
-
-def get(name: str, **params):
-    """Build the protocol registered under ``name`` with parameters ``params``.
+class Registry:
+    """Classes registered under their ``name`` attribute and built from keyword parameters.
 
     Parameters
     ----------
-    name : str
-        One of :func:`names`.
-    **params
-        Protocol parameters (see :func:`parameters`); unknown ones raise ``ValueError``.
-
-    Returns
-    -------
-    Protocol
-        An object with ``evaluate(base, variant, alpha=0.05, *, rng=None)``.
+    kind : str
+        What is registered ("protocol", "generator"), for messages.
+    param : str
+        How the caller names the choice ("name", "generator"), for messages.
+    owner : str
+        The public function that takes it ("protocols.get"), for messages.
     """
-    cls = protocol_class(name)
-    allowed = parameters(name)
-    unknown = sorted(set(params) - set(allowed))
-    if unknown:
-        raise ValueError(f"protocol {name!r} has no parameter {unknown[0]!r}; "
-                         f"its parameters are {sorted(allowed) or 'none'}")
-    return cls(**params)
+
+    def __init__(self, kind: str, param: str, owner: str):
+        self.kind = kind
+        self.param = param
+        self.owner = owner
+        self._classes: dict[str, type] = {}
+
+    def register(self, cls: type) -> type:
+        """Class decorator: add ``cls`` under ``cls.name``."""
+        name = getattr(cls, "name", None)
+        if not isinstance(name, str) or not name:
+            raise ValueError(f"a registered {self.kind} needs a non-empty class attribute "
+                             f"'name'; {cls.__qualname__} has {name!r}")
+        if name in self._classes and self._classes[name] is not cls:
+            raise ValueError(f"{self.kind} name {name!r} is already registered by "
+                             f"{self._classes[name].__qualname__}")
+        self._classes[name] = cls
+        return cls
+
+    def names(self) -> list[str]:
+        """Registered names, sorted."""
+        return sorted(self._classes)
+
+    def cls(self, name: str) -> type:
+        """The class registered under ``name``; ``ValueError`` listing the names otherwise."""
+        try:
+            return self._classes[name]
+        except KeyError:
+            raise ValueError(f"The {self.param!r} parameter of {self.owner} must be one of "
+                             f"{self.names()}. Got {name!r} instead.") from None
+
+    def parameters(self, name: str) -> dict[str, object]:
+        """Tunable parameters of ``name`` (its dataclass fields) with their defaults."""
+        return {f.name: f.default for f in dataclasses.fields(self.cls(name))}
+
+    def get(self, name: str, **params):
+        """Build ``name`` with ``params``; an unknown parameter raises ``ValueError``."""
+        allowed = self.parameters(name)
+        unknown = sorted(set(params) - set(allowed))
+        if unknown:
+            raise ValueError(f"{self.kind} {name!r} has no parameter {unknown[0]!r}; "
+                             f"its parameters are {sorted(allowed) or 'none'}")
+        return self.cls(name)(**params)
+
+
+PROTOCOLS = Registry("protocol", "name", "protocols.get")
+register = PROTOCOLS.register
+names = PROTOCOLS.names
+protocol_class = PROTOCOLS.cls
+parameters = PROTOCOLS.parameters
+get = PROTOCOLS.get

@@ -49,18 +49,9 @@ class CellSpec:
 
 
 @dataclass(frozen=True)
-class CellResult:
+class CellResult(CellSpec):
     """Rejection counts of one protocol on one cell (a row of ``calibration.csv``)."""
 
-    generator: str
-    generator_params: str
-    protocol: str
-    protocol_params: str
-    k: int
-    effect_pp: float
-    sims: int
-    alpha: float
-    seed: int
     rejections: int
     rate: float
     rate_low: float
@@ -187,10 +178,15 @@ class CellCache:
             result = CellResult(**data)
         except (FileNotFoundError, json.JSONDecodeError, TypeError):
             return None
-        if any(getattr(result, f) != getattr(spec, f) for f in asdict(spec)):
+        if self.spec_of(result) != spec:
             return None
         return result
 
     def put(self, result: CellResult) -> None:
-        spec = CellSpec(**{f: getattr(result, f) for f in CellSpec.__dataclass_fields__})
-        write_atomic(self.dir / f"{spec.key()}.json", json.dumps(asdict(result), indent=1))
+        write_atomic(self.dir / f"{self.spec_of(result).key()}.json",
+                     json.dumps(asdict(result), indent=1))
+
+    @staticmethod
+    def spec_of(result: CellResult) -> CellSpec:
+        """The spec a result answers (its key fields)."""
+        return CellSpec(**{f: getattr(result, f) for f in CellSpec.__dataclass_fields__})

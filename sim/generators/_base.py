@@ -8,45 +8,14 @@ from typing import ClassVar
 
 import numpy as np
 
-_REGISTRY: dict[str, type] = {}
+from protocols._registry import Registry
 
-
-def register(cls: type) -> type:
-    """Class decorator: add a :class:`Generator` subclass under ``cls.name``."""
-    if cls.name in _REGISTRY and _REGISTRY[cls.name] is not cls:
-        raise ValueError(f"generator name {cls.name!r} is already registered")
-    _REGISTRY[cls.name] = cls
-    return cls
-
-
-def names() -> list[str]:
-    """Names of the registered generators, sorted."""
-    return sorted(_REGISTRY)
-
-
-def generator_class(name: str) -> type:
-    """The class registered under ``name``; ``ValueError`` listing the names otherwise."""
-    try:
-        return _REGISTRY[name]
-    except KeyError:
-        raise ValueError(f"The 'generator' parameter must be one of {names()}. "
-                         f"Got {name!r} instead.") from None
-
-
-def parameters(name: str) -> dict[str, object]:
-    """Parameters of generator ``name`` with their defaults."""
-    return {f.name: f.default for f in dataclasses.fields(generator_class(name))}
-
-
-def get(name: str, **params) -> Generator:
-    """Build generator ``name`` with ``params`` (unknown ones raise ``ValueError``)."""
-    cls = generator_class(name)
-    allowed = parameters(name)
-    unknown = sorted(set(params) - set(allowed))
-    if unknown:
-        raise ValueError(f"generator {name!r} has no parameter {unknown[0]!r}; "
-                         f"its parameters are {sorted(allowed)}")
-    return cls(**params)
+GENERATORS = Registry("generator", "generator", "sim.generators.get")
+register = GENERATORS.register
+names = GENERATORS.names
+generator_class = GENERATORS.cls
+parameters = GENERATORS.parameters
+get = GENERATORS.get
 
 
 def check_number(owner: str, field: str, value, *, low=None, high=None,

@@ -144,8 +144,9 @@ def main(argv=None) -> int:
     write_csv(budget, args.out / "seed_budget.csv")
     written = ["calibration.csv", "seed_budget.csv"]
     pools = [g for g in chosen if hasattr(g, "pool")]
+    pools_table = pool_summary(pools) if pools else None
     if pools:
-        write_csv(pool_summary(pools), args.out / "pool_summary.csv")
+        write_csv(pools_table, args.out / "pool_summary.csv")
         written.append("pool_summary.csv")
     if fits:
         write_csv(pd.concat(fits, ignore_index=True), args.out / "fit_check.csv")
@@ -161,7 +162,7 @@ def main(argv=None) -> int:
         print(summary_table(frame, budget))
         if pools:
             print("\nreal pools: true effect and pairing correlation of per-seed accuracies")
-            print(pool_summary(pools).to_string(index=False, float_format=lambda x: f"{x:.3f}"))
+            print(pools_table.to_string(index=False, float_format=lambda x: f"{x:.3f}"))
         print(f"\nwrote {args.out}/: {', '.join(written)}")
     return 0
 

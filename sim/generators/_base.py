@@ -58,8 +58,19 @@ class Generator:
         return {f.name: getattr(self, f.name) for f in dataclasses.fields(self)}
 
     def describe(self) -> str:
-        """Parameters as ``key=value`` pairs joined by ``;`` (a stable, readable key)."""
-        return ";".join(f"{k}={v}" for k, v in self.params().items())
+        """Parameters as ``key=value`` pairs joined by ``;`` (a stable, readable key).
+
+        A whole number given for a float parameter is written as a float, so ``rho=0`` and
+        ``rho=0.0`` name the same cell (and so draw the same random stream).
+        """
+        defaults = {f.name: f.default for f in dataclasses.fields(self)}
+        parts = []
+        for key, value in self.params().items():
+            if (isinstance(defaults[key], float) and isinstance(value, (int, np.integer))
+                    and not isinstance(value, bool)):
+                value = float(value)
+            parts.append(f"{key}={value}")
+        return ";".join(parts)
 
     def check_effect(self, delta: float) -> None:
         """``ValueError`` if this generator cannot simulate a true effect ``delta``."""

@@ -175,3 +175,9 @@ def test_real_pool_from_a_users_csv(tmp_path):
 def test_real_pool_missing_store():
     with pytest.raises(ValueError, match="does not exist"):
         generators.get("real_pool", root="/nonexistent/pool")
+
+
+def test_whole_numbers_for_float_parameters_name_the_same_cell():
+    a = generators.get("seed_gaussian", rho=0)
+    b = generators.get("seed_gaussian", rho=0.0)
+    assert a.describe() == b.describe()

@@ -57,7 +57,8 @@ def evaluate_results(results, *, alpha=0.05, protocols=None, rng=0, params=None)
     alpha : float
     protocols : list of str or None
         Names to apply; default all that can run on the data.
-    rng : int or numpy.random.Generator
+    rng : int
+        Seed of the resampling protocols (each starts a fresh stream from it).
     params : dict or None
         Parameters set on every selected protocol that has them.
 
@@ -68,7 +69,6 @@ def evaluate_results(results, *, alpha=0.05, protocols=None, rng=0, params=None)
         Protocol name -> why it cannot run on these data.
     """
     alpha = _check_alpha(alpha)
-    rng = np.random.default_rng(rng)
     binary = bool(np.isin(results.base, (0, 1)).all() and np.isin(results.variant, (0, 1)).all())
     chosen = names() if protocols is None else list(protocols)
     rows, skipped = [], {}
@@ -80,7 +80,10 @@ def evaluate_results(results, *, alpha=0.05, protocols=None, rng=0, params=None)
         if why is not None:
             skipped[name] = why
             continue
-        r = protocol.evaluate(results.base, results.variant, alpha, rng=rng)
+        # A fresh stream per protocol from the same seed: a protocol's verdict does not
+        # depend on which others ran, and bca shows the CI that paired_bca_perm uses.
+        r = protocol.evaluate(results.base, results.variant, alpha,
+                              rng=np.random.default_rng(rng))
         rows.append(ProtocolRow(
             protocol=name,
             estimate_pp=100 * float(r.estimate),

@@ -103,19 +103,22 @@ def notes_for(results, alpha) -> list[str]:
              f"baseline in percentage points (pp)."]
     if k >= 2:
         p_min = min_sign_flip_pvalue(k)
-        verdict = "can" if p_min < alpha else "can NEVER"
+        if p_min < alpha:
+            reach = "can reach"
+        else:
+            # Smallest k whose attainable p (2 / 2**k) falls below alpha.
+            needed = next(j for j in range(k + 1, 64) if min_sign_flip_pvalue(j) < alpha)
+            reach = f"can NEVER reach (k >= {needed} is needed at alpha = {alpha:g})"
         notes.append(f"With k = {k} the smallest attainable exact sign-flip p is "
-                     f"{p_min:.4g}: the paired protocol {verdict} reach significance at "
-                     f"alpha = {alpha:g}" + ("" if p_min < alpha else
-                                             " (k >= 6 is needed at alpha = 0.05)") + ".")
-    if k >= 2:
-        d = results.variant.mean(axis=1) - results.base.mean(axis=1)
+                     f"{p_min:.4g}: the paired protocol {reach} significance at "
+                     f"alpha = {alpha:g}.")
         r_b, r_v = results.base.mean(axis=1), results.variant.mean(axis=1)
         if k >= 3 and r_b.std() > 0 and r_v.std() > 0:
             rho = float(np.corrcoef(r_b, r_v)[0, 1])
             notes.append(f"Correlation of the arms' per-seed metrics: {rho:.2f}; pairing "
                          f"helps when it is clearly positive.")
-        notes.append(f"Per-seed deltas (pp): {', '.join(f'{100 * x:+.2f}' for x in d)}.")
+        deltas = ", ".join(f"{100 * x:+.2f}" for x in r_v - r_b)
+        notes.append(f"Per-seed deltas (pp): {deltas}.")
     notes.append("Rows marked with a pitfall are shown for teaching: do not report them.")
     return notes
 

@@ -39,7 +39,10 @@ def test_table_for_three_seeds_warns_that_the_exact_test_cannot_pass(tmp_path, c
         f"{s},baseline,{0.9 + 0.001 * s}\n{s},variant,{0.92 + 0.001 * s}\n" for s in range(3)))
     assert main([str(path)]) == 0
     text = capsys.readouterr().out
-    assert "0.25" in text and "can NEVER" in text
+    assert "0.25" in text and "can NEVER" in text and "k >= 6 is needed at alpha = 0.05" in text
+    assert main([str(path), "--alpha", "0.01"]) == 0
+    # 2 / 2**7 = 0.0156 > 0.01 > 2 / 2**8: eight seeds are needed at alpha = 0.01.
+    assert "k >= 8 is needed at alpha = 0.01" in capsys.readouterr().out
     line = next(x for x in text.splitlines() if x.startswith("paired_bca_perm"))
     assert "not significant" in line
 

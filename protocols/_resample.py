@@ -13,6 +13,8 @@ import math
 import numpy as np
 from scipy import special
 
+from protocols import _bca_kernels
+
 #: elements of the largest temporary array a kernel builds at once (~32 MB of float64)
 CHUNK_ELEMENTS = 2**22
 
@@ -244,16 +246,15 @@ def _bca_levels(z0, a, alpha):
     return out
 
 
-def _sorted_quantile(sorted_b, q):
-    # np.percentile's default ('linear') on each row, at a row-specific level q.
-    n = sorted_b.shape[-1]
-    h = np.clip(q, 0.0, 1.0) * (n - 1)
-    lo = np.floor(h).astype(np.int64)
-    hi = np.minimum(lo + 1, n - 1)
-    frac = h - lo
-    v_lo = np.take_along_axis(sorted_b, lo[:, None], axis=-1)[:, 0]
-    v_hi = np.take_along_axis(sorted_b, hi[:, None], axis=-1)[:, 0]
-    return v_lo + frac * (v_hi - v_lo)
+@functools.lru_cache(maxsize=8)
+def _z0_of_twice_share(n_resamples: int) -> np.ndarray:
+    # z0 = ndtri(share below, ties counted half) for every possible count 2*below + ties;
+    # all replicates on one side would give +-inf, so clip to the resolution of B.
+    share = np.arange(2 * n_resamples + 1) / (2.0 * n_resamples)
+    share = np.clip(share, 0.5 / n_resamples, 1.0 - 0.5 / n_resamples)
+    z0 = special.ndtri(share)
+    z0.setflags(write=False)
+    return z0
 
 
 def _weighted_quantile(sorted_b, sorted_w, q):
@@ -262,6 +263,27 @@ def _weighted_quantile(sorted_b, sorted_w, q):
     idx = (cdf < (np.clip(q, 0.0, 1.0) - 1e-12)[:, None]).sum(axis=-1)
     idx = np.minimum(idx, sorted_b.shape[-1] - 1)
     return np.take_along_axis(sorted_b, idx[:, None], axis=-1)[:, 0]
+
+
+def _ideal_bca(flat, theta, tol, a, alpha):
+    # BCa over all C(2k-1, k) resample multisets, weighted by their probabilities.
+    m, k = flat.shape
+    counts, weights = ideal_bootstrap_multisets(k)
+    low = np.empty(m)
+    high = np.empty(m)
+    for sl in _chunks(m, 2 * counts.shape[0]):
+        theta_b = flat[sl] @ counts.T / k
+        offset = theta_b - theta[sl, None]
+        below_mask = offset < -tol[sl, None]
+        tie_mask = np.abs(offset) <= tol[sl, None]
+        share = (below_mask @ weights) + 0.5 * (tie_mask @ weights)
+        q_lo, q_hi = _bca_levels(special.ndtri(share), a[sl], alpha)
+        order = np.argsort(theta_b, axis=-1, kind="stable")
+        sorted_b = np.take_along_axis(theta_b, order, axis=-1)
+        sorted_w = weights[order]
+        low[sl] = _weighted_quantile(sorted_b, sorted_w, q_lo)
+        high[sl] = _weighted_quantile(sorted_b, sorted_w, q_hi)
+    return low, high
 
 
 def bca_interval(d, alpha, rng, *, n_resamples=10_000, exact=False):
@@ -295,45 +317,23 @@ def bca_interval(d, alpha, rng, *, n_resamples=10_000, exact=False):
     theta = flat.mean(axis=-1)
     tol = TIE_RTOL * np.abs(flat).max(axis=-1)
     a = _acceleration(flat)
-    low = np.empty(m)
-    high = np.empty(m)
     if exact:
-        counts, weights = ideal_bootstrap_multisets(k)
+        low, high = _ideal_bca(flat, theta, tol, a, alpha)
     else:
         # One set of resamples for the whole batch, as scipy.stats.bootstrap draws for
         # batched input: every experiment's interval is an ordinary bootstrap interval,
-        # the replicate means become one matrix product, and a batch gives exactly what
-        # its experiments give one by one with the same rng.
+        # and a batch gives exactly what its experiments give one by one with the same rng.
         idx = rng.integers(0, k, size=(n_resamples, k))
-        counts = np.zeros((n_resamples, k))
-        np.add.at(counts, (np.arange(n_resamples)[:, None], idx), 1.0)
-    n_b = counts.shape[0]
-    for sl in _chunks(m, 2 * n_b):
-        block = flat[sl]
-        theta_b = block @ counts.T / k
-        offset = theta_b - theta[sl, None]
-        below_mask = offset < -tol[sl, None]
-        tie_mask = np.abs(offset) <= tol[sl, None]
-        if exact:
-            order = np.argsort(theta_b, axis=-1, kind="stable")
-            sorted_b = np.take_along_axis(theta_b, order, axis=-1)
-            sorted_w = weights[order]
-            share = (below_mask @ weights) + 0.5 * (tie_mask @ weights)
-        else:
-            # Sorting dominates the cost; float32 halves it. Centring first keeps the
-            # rounding (~6e-8 of the replicates' spread) far below the Monte Carlo error.
-            sorted_b = np.sort(offset.astype(np.float32), axis=-1)
-            share = (below_mask.sum(-1) + 0.5 * tie_mask.sum(-1)) / n_b
-            # All replicates on one side gives z0 = +-inf; clip to the resolution of B.
-            share = np.clip(share, 0.5 / n_b, 1.0 - 0.5 / n_b)
-        z0 = special.ndtri(share)
-        q_lo, q_hi = _bca_levels(z0, a[sl], alpha)
-        if exact:
-            low[sl] = _weighted_quantile(sorted_b, sorted_w, q_lo)
-            high[sl] = _weighted_quantile(sorted_b, sorted_w, q_hi)
-        else:
-            low[sl] = theta[sl] + _sorted_quantile(sorted_b, q_lo)
-            high[sl] = theta[sl] + _sorted_quantile(sorted_b, q_hi)
+        # counts_t[j, b]: how often seed j is in resample b. float32 holds these small
+        # integers exactly and halves the kernel's reads.
+        flat_index = idx * n_resamples + np.arange(n_resamples)[:, None]
+        counts_t = np.bincount(flat_index.ravel(), minlength=k * n_resamples)
+        counts_t = counts_t.reshape(k, n_resamples).astype(np.float32)
+        z_alpha = float(special.ndtri(alpha / 2.0))
+        off_low, off_high = _bca_kernels.bca_offsets(
+            np.ascontiguousarray(flat), counts_t, theta, tol, a,
+            _z0_of_twice_share(n_resamples), z_alpha)
+        low, high = theta + off_low, theta + off_high
     constant = np.ptp(flat, axis=-1) <= tol
     low = np.where(constant, theta, low)
     high = np.where(constant, theta, high)

@@ -1,0 +1,168 @@
+"""Compiled kernel of the random-resample BCa interval on the mean of paired deltas.
+
+Per experiment the interval needs the share of the ``B`` replicate means below the estimate
+(the bias correction ``z0``) and two interpolated order statistics at the BCa levels.
+Sorting every experiment's replicates, as a vectorized numpy version must, costs
+``O(B log B)`` per experiment and dominated the protocol (about 0.5 s of 0.7 s for 2,000
+experiments at k = 10). This kernel, compiled with numba, finds the same order statistics
+in a few linear passes over one experiment's replicates while they sit in cache:
+
+1. form the replicate means from the shared resample counts, count those below and tied
+   with the estimate, and histogram them into ``N_BINS`` equal bins over
+   ``[min(d), max(d)]`` (every resample mean lies there);
+2. from ``z0`` and the acceleration get the two BCa levels and the ranks they need, and
+   sort only the replicates of the bins that hold those ranks (about ten each).
+
+The values are the exact order statistics, identical to sorting whatever the data: ties,
+a lattice of values or an outlier only make the selected bins fuller.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numba
+import numpy as np
+
+#: histogram bins per experiment; at the 2.5% tail of B = 10,000 a bin holds ~10 replicates
+N_BINS = 1024
+
+_SQRT_HALF = math.sqrt(0.5)
+
+
+@numba.njit(cache=True, nogil=True)
+def _fill_offsets(d, counts_t, theta, out):
+    # Replicate means minus the estimate. Seed-outer order lets the compiler vectorize
+    # over resamples; both uses of a replicate read this one buffer, so they agree exactly.
+    k, n_b = counts_t.shape
+    for b in range(n_b):
+        out[b] = -theta
+    for j in range(k):
+        dj = d[j] / k
+        row = counts_t[j]
+        for b in range(n_b):
+            out[b] += row[b] * dj
+
+
+@numba.njit(cache=True, nogil=True)
+def _ndtr(x):
+    return 0.5 * math.erfc(-x * _SQRT_HALF)
+
+
+@numba.njit(cache=True, nogil=True)
+def _histogram(bins, hist4):
+    # four interleaved histograms: consecutive equal bins do not wait on each other's store
+    hist4[:] = 0
+    n = bins.size
+    stop = n - n % 4
+    for b in range(0, stop, 4):
+        hist4[0, bins[b]] += 1
+        hist4[1, bins[b + 1]] += 1
+        hist4[2, bins[b + 2]] += 1
+        hist4[3, bins[b + 3]] += 1
+    for b in range(stop, n):
+        hist4[0, bins[b]] += 1
+
+
+@numba.njit(cache=True, nogil=True)
+def _ratio(num, den):
+    # num / den with numpy's IEEE result for den == 0 (numba would raise)
+    if den == 0.0:
+        return math.copysign(math.inf, num) if num != 0.0 else math.nan
+    return num / den
+
+
+@numba.njit(cache=True, nogil=True)
+def _sorted_bin(buf, bins, target, cand):
+    # the replicates of one histogram bin, sorted
+    n_c = 0
+    for b in range(buf.size):
+        if bins[b] == target:
+            cand[n_c] = buf[b]
+            n_c += 1
+    return np.sort(cand[:n_c])
+
+
+@numba.njit(cache=True, nogil=True)
+def bca_offsets(flat, counts_t, theta, tol, accel, z0_of_twice_share, z_alpha):
+    """BCa interval ends of each experiment, relative to its estimate.
+
+    Parameters
+    ----------
+    flat : ndarray of float64, shape (m, k)
+        Per-seed deltas of ``m`` experiments.
+    counts_t : ndarray of float32, shape (k, B)
+        How often each seed appears in each of the ``B`` resamples shared by the batch.
+    theta, tol, accel : ndarray of float64, shape (m,)
+        Estimate (mean delta), tie tolerance and jackknife acceleration per experiment.
+    z0_of_twice_share : ndarray of float64, shape (2 B + 1,)
+        ``z0`` as a function of ``2 * below + ties`` (the share below, ties counted half,
+        times ``2 B``), already clipped and transformed by ``ndtri`` in numpy.
+    z_alpha : float
+        ``ndtri(alpha / 2)``.
+
+    Returns
+    -------
+    low, high : ndarray of float64, shape (m,)
+        Interval ends minus ``theta``.
+    """
+    m = flat.shape[0]
+    n_b = counts_t.shape[1]
+    low = np.empty(m)
+    high = np.empty(m)
+    buf = np.empty(n_b)
+    bins = np.empty(n_b, np.int32)
+    hist = np.empty(N_BINS, np.int64)
+    hist4 = np.empty((4, N_BINS), np.int64)
+    cum = np.empty(N_BINS + 1, np.int64)
+    cand = np.empty(n_b)
+    wanted = np.empty(4, np.int64)
+    h = np.empty(2)
+    for i in range(m):
+        _fill_offsets(flat[i], counts_t, theta[i], buf)
+        lo = flat[i].min() - theta[i]
+        width = flat[i].max() - theta[i] - lo
+        scale = N_BINS / width if width > 0.0 else 0.0
+        t = tol[i]
+        n_below = 0
+        n_tie = 0
+        top = N_BINS - 0.5
+        for b in range(n_b):
+            v = buf[b]
+            n_below += v < -t
+            n_tie += abs(v) <= t
+            # clamped in floating point first, so the loop vectorizes
+            bins[b] = np.int32(min(max((v - lo) * scale, 0.0), top))
+        _histogram(bins, hist4)
+        for j in range(N_BINS):
+            hist[j] = hist4[0, j] + hist4[1, j] + hist4[2, j] + hist4[3, j]
+        z0 = z0_of_twice_share[2 * n_below + n_tie]
+        a = accel[i]
+        for side in range(2):
+            num = z0 + (z_alpha if side == 0 else -z_alpha)
+            q = _ndtr(z0 + _ratio(num, 1.0 - a * num))
+            h[side] = min(max(q, 0.0), 1.0) * (n_b - 1)
+            base = int(math.floor(h[side]))
+            wanted[2 * side] = base
+            wanted[2 * side + 1] = min(base + 1, n_b - 1)
+        cum[0] = 0
+        for j in range(N_BINS):
+            cum[j + 1] = cum[j] + hist[j]
+        for side in range(2):
+            # bin j holds the sorted positions cum[j] .. cum[j + 1] - 1
+            r0 = wanted[2 * side]
+            r1 = wanted[2 * side + 1]
+            target = np.searchsorted(cum, r0, side="right") - 1
+            chosen = _sorted_bin(buf, bins, target, cand)
+            v0 = chosen[r0 - cum[target]]
+            if r1 < cum[target + 1]:
+                v1 = chosen[r1 - cum[target]]
+            else:
+                target = np.searchsorted(cum, r1, side="right") - 1
+                v1 = _sorted_bin(buf, bins, target, cand)[r1 - cum[target]]
+            frac = h[side] - math.floor(h[side])
+            if side == 0:
+                low[i] = v0 + frac * (v1 - v0)
+            else:
+                high[i] = v0 + frac * (v1 - v0)
+    return low, high

@@ -1,0 +1,68 @@
+"""The compiled BCa kernel against an independent reference: a full float64 sort.
+
+``protocols._bca_kernels`` finds order statistics through a histogram instead of sorting.
+The reference below rebuilds the same BCa interval the plain way (replicate matrix,
+``np.sort``, ``np.percentile`` with its default linear interpolation, ``scipy.special``
+for ``ndtri``/``ndtr``) from the same resamples, so the two must agree to rounding, on
+data chosen to stress the histogram: ties on a lattice, an outlier that stretches the
+bins, constant rows, k = 2, and levels pushed to the extreme ranks.
+"""
+
+import numpy as np
+import pytest
+from scipy import special
+
+from protocols import _resample
+
+N_RESAMPLES = 2000
+
+
+def _reference_bca(d, alpha, rng):
+    m, k = d.shape
+    theta = d.mean(axis=-1)
+    tol = _resample.TIE_RTOL * np.abs(d).max(axis=-1)
+    u = d - theta[:, None]
+    den = (u**2).sum(-1)
+    a = np.divide((u**3).sum(-1), 6.0 * den**1.5, out=np.zeros(m), where=den > 0)
+    idx = rng.integers(0, k, size=(N_RESAMPLES, k))
+    replicates = np.stack([d[:, idx[b]].mean(axis=-1) for b in range(N_RESAMPLES)], axis=-1)
+    offset = replicates - theta[:, None]
+    share = ((offset < -tol[:, None]).sum(-1)
+             + 0.5 * (np.abs(offset) <= tol[:, None]).sum(-1)) / N_RESAMPLES
+    z0 = special.ndtri(np.clip(share, 0.5 / N_RESAMPLES, 1 - 0.5 / N_RESAMPLES))
+    ends = []
+    for z in (special.ndtri(alpha / 2), -special.ndtri(alpha / 2)):
+        q = special.ndtr(z0 + (z0 + z) / (1 - a * (z0 + z)))
+        ends.append(np.array([np.percentile(offset[i], 100 * q[i]) for i in range(m)]))
+    constant = np.ptp(d, axis=-1) <= tol
+    return (np.where(constant, theta, theta + ends[0]),
+            np.where(constant, theta, theta + ends[1]))
+
+
+def _data(kind, k, rng):
+    m = 60
+    if kind == "normal":
+        return rng.normal(0.01, 0.005, (m, k))
+    if kind == "lattice":  # accuracy deltas are multiples of 1/n: many exact ties
+        return rng.integers(-3, 4, (m, k)) / 1000
+    if kind == "outlier":  # one far seed: nearly all replicates crowd into a few bins
+        d = rng.normal(0.0, 0.005, (m, k))
+        d[:, 0] += 1.0
+        return d
+    d = np.full((m, k), 0.003)  # constant rows, and rows with one differing seed
+    d[::2, 1] = 0.004
+    return d
+
+
+@pytest.mark.parametrize("kind", ["normal", "lattice", "outlier", "constant"])
+@pytest.mark.parametrize("k", [2, 3, 8, 12])
+@pytest.mark.parametrize("alpha", [0.05, 0.001, 0.5])
+def test_kernel_matches_sorting(kind, k, alpha):
+    d = _data(kind, k, np.random.default_rng(k))
+    low, high = _resample.bca_interval(d, alpha, np.random.default_rng(1),
+                                       n_resamples=N_RESAMPLES)
+    ref_low, ref_high = _reference_bca(d, alpha, np.random.default_rng(1))
+    # same resamples, same arithmetic up to summation order: rounding only
+    scale = np.abs(d).max()
+    np.testing.assert_allclose(low, ref_low, rtol=0, atol=1e-12 * scale)
+    np.testing.assert_allclose(high, ref_high, rtol=0, atol=1e-12 * scale)

@@ -50,6 +50,18 @@ def _ndtr(x):
 
 
 @numba.njit(cache=True, nogil=True)
+def _bin(buf, d, theta, bins):
+    # N_BINS equal bins over [min(d), max(d)] - theta, which holds every resample mean
+    lo = d.min() - theta
+    width = d.max() - theta - lo
+    scale = N_BINS / width if width > 0.0 else 0.0
+    top = N_BINS - 0.5
+    for b in range(buf.size):
+        # clamped in floating point first (rounding may step outside), so it vectorizes
+        bins[b] = np.int32(min(max((buf[b] - lo) * scale, 0.0), top))
+
+
+@numba.njit(cache=True, nogil=True)
 def _histogram(bins, hist4):
     # four interleaved histograms: consecutive equal bins do not wait on each other's store
     hist4[:] = 0
@@ -120,19 +132,14 @@ def bca_offsets(flat, counts_t, theta, tol, accel, z0_of_twice_share, z_alpha):
     h = np.empty(2)
     for i in range(m):
         _fill_offsets(flat[i], counts_t, theta[i], buf)
-        lo = flat[i].min() - theta[i]
-        width = flat[i].max() - theta[i] - lo
-        scale = N_BINS / width if width > 0.0 else 0.0
+        _bin(buf, flat[i], theta[i], bins)
         t = tol[i]
         n_below = 0
         n_tie = 0
-        top = N_BINS - 0.5
         for b in range(n_b):
             v = buf[b]
             n_below += v < -t
             n_tie += abs(v) <= t
-            # clamped in floating point first, so the loop vectorizes
-            bins[b] = np.int32(min(max((v - lo) * scale, 0.0), top))
         _histogram(bins, hist4)
         for j in range(N_BINS):
             hist[j] = hist4[0, j] + hist4[1, j] + hist4[2, j] + hist4[3, j]
@@ -166,3 +173,127 @@ def bca_offsets(flat, counts_t, theta, tol, accel, z0_of_twice_share, z_alpha):
             else:
                 high[i] = v0 + frac * (v1 - v0)
     return low, high
+
+
+# --------------------------------------------------------------------------------------------
+# The ideal bootstrap: every resample multiset, weighted by its probability
+
+
+@numba.njit(cache=True, nogil=True)
+def _weighted_histogram(bins, weights, hist4):
+    # as _histogram, summing probabilities
+    hist4[:] = 0.0
+    n = bins.size
+    stop = n - n % 4
+    for b in range(0, stop, 4):
+        hist4[0, bins[b]] += weights[b]
+        hist4[1, bins[b + 1]] += weights[b + 1]
+        hist4[2, bins[b + 2]] += weights[b + 2]
+        hist4[3, bins[b + 3]] += weights[b + 3]
+    for b in range(stop, n):
+        hist4[0, bins[b]] += weights[b]
+
+
+@numba.njit(cache=True, nogil=True)
+def weighted_share_and_histogram(flat, counts_t, weights, theta, tol):
+    """Probability of a replicate below the estimate (ties half), and binned probabilities.
+
+    Parameters
+    ----------
+    flat : ndarray of float64, shape (m, k)
+    counts_t : ndarray of float32, shape (k, M)
+        Seed counts of each of the ``M`` resample multisets.
+    weights : ndarray of float64, shape (M,)
+        Their multinomial probabilities.
+    theta, tol : ndarray of float64, shape (m,)
+
+    Returns
+    -------
+    share : ndarray of float64, shape (m,)
+    hist : ndarray of float64, shape (m, N_BINS)
+        Probability of each bin of the centred replicates (bins as in :func:`bca_offsets`).
+    """
+    m = flat.shape[0]
+    n_b = counts_t.shape[1]
+    share = np.empty(m)
+    hist = np.empty((m, N_BINS))
+    hist4 = np.empty((4, N_BINS))
+    buf = np.empty(n_b)
+    bins = np.empty(n_b, np.int32)
+    for i in range(m):
+        _fill_offsets(flat[i], counts_t, theta[i], buf)
+        _bin(buf, flat[i], theta[i], bins)
+        t = tol[i]
+        s = 0.0
+        for b in range(n_b):
+            v = buf[b]
+            s += weights[b] * ((v < -t) + 0.5 * (abs(v) <= t))
+        share[i] = s
+        _weighted_histogram(bins, weights, hist4)
+        for j in range(N_BINS):
+            hist[i, j] = (hist4[0, j] + hist4[1, j]) + (hist4[2, j] + hist4[3, j])
+    return share, hist
+
+
+@numba.njit(cache=True, nogil=True)
+def weighted_quantile_offsets(flat, counts_t, weights, theta, hist, levels):
+    """Generalized inverse of each experiment's replicate distribution at given levels.
+
+    The smallest centred replicate whose cumulative probability reaches ``level - 1e-12``
+    (the slack absorbs rounding in the sums of probabilities); the largest if none does.
+    A NaN level gives the smallest replicate, as comparisons with NaN are false.
+
+    Parameters
+    ----------
+    flat, counts_t, weights, theta
+        As for :func:`weighted_share_and_histogram`.
+    hist : ndarray of float64, shape (m, N_BINS)
+        What :func:`weighted_share_and_histogram` returned for the same inputs.
+    levels : ndarray of float64, shape (m, r)
+
+    Returns
+    -------
+    ndarray of float64, shape (m, r)
+    """
+    m, n_r = levels.shape
+    n_b = counts_t.shape[1]
+    out = np.empty((m, n_r))
+    buf = np.empty(n_b)
+    bins = np.empty(n_b, np.int32)
+    cand = np.empty(n_b)
+    cand_w = np.empty(n_b)
+    for i in range(m):
+        _fill_offsets(flat[i], counts_t, theta[i], buf)
+        _bin(buf, flat[i], theta[i], bins)
+        for r in range(n_r):
+            threshold = min(max(levels[i, r], 0.0), 1.0) - 1e-12
+            # first non-empty bin whose cumulative probability reaches the threshold
+            below = 0.0
+            target = -1
+            last = -1
+            for j in range(N_BINS):
+                if hist[i, j] > 0.0:
+                    last = j
+                    if not (below + hist[i, j] < threshold):
+                        target = j
+                        break
+                    below += hist[i, j]
+            if target < 0:  # rounding left the total short of the level: the largest value
+                target = last
+                below -= hist[i, last]
+            n_c = 0
+            for b in range(n_b):
+                if bins[b] == target:
+                    cand[n_c] = buf[b]
+                    cand_w[n_c] = weights[b]
+                    n_c += 1
+            order = np.argsort(cand[:n_c])
+            value = cand[order[n_c - 1]]
+            cdf = below
+            for o in order:
+                cdf += cand_w[o]
+                if not (cdf < threshold):
+                    value = cand[o]
+                    break
+            out[i, r] = value
+    return out

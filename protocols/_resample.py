@@ -257,33 +257,15 @@ def _z0_of_twice_share(n_resamples: int) -> np.ndarray:
     return z0
 
 
-def _weighted_quantile(sorted_b, sorted_w, q):
-    # Generalized inverse of the discrete CDF: smallest value whose CDF reaches q.
-    cdf = np.cumsum(sorted_w, axis=-1)
-    idx = (cdf < (np.clip(q, 0.0, 1.0) - 1e-12)[:, None]).sum(axis=-1)
-    idx = np.minimum(idx, sorted_b.shape[-1] - 1)
-    return np.take_along_axis(sorted_b, idx[:, None], axis=-1)[:, 0]
-
-
 def _ideal_bca(flat, theta, tol, a, alpha):
     # BCa over all C(2k-1, k) resample multisets, weighted by their probabilities.
-    m, k = flat.shape
-    counts, weights = ideal_bootstrap_multisets(k)
-    low = np.empty(m)
-    high = np.empty(m)
-    for sl in _chunks(m, 2 * counts.shape[0]):
-        theta_b = flat[sl] @ counts.T / k
-        offset = theta_b - theta[sl, None]
-        below_mask = offset < -tol[sl, None]
-        tie_mask = np.abs(offset) <= tol[sl, None]
-        share = (below_mask @ weights) + 0.5 * (tie_mask @ weights)
-        q_lo, q_hi = _bca_levels(special.ndtri(share), a[sl], alpha)
-        order = np.argsort(theta_b, axis=-1, kind="stable")
-        sorted_b = np.take_along_axis(theta_b, order, axis=-1)
-        sorted_w = weights[order]
-        low[sl] = _weighted_quantile(sorted_b, sorted_w, q_lo)
-        high[sl] = _weighted_quantile(sorted_b, sorted_w, q_hi)
-    return low, high
+    counts, weights = ideal_bootstrap_multisets(flat.shape[1])
+    counts_t = np.ascontiguousarray(counts.T, dtype=np.float32)
+    share, hist = _bca_kernels.weighted_share_and_histogram(flat, counts_t, weights, theta, tol)
+    q_lo, q_hi = _bca_levels(special.ndtri(share), a, alpha)
+    offsets = _bca_kernels.weighted_quantile_offsets(
+        flat, counts_t, weights, theta, hist, np.stack([q_lo, q_hi], axis=-1))
+    return theta + offsets[:, 0], theta + offsets[:, 1]
 
 
 def bca_interval(d, alpha, rng, *, n_resamples=10_000, exact=False):
@@ -317,6 +299,7 @@ def bca_interval(d, alpha, rng, *, n_resamples=10_000, exact=False):
     theta = flat.mean(axis=-1)
     tol = TIE_RTOL * np.abs(flat).max(axis=-1)
     a = _acceleration(flat)
+    flat = np.ascontiguousarray(flat)
     if exact:
         low, high = _ideal_bca(flat, theta, tol, a, alpha)
     else:
@@ -331,7 +314,7 @@ def bca_interval(d, alpha, rng, *, n_resamples=10_000, exact=False):
         counts_t = counts_t.reshape(k, n_resamples).astype(np.float32)
         z_alpha = float(special.ndtri(alpha / 2.0))
         off_low, off_high = _bca_kernels.bca_offsets(
-            np.ascontiguousarray(flat), counts_t, theta, tol, a,
+            flat, counts_t, theta, tol, a,
             _z0_of_twice_share(n_resamples), z_alpha)
         low, high = theta + off_low, theta + off_high
     constant = np.ptp(flat, axis=-1) <= tol

@@ -16,8 +16,6 @@ from ._registry import register
 from ._resample import bca_interval, n_ideal_multisets, sign_flip_pvalue
 from ._result import make_result
 
-#: with ``bootstrap='auto'`` the ideal bootstrap is used up to this many multisets (k <= 7)
-AUTO_EXACT_MAX_MULTISETS = 2_000
 BOOTSTRAP_MODES = ("auto", "exact", "random")
 
 
@@ -35,7 +33,8 @@ class _PairedDeltaProtocol(Protocol):
         Random bootstrap resamples (used when the ideal bootstrap is not).
     bootstrap : {'auto', 'exact', 'random'}, default 'auto'
         'exact' enumerates all C(2k-1, k) resamples with multinomial weights (no Monte Carlo
-        error); 'auto' does so while that is at most 2,000 (k <= 7).
+        error); 'auto' does so while there are no more multisets than ``n_resamples``
+        (k <= 8 with the default), where it is both exact and cheaper.
     max_exact_k : int, default 16
         Sign flips are enumerated exactly (2**k patterns) up to this k and sampled beyond.
     n_permutations : int, default 10000
@@ -67,7 +66,7 @@ class _PairedDeltaProtocol(Protocol):
     def exact_bootstrap(self, k: int) -> bool:
         """Whether the ideal (enumerated) bootstrap is used with ``k`` seeds."""
         if self.bootstrap == "auto":
-            return n_ideal_multisets(k) <= AUTO_EXACT_MAX_MULTISETS
+            return n_ideal_multisets(k) <= self.n_resamples
         return self.bootstrap == "exact"
 
     def _ci(self, d, alpha, rng):

@@ -1,12 +1,16 @@
-"""The compiled BCa kernel against an independent reference: a full float64 sort.
+"""The compiled BCa kernels against an independent reference: a full float64 sort.
 
 ``protocols._bca_kernels`` finds order statistics through a histogram instead of sorting.
-The reference below rebuilds the same BCa interval the plain way (replicate matrix,
-``np.sort``, ``np.percentile`` with its default linear interpolation, ``scipy.special``
-for ``ndtri``/``ndtr``) from the same resamples, so the two must agree to rounding, on
-data chosen to stress the histogram: ties on a lattice, an outlier that stretches the
-bins, constant rows, k = 2, and levels pushed to the extreme ranks.
+The references below rebuild the same BCa interval the plain way (replicate matrix,
+``np.sort``/``np.argsort``, ``np.percentile`` with its default linear interpolation or the
+cumulative weights of the ideal bootstrap, ``scipy.special`` for ``ndtri``/``ndtr``) from
+the same resamples, so the two must agree to rounding, on data chosen to stress the
+histogram: ties on a lattice, an outlier that stretches the bins, constant rows, k = 2, and
+levels pushed to the extreme ranks.
 """
+
+import itertools
+import math
 
 import numpy as np
 import pytest
@@ -39,6 +43,36 @@ def _reference_bca(d, alpha, rng):
             np.where(constant, theta, theta + ends[1]))
 
 
+def _reference_ideal_bca(d, alpha):
+    m, k = d.shape
+    theta = d.mean(axis=-1)
+    tol = _resample.TIE_RTOL * np.abs(d).max(axis=-1)
+    u = d - theta[:, None]
+    den = (u**2).sum(-1)
+    a = np.divide((u**3).sum(-1), 6.0 * den**1.5, out=np.zeros(m), where=den > 0)
+    multisets = [c for c in itertools.combinations_with_replacement(range(k), k)]
+    counts = np.array([np.bincount(c, minlength=k) for c in multisets], dtype=float)
+    weights = np.array([math.factorial(k) / np.prod([math.factorial(int(x)) for x in row])
+                        for row in counts]) / k**k
+    replicates = d @ counts.T / k
+    offset = replicates - theta[:, None]
+    share = ((offset < -tol[:, None]) @ weights
+             + 0.5 * (np.abs(offset) <= tol[:, None]) @ weights)
+    z0 = special.ndtri(share)
+    ends = []
+    for z in (special.ndtri(alpha / 2), -special.ndtri(alpha / 2)):
+        q = special.ndtr(z0 + (z0 + z) / (1 - a * (z0 + z)))
+        end = np.empty(m)
+        for i in range(m):
+            order = np.argsort(replicates[i])
+            cdf = np.cumsum(weights[order])
+            j = min(int(np.sum(cdf < np.clip(q[i], 0, 1) - 1e-12)), len(cdf) - 1)
+            end[i] = replicates[i, order[j]]
+        ends.append(end)
+    constant = np.ptp(d, axis=-1) <= tol
+    return np.where(constant, theta, ends[0]), np.where(constant, theta, ends[1])
+
+
 def _data(kind, k, rng):
     m = 60
     if kind == "normal":
@@ -63,6 +97,18 @@ def test_kernel_matches_sorting(kind, k, alpha):
                                        n_resamples=N_RESAMPLES)
     ref_low, ref_high = _reference_bca(d, alpha, np.random.default_rng(1))
     # same resamples, same arithmetic up to summation order: rounding only
+    scale = np.abs(d).max()
+    np.testing.assert_allclose(low, ref_low, rtol=0, atol=1e-12 * scale)
+    np.testing.assert_allclose(high, ref_high, rtol=0, atol=1e-12 * scale)
+
+
+@pytest.mark.parametrize("kind", ["normal", "lattice", "outlier", "constant"])
+@pytest.mark.parametrize("k", [2, 3, 5, 7])
+@pytest.mark.parametrize("alpha", [0.05, 0.001, 0.5])
+def test_ideal_kernel_matches_weighted_sort(kind, k, alpha):
+    d = _data(kind, k, np.random.default_rng(k))
+    low, high = _resample.bca_interval(d, alpha, None, exact=True)
+    ref_low, ref_high = _reference_ideal_bca(d, alpha)
     scale = np.abs(d).max()
     np.testing.assert_allclose(low, ref_low, rtol=0, atol=1e-12 * scale)
     np.testing.assert_allclose(high, ref_high, rtol=0, atol=1e-12 * scale)

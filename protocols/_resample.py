@@ -276,6 +276,8 @@ def bca_interval(d, alpha, rng, *, n_resamples=10_000, exact=False):
     from the jackknife. With ``exact=True`` the "ideal" bootstrap is used: every one of the
     ``C(2k-1, k)`` resample multisets with its multinomial probability, so the interval has
     no Monte Carlo error; quantiles are then the generalized inverse of the discrete CDF.
+    Both modes find their order statistics in the compiled kernels of
+    :mod:`protocols._bca_kernels` (exactly the values a full sort would give).
 
     Parameters
     ----------

@@ -195,8 +195,8 @@ def _weighted_histogram(bins, weights, hist4):
 
 
 @numba.njit(cache=True, nogil=True)
-def weighted_share_and_histogram(flat, counts_t, weights, theta, tol):
-    """Probability of a replicate below the estimate (ties half), and binned probabilities.
+def weighted_share(flat, counts_t, weights, theta, tol):
+    """Probability of a replicate below the estimate, ties counted half, per experiment.
 
     Parameters
     ----------
@@ -209,34 +209,25 @@ def weighted_share_and_histogram(flat, counts_t, weights, theta, tol):
 
     Returns
     -------
-    share : ndarray of float64, shape (m,)
-    hist : ndarray of float64, shape (m, N_BINS)
-        Probability of each bin of the centred replicates (bins as in :func:`bca_offsets`).
+    ndarray of float64, shape (m,)
     """
     m = flat.shape[0]
     n_b = counts_t.shape[1]
     share = np.empty(m)
-    hist = np.empty((m, N_BINS))
-    hist4 = np.empty((4, N_BINS))
     buf = np.empty(n_b)
-    bins = np.empty(n_b, np.int32)
     for i in range(m):
         _fill_offsets(flat[i], counts_t, theta[i], buf)
-        _bin(buf, flat[i], theta[i], bins)
         t = tol[i]
         s = 0.0
         for b in range(n_b):
             v = buf[b]
             s += weights[b] * ((v < -t) + 0.5 * (abs(v) <= t))
         share[i] = s
-        _weighted_histogram(bins, weights, hist4)
-        for j in range(N_BINS):
-            hist[i, j] = (hist4[0, j] + hist4[1, j]) + (hist4[2, j] + hist4[3, j])
-    return share, hist
+    return share
 
 
 @numba.njit(cache=True, nogil=True)
-def weighted_quantile_offsets(flat, counts_t, weights, theta, hist, levels):
+def weighted_quantile_offsets(flat, counts_t, weights, theta, levels):
     """Generalized inverse of each experiment's replicate distribution at given levels.
 
     The smallest centred replicate whose cumulative probability reaches ``level - 1e-12``
@@ -246,9 +237,7 @@ def weighted_quantile_offsets(flat, counts_t, weights, theta, hist, levels):
     Parameters
     ----------
     flat, counts_t, weights, theta
-        As for :func:`weighted_share_and_histogram`.
-    hist : ndarray of float64, shape (m, N_BINS)
-        What :func:`weighted_share_and_histogram` returned for the same inputs.
+        As for :func:`weighted_share`.
     levels : ndarray of float64, shape (m, r)
 
     Returns
@@ -262,9 +251,14 @@ def weighted_quantile_offsets(flat, counts_t, weights, theta, hist, levels):
     bins = np.empty(n_b, np.int32)
     cand = np.empty(n_b)
     cand_w = np.empty(n_b)
+    hist4 = np.empty((4, N_BINS))
+    hist = np.empty(N_BINS)
     for i in range(m):
         _fill_offsets(flat[i], counts_t, theta[i], buf)
         _bin(buf, flat[i], theta[i], bins)
+        _weighted_histogram(bins, weights, hist4)
+        for j in range(N_BINS):
+            hist[j] = (hist4[0, j] + hist4[1, j]) + (hist4[2, j] + hist4[3, j])
         for r in range(n_r):
             threshold = min(max(levels[i, r], 0.0), 1.0) - 1e-12
             # first non-empty bin whose cumulative probability reaches the threshold
@@ -272,15 +266,15 @@ def weighted_quantile_offsets(flat, counts_t, weights, theta, hist, levels):
             target = -1
             last = -1
             for j in range(N_BINS):
-                if hist[i, j] > 0.0:
+                if hist[j] > 0.0:
                     last = j
-                    if not (below + hist[i, j] < threshold):
+                    if not (below + hist[j] < threshold):
                         target = j
                         break
-                    below += hist[i, j]
+                    below += hist[j]
             if target < 0:  # rounding left the total short of the level: the largest value
                 target = last
-                below -= hist[i, last]
+                below -= hist[last]
             n_c = 0
             for b in range(n_b):
                 if bins[b] == target:

@@ -261,10 +261,10 @@ def _ideal_bca(flat, theta, tol, a, alpha):
     # BCa over all C(2k-1, k) resample multisets, weighted by their probabilities.
     counts, weights = ideal_bootstrap_multisets(flat.shape[1])
     counts_t = np.ascontiguousarray(counts.T, dtype=np.float32)
-    share, hist = _bca_kernels.weighted_share_and_histogram(flat, counts_t, weights, theta, tol)
+    share = _bca_kernels.weighted_share(flat, counts_t, weights, theta, tol)
     q_lo, q_hi = _bca_levels(special.ndtri(share), a, alpha)
     offsets = _bca_kernels.weighted_quantile_offsets(
-        flat, counts_t, weights, theta, hist, np.stack([q_lo, q_hi], axis=-1))
+        flat, counts_t, weights, theta, np.stack([q_lo, q_hi], axis=-1))
     return theta + offsets[:, 0], theta + offsets[:, 1]
 
 

@@ -33,8 +33,9 @@ class _PairedDeltaProtocol(Protocol):
         Random bootstrap resamples (used when the ideal bootstrap is not).
     bootstrap : {'auto', 'exact', 'random'}, default 'auto'
         'exact' enumerates all C(2k-1, k) resamples with multinomial weights (no Monte Carlo
-        error); 'auto' does so while there are no more multisets than ``n_resamples``
-        (k <= 8 with the default), where it is both exact and cheaper.
+        error); 'auto' does so while that costs no more than the random bootstrap: its
+        kernel passes twice over the multisets, the random one once over the resamples,
+        so while there are at most ``n_resamples / 2`` multisets (k <= 7 by default).
     max_exact_k : int, default 16
         Sign flips are enumerated exactly (2**k patterns) up to this k and sampled beyond.
     n_permutations : int, default 10000
@@ -66,7 +67,7 @@ class _PairedDeltaProtocol(Protocol):
     def exact_bootstrap(self, k: int) -> bool:
         """Whether the ideal (enumerated) bootstrap is used with ``k`` seeds."""
         if self.bootstrap == "auto":
-            return n_ideal_multisets(k) <= self.n_resamples
+            return 2 * n_ideal_multisets(k) <= self.n_resamples
         return self.bootstrap == "exact"
 
     def _ci(self, d, alpha, rng):

@@ -8,7 +8,7 @@ experiments at k = 10). This kernel, compiled with numba, finds the same order s
 in a few linear passes over one experiment's replicates while they sit in cache:
 
 1. form the replicate means from the shared resample counts, count those below and tied
-   with the estimate, and histogram them into ``N_BINS`` equal bins over
+   with the estimate, and histogram them into equal bins (up to ``MAX_BINS``) over
    ``[min(d), max(d)]`` (every resample mean lies there);
 2. from ``z0`` and the acceleration get the two BCa levels and the ranks they need, and
    sort only the replicates of the bins that hold those ranks (about ten each).
@@ -25,7 +25,16 @@ import numba
 import numpy as np
 
 #: histogram bins per experiment; at the 2.5% tail of B = 10,000 a bin holds ~10 replicates
-N_BINS = 1024
+MAX_BINS = 1024
+
+#: fewer replicates get fewer bins (about this many replicates per bin), so that the
+#: per-experiment cost of clearing and scanning the histogram stays below that of binning
+REPLICATES_PER_BIN = 8
+
+
+@numba.njit(cache=True, nogil=True)
+def _n_bins(n_replicates):
+    return max(1, min(MAX_BINS, n_replicates // REPLICATES_PER_BIN))
 
 _SQRT_HALF = math.sqrt(0.5)
 
@@ -50,12 +59,12 @@ def _ndtr(x):
 
 
 @numba.njit(cache=True, nogil=True)
-def _bin(buf, d, theta, bins):
-    # N_BINS equal bins over [min(d), max(d)] - theta, which holds every resample mean
+def _bin(buf, d, theta, bins, n_bins):
+    # hist.size equal bins over [min(d), max(d)] - theta, which holds every resample mean
     lo = d.min() - theta
     width = d.max() - theta - lo
-    scale = N_BINS / width if width > 0.0 else 0.0
-    top = N_BINS - 0.5
+    scale = n_bins / width if width > 0.0 else 0.0
+    top = n_bins - 0.5
     for b in range(buf.size):
         # clamped in floating point first (rounding may step outside), so it vectorizes
         bins[b] = np.int32(min(max((buf[b] - lo) * scale, 0.0), top))
@@ -124,15 +133,16 @@ def bca_offsets(flat, counts_t, theta, tol, accel, z0_of_twice_share, z_alpha):
     high = np.empty(m)
     buf = np.empty(n_b)
     bins = np.empty(n_b, np.int32)
-    hist = np.empty(N_BINS, np.int64)
-    hist4 = np.empty((4, N_BINS), np.int64)
-    cum = np.empty(N_BINS + 1, np.int64)
+    n_bins = _n_bins(n_b)
+    hist = np.empty(n_bins, np.int64)
+    hist4 = np.empty((4, n_bins), np.int64)
+    cum = np.empty(n_bins + 1, np.int64)
     cand = np.empty(n_b)
     wanted = np.empty(4, np.int64)
     h = np.empty(2)
     for i in range(m):
         _fill_offsets(flat[i], counts_t, theta[i], buf)
-        _bin(buf, flat[i], theta[i], bins)
+        _bin(buf, flat[i], theta[i], bins, n_bins)
         t = tol[i]
         n_below = 0
         n_tie = 0
@@ -141,7 +151,7 @@ def bca_offsets(flat, counts_t, theta, tol, accel, z0_of_twice_share, z_alpha):
             n_below += v < -t
             n_tie += abs(v) <= t
         _histogram(bins, hist4)
-        for j in range(N_BINS):
+        for j in range(n_bins):
             hist[j] = hist4[0, j] + hist4[1, j] + hist4[2, j] + hist4[3, j]
         z0 = z0_of_twice_share[2 * n_below + n_tie]
         a = accel[i]
@@ -153,7 +163,7 @@ def bca_offsets(flat, counts_t, theta, tol, accel, z0_of_twice_share, z_alpha):
             wanted[2 * side] = base
             wanted[2 * side + 1] = min(base + 1, n_b - 1)
         cum[0] = 0
-        for j in range(N_BINS):
+        for j in range(n_bins):
             cum[j + 1] = cum[j] + hist[j]
         for side in range(2):
             # bin j holds the sorted positions cum[j] .. cum[j + 1] - 1
@@ -251,13 +261,14 @@ def weighted_quantile_offsets(flat, counts_t, weights, theta, levels):
     bins = np.empty(n_b, np.int32)
     cand = np.empty(n_b)
     cand_w = np.empty(n_b)
-    hist4 = np.empty((4, N_BINS))
-    hist = np.empty(N_BINS)
+    n_bins = _n_bins(n_b)
+    hist4 = np.empty((4, n_bins))
+    hist = np.empty(n_bins)
     for i in range(m):
         _fill_offsets(flat[i], counts_t, theta[i], buf)
-        _bin(buf, flat[i], theta[i], bins)
+        _bin(buf, flat[i], theta[i], bins, n_bins)
         _weighted_histogram(bins, weights, hist4)
-        for j in range(N_BINS):
+        for j in range(n_bins):
             hist[j] = (hist4[0, j] + hist4[1, j]) + (hist4[2, j] + hist4[3, j])
         for r in range(n_r):
             threshold = min(max(levels[i, r], 0.0), 1.0) - 1e-12
@@ -265,7 +276,7 @@ def weighted_quantile_offsets(flat, counts_t, weights, theta, levels):
             below = 0.0
             target = -1
             last = -1
-            for j in range(N_BINS):
+            for j in range(n_bins):
                 if hist[j] > 0.0:
                     last = j
                     if not (below + hist[j] < threshold):

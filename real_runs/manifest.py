@@ -24,6 +24,11 @@ DATA_CAVEATS = {
     "ag_news": "AG News reduced to its 7,600 test articles, split 5,600 train / 2,000 test "
                "(stratified, fixed seed): weaker models than with the 120,000-row train set.",
 }
+#: stated with every figure computed from the committed pool
+PROFILE_CAVEAT = ("Runs of the 'cpu' profile, sized for a 2-core CPU (CIFAR: a small CNN on "
+                  "12,500 images for 5 epochs, not the paper's ResNet-18; AG News: a TextCNN "
+                  "for 8 epochs): effects, even their signs (S2 on CIFAR), may differ under "
+                  "the 'paper' profile.")
 MANIFEST_VERSION = 1
 
 

@@ -15,10 +15,12 @@ import pandas as pd
 
 import protocols
 from protocols._cli import run_main
+from real_runs.manifest import DATA_CAVEATS, PROFILE_CAVEAT
 from sim.pool_summary import pool_cells
 
 DEFAULT_OUT = Path("reports") / "output" / "paper_table"
 KS = (3, 10, 20)
+
 
 
 def paper_table(root=None, ks=KS, alpha=0.05) -> pd.DataFrame:
@@ -76,6 +78,13 @@ def to_markdown(table: pd.DataFrame) -> str:
     return "\n".join(lines) + "\n"
 
 
+def caveats_markdown(datasets) -> str:
+    """Markdown list of the pool's caveats for the given datasets."""
+    lines = ["Caveats:", "", f"* {PROFILE_CAVEAT}"]
+    lines += [f"* {d}: {DATA_CAVEATS[d]}" for d in sorted(set(datasets)) if d in DATA_CAVEATS]
+    return "\n".join(lines) + "\n"
+
+
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(prog="python -m reports.paper_table", description=__doc__)
     parser.add_argument("--root", default=None, help="run store (default: the committed pool)")
@@ -86,7 +95,7 @@ def main(argv=None) -> int:
     buffer = io.StringIO()
     table.to_csv(buffer, index=False, float_format="%.6g", lineterminator="\n")
     (args.out / "paper_table.csv").write_text(buffer.getvalue())
-    markdown = to_markdown(table)
+    markdown = to_markdown(table) + "\n" + caveats_markdown(table["dataset"])
     (args.out / "paper_table.md").write_text(markdown)
     print(markdown)
     print(f"wrote {args.out}/paper_table.md and paper_table.csv")

@@ -23,6 +23,7 @@ from scipy import special
 
 from protocols._cli import run_main
 from protocols._resample import min_sign_flip_pvalue
+from real_runs.manifest import PROFILE_CAVEAT
 from sim import generators
 from sim.outputs import write_csv
 from sim.pool_summary import pool_cells, pool_summary
@@ -590,7 +591,8 @@ def build_report(settings: Settings, out: Path) -> list[Section]:
         "experiments whose truth is known. Rates are given with 95% Wilson intervals for "
         "their Monte Carlo error; the command under each section reproduces its numbers "
         f"exactly. This build: {mode}, root seed {settings.seed}, real-run pool "
-        f"{settings.pool or 'real_runs/pool (committed)'}."]
+        f"{settings.pool or 'real_runs/pool (committed)'}. Real pools: {PROFILE_CAVEAT} "
+        "Data caveats: the paper table's notes and real_runs/README.md."]
     (out / "index.html").write_text(page_html(title, intro, sections), encoding="utf-8")
     (out / "README.md").write_text(page_markdown(title, intro, sections), encoding="utf-8")
     write_pngs(out, sections)

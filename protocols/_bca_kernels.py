@@ -71,18 +71,21 @@ def _bin(buf, d, theta, bins, n_bins):
 
 
 @numba.njit(cache=True, nogil=True)
-def _histogram(bins, hist4):
-    # four interleaved histograms: consecutive equal bins do not wait on each other's store
+def _histogram(bins, weights, hist4, hist):
+    # Total weight per bin. Four interleaved partial histograms, so that consecutive
+    # replicates in the same bin do not wait on each other's store.
     hist4[:] = 0
     n = bins.size
     stop = n - n % 4
     for b in range(0, stop, 4):
-        hist4[0, bins[b]] += 1
-        hist4[1, bins[b + 1]] += 1
-        hist4[2, bins[b + 2]] += 1
-        hist4[3, bins[b + 3]] += 1
+        hist4[0, bins[b]] += weights[b]
+        hist4[1, bins[b + 1]] += weights[b + 1]
+        hist4[2, bins[b + 2]] += weights[b + 2]
+        hist4[3, bins[b + 3]] += weights[b + 3]
     for b in range(stop, n):
-        hist4[0, bins[b]] += 1
+        hist4[0, bins[b]] += weights[b]
+    for j in range(hist.size):
+        hist[j] = (hist4[0, j] + hist4[1, j]) + (hist4[2, j] + hist4[3, j])
 
 
 @numba.njit(cache=True, nogil=True)
@@ -136,6 +139,7 @@ def bca_offsets(flat, counts_t, theta, tol, accel, z0_of_twice_share, z_alpha):
     n_bins = _n_bins(n_b)
     hist = np.empty(n_bins, np.int64)
     hist4 = np.empty((4, n_bins), np.int64)
+    ones = np.ones(n_b, np.int64)  # every random resample counts once
     cum = np.empty(n_bins + 1, np.int64)
     cand = np.empty(n_b)
     wanted = np.empty(4, np.int64)
@@ -150,12 +154,11 @@ def bca_offsets(flat, counts_t, theta, tol, accel, z0_of_twice_share, z_alpha):
             v = buf[b]
             n_below += v < -t
             n_tie += abs(v) <= t
-        _histogram(bins, hist4)
-        for j in range(n_bins):
-            hist[j] = hist4[0, j] + hist4[1, j] + hist4[2, j] + hist4[3, j]
+        _histogram(bins, ones, hist4, hist)
         z0 = z0_of_twice_share[2 * n_below + n_tie]
         a = accel[i]
         for side in range(2):
+            # the levels of _resample._bca_levels, inline: z0 is only known in here
             num = z0 + (z_alpha if side == 0 else -z_alpha)
             q = _ndtr(z0 + _ratio(num, 1.0 - a * num))
             h[side] = min(max(q, 0.0), 1.0) * (n_b - 1)
@@ -187,21 +190,6 @@ def bca_offsets(flat, counts_t, theta, tol, accel, z0_of_twice_share, z_alpha):
 
 # --------------------------------------------------------------------------------------------
 # The ideal bootstrap: every resample multiset, weighted by its probability
-
-
-@numba.njit(cache=True, nogil=True)
-def _weighted_histogram(bins, weights, hist4):
-    # as _histogram, summing probabilities
-    hist4[:] = 0.0
-    n = bins.size
-    stop = n - n % 4
-    for b in range(0, stop, 4):
-        hist4[0, bins[b]] += weights[b]
-        hist4[1, bins[b + 1]] += weights[b + 1]
-        hist4[2, bins[b + 2]] += weights[b + 2]
-        hist4[3, bins[b + 3]] += weights[b + 3]
-    for b in range(stop, n):
-        hist4[0, bins[b]] += weights[b]
 
 
 @numba.njit(cache=True, nogil=True)
@@ -267,9 +255,7 @@ def weighted_quantile_offsets(flat, counts_t, weights, theta, levels):
     for i in range(m):
         _fill_offsets(flat[i], counts_t, theta[i], buf)
         _bin(buf, flat[i], theta[i], bins, n_bins)
-        _weighted_histogram(bins, weights, hist4)
-        for j in range(n_bins):
-            hist[j] = (hist4[0, j] + hist4[1, j]) + (hist4[2, j] + hist4[3, j])
+        _histogram(bins, weights, hist4, hist)
         for r in range(n_r):
             threshold = min(max(levels[i, r], 0.0), 1.0) - 1e-12
             # first non-empty bin whose cumulative probability reaches the threshold

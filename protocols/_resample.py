@@ -297,7 +297,7 @@ def bca_interval(d, alpha, rng, *, n_resamples=10_000, exact=False):
         All deltas equal gives ``[d, d]``.
     """
     flat, batch_shape = _flat(np.asarray(d, dtype=float), 1)
-    m, k = flat.shape
+    k = flat.shape[1]
     theta = flat.mean(axis=-1)
     tol = TIE_RTOL * np.abs(flat).max(axis=-1)
     a = _acceleration(flat)

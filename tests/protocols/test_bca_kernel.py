@@ -21,36 +21,41 @@ from protocols import _resample
 N_RESAMPLES = 2000
 
 
-def _reference_bca(d, alpha, rng):
-    m, k = d.shape
+def _estimate_tolerance_acceleration(d):
+    # the mean, the tie tolerance and the jackknife acceleration of the mean (Efron 1987)
     theta = d.mean(axis=-1)
     tol = _resample.TIE_RTOL * np.abs(d).max(axis=-1)
     u = d - theta[:, None]
     den = (u**2).sum(-1)
-    a = np.divide((u**3).sum(-1), 6.0 * den**1.5, out=np.zeros(m), where=den > 0)
+    a = np.divide((u**3).sum(-1), 6.0 * den**1.5, out=np.zeros(d.shape[0]), where=den > 0)
+    return theta, tol, a
+
+
+def _bca_levels(z0, a, alpha):
+    # lower and upper BCa levels, in that order
+    for z in (special.ndtri(alpha / 2), -special.ndtri(alpha / 2)):
+        yield special.ndtr(z0 + (z0 + z) / (1 - a * (z0 + z)))
+
+
+def _reference_bca(d, alpha, rng):
+    m, k = d.shape
+    theta, tol, a = _estimate_tolerance_acceleration(d)
     idx = rng.integers(0, k, size=(N_RESAMPLES, k))
     replicates = np.stack([d[:, idx[b]].mean(axis=-1) for b in range(N_RESAMPLES)], axis=-1)
     offset = replicates - theta[:, None]
     share = ((offset < -tol[:, None]).sum(-1)
              + 0.5 * (np.abs(offset) <= tol[:, None]).sum(-1)) / N_RESAMPLES
     z0 = special.ndtri(np.clip(share, 0.5 / N_RESAMPLES, 1 - 0.5 / N_RESAMPLES))
-    ends = []
-    for z in (special.ndtri(alpha / 2), -special.ndtri(alpha / 2)):
-        q = special.ndtr(z0 + (z0 + z) / (1 - a * (z0 + z)))
-        ends.append(np.array([np.percentile(offset[i], 100 * q[i]) for i in range(m)]))
+    ends = [theta + np.array([np.percentile(offset[i], 100 * q[i]) for i in range(m)])
+            for q in _bca_levels(z0, a, alpha)]
     constant = np.ptp(d, axis=-1) <= tol
-    return (np.where(constant, theta, theta + ends[0]),
-            np.where(constant, theta, theta + ends[1]))
+    return np.where(constant, theta, ends[0]), np.where(constant, theta, ends[1])
 
 
 def _reference_ideal_bca(d, alpha):
     m, k = d.shape
-    theta = d.mean(axis=-1)
-    tol = _resample.TIE_RTOL * np.abs(d).max(axis=-1)
-    u = d - theta[:, None]
-    den = (u**2).sum(-1)
-    a = np.divide((u**3).sum(-1), 6.0 * den**1.5, out=np.zeros(m), where=den > 0)
-    multisets = [c for c in itertools.combinations_with_replacement(range(k), k)]
+    theta, tol, a = _estimate_tolerance_acceleration(d)
+    multisets = list(itertools.combinations_with_replacement(range(k), k))
     counts = np.array([np.bincount(c, minlength=k) for c in multisets], dtype=float)
     weights = np.array([math.factorial(k) / np.prod([math.factorial(int(x)) for x in row])
                         for row in counts]) / k**k
@@ -58,10 +63,8 @@ def _reference_ideal_bca(d, alpha):
     offset = replicates - theta[:, None]
     share = ((offset < -tol[:, None]) @ weights
              + 0.5 * (np.abs(offset) <= tol[:, None]) @ weights)
-    z0 = special.ndtri(share)
     ends = []
-    for z in (special.ndtri(alpha / 2), -special.ndtri(alpha / 2)):
-        q = special.ndtr(z0 + (z0 + z) / (1 - a * (z0 + z)))
+    for q in _bca_levels(special.ndtri(share), a, alpha):
         end = np.empty(m)
         for i in range(m):
             order = np.argsort(replicates[i])

@@ -148,6 +148,8 @@ class ScoreBatch:
         order = np.asarray(order)
         m, k = order.shape
         derived = {"seed_base": pool.seed_base[order], "seed_variant": pool.seed_variant[order]}
+        if pool.binary:
+            derived["seed_discordant"] = pool.seed_discordant[order]
         batch = cls(None, None, pool.binary, shape=(m, k, pool.n),
                     scores=lambda: (pool.base[order], pool.variant[order]), **derived)
         batch._pool, batch._order = pool, order
@@ -205,6 +207,14 @@ class ScoreBatch:
     def seed_deltas(self) -> np.ndarray:
         """Per-seed deltas, variant minus baseline, shape ``(..., k)``."""
         return self.seed_variant - self.seed_base
+
+    @functools.cached_property
+    def seed_discordant(self) -> np.ndarray:
+        """Binary scores: questions on which seed i's two arms differ, int64 ``(..., k)``.
+
+        Equal to the per-seed sum of squared per-question deltas, ``sum_q (v - b)**2``.
+        """
+        return _count_ones(self.base != self.variant)
 
     @functools.cached_property
     def question_base(self) -> np.ndarray:
@@ -280,3 +290,5 @@ class PoolScores:
         self.n = base.shape[-1]
         self.seed_base = seed_mean(base)
         self.seed_variant = seed_mean(variant)
+        if binary:
+            self.seed_discordant = _count_ones(base != variant)

@@ -28,10 +28,11 @@ from core.cli import ArgumentParser, run_main
 from core.outdir import locked_out, remove_stale
 from core.params import parse_key_values
 from core.validate import check_alpha, check_int, check_number, fail
+from protocols._replicate_law import REPLICATE_MODES
 
 from . import generators
 from .budget import DEFAULT_K_MAX, search_budget
-from .calibrate_core import calibrate, run_requests
+from .calibrate_core import DEFAULT_REPLICATES, calibrate, run_requests
 from .cells import check_memory, chunk_size
 from .figures import plot_power_curves
 from .generators.real_pool import default_k_cap
@@ -106,6 +107,10 @@ def build_parser() -> ArgumentParser:
     p.add_argument("--pool-reps", type=int, default=DEFAULT_REPS, metavar="R",
                    help=f"real pools: half-sample replicates behind pool_low/pool_high "
                         f"({DEFAULT_REPS}; 0 = off)")
+    p.add_argument("--replicates", choices=REPLICATE_MODES, default=DEFAULT_REPLICATES,
+                   help="z-bootstrap protocols: 'summary' draws the B replicates' mean and SD "
+                        "from their exact-moment law (the same rates, far faster); 'drawn' "
+                        f"resamples every replicate ({DEFAULT_REPLICATES})")
     p.add_argument("--check-fit", action="store_true",
                    help="real pools: also calibrate seed_question fitted to each pool and "
                         "write fit_check.csv")
@@ -242,10 +247,12 @@ def _run(args, argv, ks, protocol_params, chosen, observed) -> int:
     for generator in chosen:
         effects = _effects(generator, args.effects, observed)
         frame = calibrate(generator, ks, effects, protocol_names=args.protocols,
-                          protocol_params=protocol_params, **common)
+                          protocol_params=protocol_params, replicates=args.replicates,
+                          **common)
         frames.append(frame)
         if args.check_fit and generator.from_pool:
-            fit_common = {**common, "protocol_params": protocol_params}
+            fit_common = {**common, "protocol_params": protocol_params,
+                          "replicates": args.replicates}
             fit_common.pop("pool_reps")
             fits.append(fit_check(generator, frame, ks, effects, fit_common))
     frame = pd.concat(frames, ignore_index=True)

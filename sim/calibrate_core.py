@@ -16,8 +16,12 @@ from .cells import chunk_size
 from .parallel import backend_context
 from .runner import CellCache, CellResult, CellSpec, run_task
 
+#: how calibration draws the z-bootstrap protocols' replicates (``--replicates``)
+DEFAULT_REPLICATES = "summary"
 
-def applicable_protocols(generator, ks, names=None, protocol_params=None):
+
+def applicable_protocols(generator, ks, names=None, protocol_params=None,
+                         replicates=DEFAULT_REPLICATES):
     """Protocols that can run on the generator's data for at least one k of ``ks``.
 
     Parameters
@@ -30,6 +34,11 @@ def applicable_protocols(generator, ks, names=None, protocol_params=None):
     protocol_params : dict or None
         Set on every protocol that has the parameter; a key no selected protocol has
         raises ``ValueError``.
+    replicates : {'summary', 'drawn'}
+        The ``replicates`` parameter of the z-bootstrap protocols, unless
+        ``protocol_params`` sets it: 'summary' draws the replicates' mean and SD from their
+        law (:mod:`protocols._replicate_law`; the same rates, a fraction of the time),
+        'drawn' draws every replicate as :mod:`protocols.evaluate` does.
 
     Returns
     -------
@@ -42,6 +51,8 @@ def applicable_protocols(generator, ks, names=None, protocol_params=None):
     chosen, used = {}, set()
     for name in names:
         own = {k: v for k, v in params.items() if protocols.PROTOCOLS.accepts(name, k)}
+        if protocols.PROTOCOLS.accepts(name, "replicates"):
+            own.setdefault("replicates", replicates)
         protocol = protocols.get(name, **own)
         if all(protocol.applicable(k, generator.n, generator.binary) for k in ks):
             if explicit:
@@ -62,7 +73,8 @@ def applicable_protocols(generator, ks, names=None, protocol_params=None):
 
 def calibrate(generator, ks, effects_pp, *, protocol_names=None, protocol_params=None,
               sims=2000, alpha=0.05, seed=0, jobs=1, backend="loky", scheduler=None,
-              out=None, progress=True, pool_reps=0) -> pd.DataFrame:
+              out=None, progress=True, pool_reps=0,
+              replicates=DEFAULT_REPLICATES) -> pd.DataFrame:
     """Rejection rates of protocols on a (k, effect) grid of one generator.
 
     Parameters
@@ -92,6 +104,8 @@ def calibrate(generator, ks, effects_pp, *, protocol_names=None, protocol_params
     pool_reps : int
         Real pools (``generator.from_pool``): half-sample replicates of the pool behind the
         ``pool_low``/``pool_high`` interval (:mod:`sim.pool_bootstrap`); 0 leaves them NaN.
+    replicates : {'summary', 'drawn'}
+        See :func:`applicable_protocols`.
 
     Returns
     -------
@@ -106,7 +120,7 @@ def calibrate(generator, ks, effects_pp, *, protocol_names=None, protocol_params
     if max_k is not None and max(ks) > max_k:
         raise ValueError(f"--k {max(ks)} exceeds the {max_k} seeds that generator "
                          f"{generator.name} can draw ({generator.describe()})")
-    chosen = applicable_protocols(generator, ks, protocol_names, protocol_params)
+    chosen = applicable_protocols(generator, ks, protocol_names, protocol_params, replicates)
     requests = [CellRequest(generator, name, params, int(k), float(effect))
                 for k in ks for effect in effects_pp
                 for name, (protocol, params) in chosen.items()

@@ -8,6 +8,7 @@ import numpy as np
 
 from .._base import Protocol, register
 from .._decisions import t_decision
+from .._resample import TIE_RTOL
 from .._result import make_result
 
 
@@ -63,12 +64,60 @@ def two_level_variance(deltas):
     grand = deltas.mean(axis=(-2, -1), keepdims=True)
     seed_means = deltas.mean(axis=-1, keepdims=True)
     question_means = deltas.mean(axis=-2, keepdims=True)
-    df_s, df_q, df_e = k - 1, n - 1, (k - 1) * (n - 1)
-    ms_s = n * ((seed_means - grand) ** 2).sum(axis=(-2, -1)) / df_s
-    ms_q = k * ((question_means - grand) ** 2).sum(axis=(-2, -1)) / df_q
+    ss_s = n * ((seed_means - grand) ** 2).sum(axis=(-2, -1))
+    ss_q = k * ((question_means - grand) ** 2).sum(axis=(-2, -1))
     resid = deltas - seed_means - question_means + grand
-    ms_e = (resid**2).sum(axis=(-2, -1)) / df_e
-    keep_q = (ms_q > ms_e).astype(float)
+    return _from_sums_of_squares(ss_s, ss_q, (resid**2).sum(axis=(-2, -1)), k, n)
+
+
+#: largest k * n whose sums-of-squares numerators (<= (k n)**3) fit in int64
+MAX_EXACT_KN = 2_000_000
+
+
+def two_level_variance_binary(seed_deltas, question_delta_counts, seed_discordant, n):
+    """:func:`two_level_variance` of 0/1 scores from counts, without the ``(k, n)`` deltas.
+
+    For 0/1 scores ``D**2 = |v - b|``, so the total sum of squares is the number of
+    discordant (seed, question) pairs less ``k n mean**2``; the residual sum of squares is
+    what the seed and question sums of squares leave of it (the two-way ANOVA identity).
+    The sums of squares are formed as exact int64 numerators over ``(k n)**2``, which holds
+    while ``k n <= 2,000,000`` (:data:`MAX_EXACT_KN`; the caller uses the array path above).
+
+    Parameters
+    ----------
+    seed_deltas : ndarray, shape (..., k)
+        Per-seed mean deltas (fraction).
+    question_delta_counts : ndarray of int, shape (..., n)
+        Variant minus baseline correct counts per question (over the k seeds).
+    seed_discordant : ndarray of int, shape (..., k)
+        Questions on which each seed's arms differ.
+    n : int
+        Questions.
+
+    Returns
+    -------
+    variance, df, seed_variance : ndarray, shape (...)
+    """
+    k = seed_deltas.shape[-1]
+    # Exact integer numerators (every quantity is a multiple of 1/(k n)), so that a sum of
+    # squares that is 0 is exactly 0: a rounding residue would pose as a tiny SE.
+    a = np.rint(np.asarray(seed_deltas) * n).astype(np.int64)   # per-seed count deltas
+    total = a.sum(axis=-1, keepdims=True)
+    c = np.asarray(question_delta_counts, dtype=np.int64)
+    n_s = ((k * a - total) ** 2).sum(axis=-1)
+    n_q = ((n * c - total) ** 2).sum(axis=-1)
+    total = total[..., 0]
+    n_e = (k * n) * ((k * n) * np.asarray(seed_discordant).sum(axis=-1) - total**2) \
+        - n * n_s - k * n_q
+    return _from_sums_of_squares(n_s / (n * k**2), n_q / (k * n**2), n_e / (k * n) ** 2, k, n)
+
+
+def _from_sums_of_squares(ss_s, ss_q, ss_e, k, n):
+    df_s, df_q, df_e = k - 1, n - 1, (k - 1) * (n - 1)
+    ms_s, ms_q, ms_e = ss_s / df_s, ss_q / df_q, ss_e / df_e
+    # A tie ms_q = ms_e (common on lattice data) drops the question component whichever way
+    # rounding leans, so the count and array paths agree (TIE_RTOL: rounding only).
+    keep_q = (ms_q > ms_e * (1.0 + TIE_RTOL)).astype(float)
     combo = ms_s + keep_q * (ms_q - ms_e)
     spread = ms_s**2 / df_s + keep_q * (ms_q**2 / df_q + ms_e**2 / df_e)
     with np.errstate(divide="ignore", invalid="ignore"):
@@ -101,9 +150,14 @@ class PairedTwoLevel(Protocol):
     paired = True
 
     def _evaluate(self, batch, alpha, rng):
-        # 0/1 batches may be bool: subtract as floats.
-        deltas = np.subtract(batch.variant, batch.base, dtype=float)
-        variance, df, seed_variance = two_level_variance(deltas)
+        if batch.binary and batch.k * batch.n <= MAX_EXACT_KN:
+            # From counts the batch shares with the other protocols: no (k, n) pass.
+            variance, df, seed_variance = two_level_variance_binary(
+                batch.seed_deltas, batch.correct_variant - batch.correct_base,
+                batch.seed_discordant, batch.n)
+        else:
+            variance, df, seed_variance = two_level_variance(
+                np.subtract(batch.variant, batch.base, dtype=float))
         estimate = batch.seed_deltas.mean(axis=-1)
         p, lo, hi, _ = t_decision(estimate, np.sqrt(variance), df, alpha)
         p_seed, lo_seed, hi_seed, _ = t_decision(estimate, np.sqrt(seed_variance),

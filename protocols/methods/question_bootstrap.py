@@ -5,7 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from .._base import register
-from .._bootstrap_z import ReplicateZProtocol, z_result_from_replicates
+from .._bootstrap_z import ReplicateZProtocol, z_result_from_sd
+from .._replicate_law import question_mean_law, rows
 from .._resample import resampled_means, resampled_sums_of_integers
 
 
@@ -38,12 +39,23 @@ class QuestionBootstrap(ReplicateZProtocol):
     pitfall = "a question bootstrap that ignores pairing"
 
     def _evaluate(self, batch, alpha, rng):
+        qb, qv = batch.question_base, batch.question_variant
         cb = batch.correct_base if batch.binary else None
         cv = batch.correct_variant if batch.binary else None
-        rep_b = _bootstrap_means(batch.question_base, cb, batch.k, self.n_resamples, rng)
-        rep_v = _bootstrap_means(batch.question_variant, cv, batch.k, self.n_resamples, rng)
-        estimate = batch.question_variant.mean(axis=-1) - batch.question_base.mean(axis=-1)
-        return z_result_from_replicates(estimate, rep_v - rep_b, alpha)
+
+        def drawn(mask):
+            rep_b = _bootstrap_means(rows(qb, mask), rows(cb, mask), batch.k,
+                                     self.n_resamples, rng)
+            rep_v = _bootstrap_means(rows(qv, mask), rows(cv, mask), batch.k,
+                                     self.n_resamples, rng)
+            return rep_v - rep_b
+
+        def law():
+            return question_mean_law(qv) - question_mean_law(qb)
+
+        _, sd = self._summary(batch.batch_shape, law, rng, drawn)
+        estimate = qv.mean(axis=-1) - qb.mean(axis=-1)
+        return z_result_from_sd(estimate, sd, self.n_resamples, alpha)
 
 
 @register
@@ -71,5 +83,10 @@ class PairedQuestionBootstrap(ReplicateZProtocol):
     def _evaluate(self, batch, alpha, rng):
         dq = batch.question_variant - batch.question_base
         counts = batch.correct_variant - batch.correct_base if batch.binary else None
-        replicates = _bootstrap_means(dq, counts, batch.k, self.n_resamples, rng)
-        return z_result_from_replicates(dq.mean(axis=-1), replicates, alpha)
+
+        def drawn(mask):
+            return _bootstrap_means(rows(dq, mask), rows(counts, mask), batch.k,
+                                    self.n_resamples, rng)
+
+        _, sd = self._summary(batch.batch_shape, lambda: question_mean_law(dq), rng, drawn)
+        return z_result_from_sd(dq.mean(axis=-1), sd, self.n_resamples, alpha)

@@ -5,7 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from .._base import register
-from .._bootstrap_z import ReplicateZProtocol, z_result_from_replicates
+from .._bootstrap_z import ReplicateZProtocol, z_result_from_sd
+from .._replicate_law import rows, run_pick_law
 from .._resample import resampled_run_picks, resampled_run_picks_binary
 
 
@@ -33,18 +34,27 @@ class RunBootstrap(ReplicateZProtocol):
     divide_by_sqrt_b = False
 
     def _evaluate(self, batch, alpha, rng):
+        k, b = batch.k, self.n_resamples
         if batch.binary:
             # From the batch's per-question counts (computed once, shared): no O(k n) pass.
-            rep_b = resampled_run_picks_binary(batch.correct_base, batch.k, self.n_resamples,
-                                               rng)
-            rep_v = resampled_run_picks_binary(batch.correct_variant, batch.k,
-                                               self.n_resamples, rng)
+            cb, cv = batch.correct_base, batch.correct_variant
+
+            def drawn(mask):
+                rep_b = resampled_run_picks_binary(rows(cb, mask), k, b, rng)
+                return resampled_run_picks_binary(rows(cv, mask), k, b, rng) - rep_b
+
+            def law():
+                return run_pick_law(correct=cv, k=k) - run_pick_law(correct=cb, k=k)
         else:
-            rep_b = resampled_run_picks(batch.base, self.n_resamples, rng)
-            rep_v = resampled_run_picks(batch.variant, self.n_resamples, rng)
-        replicates = rep_v - rep_b
-        return z_result_from_replicates(replicates.mean(axis=-1), replicates, alpha,
-                                        divide_by_sqrt_b=self.divide_by_sqrt_b)
+            def drawn(mask):
+                rep_b = resampled_run_picks(rows(batch.base, mask), b, rng)
+                return resampled_run_picks(rows(batch.variant, mask), b, rng) - rep_b
+
+            def law():
+                return run_pick_law(batch.variant) - run_pick_law(batch.base)
+
+        mean, sd = self._summary(batch.batch_shape, law, rng, drawn)
+        return z_result_from_sd(mean, sd, b, alpha, divide_by_sqrt_b=self.divide_by_sqrt_b)
 
 
 @register

@@ -20,7 +20,8 @@ class QuestionMixture(Generator):
     probability ``p_easy``, 0 with probability ``p_hard``, otherwise Uniform(low, high). The
     variant copies ``p_q`` and promotes ``round(delta * n)`` randomly chosen hard questions to
     ``p = 1`` (``delta = 0``: an exact clone). Each of the k runs of an arm draws independent
-    Bernoulli(p_q): only decoding noise differs between runs.
+    Bernoulli(p_q): only decoding noise differs between runs (questions with p_q = 0 or 1
+    need no random number).
 
     Parameters
     ----------
@@ -64,18 +65,32 @@ class QuestionMixture(Generator):
         u = rng.random((sims, n))
         hard = u < self.p_hard
         easy = (u >= self.p_hard) & (u < self.p_hard + self.p_easy)
-        p_base = np.where(easy, 1.0, self.low + (self.high - self.low) * rng.random((sims, n)))
-        p_base[hard] = 0.0
-        p_variant = p_base.copy()
+        # Only the uncertain questions need a probability and random runs; easy ones are
+        # right in every run, hard ones wrong (until promoted).
+        rows, cols = np.nonzero(~(hard | easy))
+        p = self.low + (self.high - self.low) * rng.random(rows.size)
+        solved_variant = easy
         m = int(round(delta * n))
         if m > 0:
             # Random priorities among the hard questions; the m smallest are promoted.
             priority = np.where(hard, rng.random((sims, n)), np.inf)
             chosen = np.argpartition(priority, m - 1, axis=1)[:, :m]
             promote = np.take_along_axis(hard, chosen, axis=1)
-            rows = np.broadcast_to(np.arange(sims)[:, None], chosen.shape)
-            p_variant[rows[promote], chosen[promote]] = 1.0
-        # bool 0/1 scores: an eighth of float64's memory, and protocols read counts of them.
-        base = rng.random((sims, k, n)) < p_base[:, None, :]
-        variant = rng.random((sims, k, n)) < p_variant[:, None, :]
-        return base, variant
+            solved_variant = easy.copy()
+            solved_variant[np.nonzero(promote)[0], chosen[promote]] = True
+        return (_bernoulli_runs(easy, rows, cols, p, k, rng),
+                _bernoulli_runs(solved_variant, rows, cols, p, k, rng))
+
+
+def _bernoulli_runs(solved, rows, cols, p, k, rng):
+    """k independent runs per experiment, bool ``(sims, k, n)``.
+
+    bool 0/1 scores: an eighth of float64's memory, and protocols read counts of them.
+    Questions with success probability 0 or 1 (``solved``) need no random number; the
+    uncertain ones at ``(rows, cols)`` draw k Bernoulli(``p``) outcomes each.
+    """
+    sims, n = solved.shape
+    out = np.broadcast_to(solved[:, None, :], (sims, k, n)).copy()
+    # Advanced indices split by a slice come first: the assigned block is (uncertain, k).
+    out[rows, :, cols] = rng.random((rows.size, k)) < p[:, None]
+    return out

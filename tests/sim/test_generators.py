@@ -66,6 +66,29 @@ def test_question_mixture_promotes_exactly_round_delta_n_hard_questions():
     assert not (always_b & ~always_v).any()
 
 
+def test_question_mixture_runs_are_independent_bernoulli_of_the_mixture():
+    """Easy/hard fractions, the uncertain p ~ Uniform(0.2, 0.8), and independent runs of the
+    two arms at the same p (analytic moments; tolerances of 4 Monte Carlo SE)."""
+    g = generators.get("question_mixture", n_questions=2000)
+    runs = 400
+    b, v = g.draw(20, runs, 0.0, np.random.default_rng(8))
+    rb, rv = b.mean(axis=1).ravel(), v.mean(axis=1).ravel()
+    total = rb.size
+    # An uncertain question (0.2 <= p <= 0.8) is all-right or all-wrong in 400 runs with
+    # probability below 1e-38: the extremes are the easy and hard questions.
+    for frac, expected in (((rb == 1).mean(), g.p_easy), ((rb == 0).mean(), g.p_hard)):
+        assert abs(frac - expected) < 4 * np.sqrt(expected * (1 - expected) / total)
+    assert np.array_equal(rb == 1, rv == 1) and np.array_equal(rb == 0, rv == 0)
+    unc = (rb > 0) & (rb < 1)
+    x, y = rb[unc], rv[unc]
+    # E[r] = E[p] = 0.5; Var(r) = Var(p) + E[p(1 - p)] / runs = 0.03 + 0.22 / 400.
+    var_r = 0.03 + 0.22 / runs
+    assert abs(x.mean() - 0.5) < 4 * np.sqrt(var_r / x.size)
+    # The arms share p and draw independently: Var(rv - rb) = 2 E[p(1 - p)] / runs.
+    d = y - x
+    assert abs(d.var() / (2 * 0.22 / runs) - 1) < 4 * np.sqrt(2 / d.size)
+
+
 def test_question_mixture_null_is_a_clone_in_expectation():
     g = generators.get("question_mixture", n_questions=500)
     b, v = g.draw(400, 4, 0.0, np.random.default_rng(3))

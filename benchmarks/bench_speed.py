@@ -75,6 +75,19 @@ def _fresh(batch):
     return ScoreBatch(batch.base, batch.variant, batch.binary)
 
 
+def _calibration_params(name: str) -> dict:
+    """What ``sim.calibrate`` sets on a protocol in the tree under test: the z-bootstraps'
+    ``replicates`` default of calibration where the tree has one (none before it)."""
+    import protocols
+
+    try:
+        from sim.calibrate_core import DEFAULT_REPLICATES
+    except ImportError:
+        return {}
+    return ({"replicates": DEFAULT_REPLICATES}
+            if "replicates" in protocols.parameters(name) else {})
+
+
 def per_protocol(repeat: int, sims: int = 200) -> dict:
     """ms per experiment of single protocols on one cell's batches (drawn once, untimed)."""
     import protocols
@@ -88,7 +101,7 @@ def per_protocol(repeat: int, sims: int = 200) -> dict:
     for label, (g, k, eff) in cells.items():
         drawn = _batches(g, k, eff, sims)
         for name in ("paired_t", "question_bootstrap", "run_bootstrap"):
-            proto = protocols.get(name)
+            proto = protocols.get(name, **_calibration_params(name))
             proto.evaluate(_fresh(drawn[0]), rng=0)
 
             def go(proto=proto, drawn=drawn):
@@ -124,9 +137,13 @@ def blog_inproc(repeat: int, sims: int = 1000) -> dict:
             specs = []
             for name in BLOG_PROTOCOLS:
                 own = {"n_resamples": 30} if "bootstrap" in name else {}
+                own.update(_calibration_params(name))
                 params = encode(own, protocols.parameters(name))
+                # Trees before the data digest (issue 10) have no such field.
+                extra = ({"data_digest": g.data_digest()}
+                         if "data_digest" in CellSpec.__dataclass_fields__ else {})
                 specs.append(CellSpec("question_mixture", g.describe(), name, params, k,
-                                      effect, sims, 0.05, 0, chunk_size(g, k)))
+                                      effect, sims, 0.05, 0, chunk_size(g, k), **extra))
             run_task(g, k, effect, specs, 0)
     seconds = _best(go, repeat)
     rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024

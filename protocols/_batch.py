@@ -155,6 +155,13 @@ class ScoreBatch:
         batch._pool, batch._order = pool, order
         return batch
 
+    def shared(self, key: str, compute):
+        """``compute()``, once per batch: a quantity several protocols derive alike."""
+        memo = self.__dict__.setdefault("_shared", {})
+        if key not in memo:
+            memo[key] = compute()
+        return memo[key]
+
     # ---------------------------------------------------------------------------------------
     # Shape
 

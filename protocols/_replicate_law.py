@@ -115,10 +115,11 @@ def run_pick_law(scores=None, *, correct=None, k=None) -> ReplicateLaw:
     """
     if correct is not None:
         n = correct.shape[-1]
-        p = correct / k
+        # Per-question terms depend on the count only: look them up (k + 1 values).
+        p = np.arange(k + 1) / k
         pq = p * (1.0 - p)
-        return ReplicateLaw(p.mean(axis=-1), pq.sum(axis=-1) / n**2,
-                            (pq * (1.0 - 6.0 * pq)).sum(axis=-1) / n**4)
+        return ReplicateLaw(correct.sum(axis=-1) / (k * n), pq[correct].sum(axis=-1) / n**2,
+                            (pq * (1.0 - 6.0 * pq))[correct].sum(axis=-1) / n**4)
     n = scores.shape[-1]
     mean, m2, m4 = _central_moments(np.asarray(scores, dtype=float), -2)
     return ReplicateLaw(mean.mean(axis=-1), m2.sum(axis=-1) / n**2,

@@ -13,7 +13,6 @@ import math
 import numpy as np
 from scipy import special
 
-from protocols import _bca_kernels
 
 #: elements of the largest temporary array a kernel builds at once (~32 MB of float64)
 CHUNK_ELEMENTS = 2**22
@@ -21,6 +20,14 @@ CHUNK_ELEMENTS = 2**22
 #: relative tolerance for ties between resampled statistics and the observed one: values on
 #: a lattice (accuracy deltas are multiples of 1/n) must tie exactly despite rounding
 TIE_RTOL = 1e-12
+
+
+def _kernels():
+    # Imported on first use: numba (and the first-use compile notice) is paid only by the
+    # BCa protocols, not by every command that imports the registry.
+    from protocols import _bca_kernels
+
+    return _bca_kernels
 
 
 def _chunks(n_items: int, cost_per_item: int):
@@ -284,9 +291,9 @@ def _ideal_bca(flat, theta, tol, a, alpha):
     # BCa over all C(2k-1, k) resample multisets, weighted by their probabilities.
     counts, weights = ideal_bootstrap_multisets(flat.shape[1])
     counts_t = np.ascontiguousarray(counts.T, dtype=np.float32)
-    share = _bca_kernels.weighted_share(flat, counts_t, weights, theta, tol)
+    share = _kernels().weighted_share(flat, counts_t, weights, theta, tol)
     q_lo, q_hi = _bca_levels(special.ndtri(share), a, alpha)
-    offsets = _bca_kernels.weighted_quantile_offsets(
+    offsets = _kernels().weighted_quantile_offsets(
         flat, counts_t, weights, theta, np.stack([q_lo, q_hi], axis=-1))
     return theta + offsets[:, 0], theta + offsets[:, 1]
 
@@ -338,7 +345,7 @@ def bca_interval(d, alpha, rng, *, n_resamples=10_000, exact=False):
         counts_t = np.bincount(flat_index.ravel(), minlength=k * n_resamples)
         counts_t = counts_t.reshape(k, n_resamples).astype(np.float32)
         z_alpha = float(special.ndtri(alpha / 2.0))
-        off_low, off_high = _bca_kernels.bca_offsets(
+        off_low, off_high = _kernels().bca_offsets(
             flat, counts_t, theta, tol, a,
             _z0_of_twice_share(n_resamples), z_alpha)
         low, high = theta + off_low, theta + off_high

@@ -143,10 +143,17 @@ def _edge_label(ax, value: float, text: str, axis="y") -> None:
                     textcoords="offset points", va="bottom", ha="center", fontsize=8)
 
 
+def _has_pool_band(part: pd.DataFrame) -> bool:
+    """Real-pool rows with a pool-sampling interval (``pool_low``/``pool_high``)."""
+    return "pool_high" in part and bool(np.isfinite(part["pool_high"]).any())
+
+
 def _fpr_top(part: pd.DataFrame, alpha: float) -> float:
     """Top of a false-positive panel: the honest protocols' intervals, at least 3 alpha."""
     honest = part[~part["protocol"].map(is_pitfall)]
     highest = float(honest["rate_high"].max()) if len(honest) else 0.0
+    if _has_pool_band(honest):
+        highest = max(highest, float(np.nanmax(honest["pool_high"])))
     top = max(FPR_ZOOM * alpha, 1.15 * highest)
     step = 0.05 if top > 0.2 else 0.01
     return min(1.0, math.ceil(top / step - 1e-9) * step)
@@ -182,6 +189,11 @@ def _lines(ax, part: pd.DataFrame, styles: dict, names, faint_pitfalls=False) ->
         if not is_pitfall(name):
             ax.fill_between(cells["k"], cells["rate_low"], cells["rate_high"],
                             color=style["color"], alpha=0.12, lw=0, zorder=style["zorder"] - 1)
+            if _has_pool_band(cells):
+                # The pool-sampling interval: wider, fainter, edged so it reads as a band.
+                ax.fill_between(cells["k"], cells["pool_low"], cells["pool_high"],
+                                color=style["color"], alpha=0.07, lw=0.6, ls=(0, (2, 2)),
+                                edgecolor=style["color"], zorder=style["zorder"] - 2)
 
 
 def _rate_panel(ax, part, styles, names, effect, alpha, *, pitfalls_in_power=True) -> None:
@@ -249,6 +261,10 @@ def _heading(calibration: pd.DataFrame, title: str) -> str:
     sims = sorted(calibration["sims"].unique())
     count = f"{int(sims[0])}" if len(sims) == 1 else f"{int(sims[0])}-{int(sims[-1])}"
     head = _title_words(title) if title else str(calibration["generator"].iloc[0])
+    if _has_pool_band(calibration):
+        return (f"{head}\n{count} simulated experiments per cell; dark band or bar: 95% Wilson "
+                f"(simulation error); faint dashed band or thin bar: with the pool-sampling "
+                f"error (which seeds the pool holds)")
     return f"{head}\n{count} simulated experiments per cell; bands and bars: 95% Wilson"
 
 
@@ -365,6 +381,12 @@ def _dots(calibration, title):
                             textcoords="offset points", ha="right", va="center", fontsize=8.5,
                             color="#333333", annotation_clip=False)
                 continue
+            if np.isfinite(r.get("pool_low", np.nan)):
+                # the pool-sampling interval: a thin, faint bar behind the Wilson one
+                ax.errorbar(r["rate"], yi, xerr=[[r["rate"] - r["pool_low"]],
+                                                 [r["pool_high"] - r["rate"]]],
+                            fmt="none", color=color, lw=0.8, alpha=0.45, capsize=0,
+                            zorder=style["zorder"] - 1)
             ax.errorbar(r["rate"], yi, xerr=[[r["rate"] - r["rate_low"]],
                                              [r["rate_high"] - r["rate"]]],
                         fmt=style["marker"], color=color, mfc=style.get("mfc", color),

@@ -44,7 +44,9 @@ class RunBootstrap(ReplicateZProtocol):
                 return resampled_run_picks_binary(rows(cv, mask), k, b, rng) - rep_b
 
             def law():
-                return run_pick_law(correct=cv, k=k) - run_pick_law(correct=cb, k=k)
+                # Shared with run_bootstrap_sqrt_b on the same batch.
+                return batch.shared("run_pick_law", lambda: run_pick_law(correct=cv, k=k)
+                                    - run_pick_law(correct=cb, k=k))
         else:
             def drawn(mask):
                 rep_b = resampled_run_picks(rows(batch.base, mask), b, rng)

@@ -189,8 +189,9 @@ def _lines(ax, part: pd.DataFrame, styles: dict, names, faint_pitfalls=False) ->
         if not is_pitfall(name):
             ax.fill_between(cells["k"], cells["rate_low"], cells["rate_high"],
                             color=style["color"], alpha=0.12, lw=0, zorder=style["zorder"] - 1)
-            if _has_pool_band(cells):
-                # The pool-sampling interval: wider, fainter, edged so it reads as a band.
+            if name == RECOMMENDED and _has_pool_band(cells):
+                # The pool-sampling interval, for the recommended protocol only: six wide
+                # overlapping bands would hide the lines (every protocol's is in the CSV).
                 ax.fill_between(cells["k"], cells["pool_low"], cells["pool_high"],
                                 color=style["color"], alpha=0.07, lw=0.6, ls=(0, (2, 2)),
                                 edgecolor=style["color"], zorder=style["zorder"] - 2)
@@ -222,7 +223,7 @@ def _rate_panel(ax, part, styles, names, effect, alpha, *, pitfalls_in_power=Tru
 def _panel_title(effect: float, prefix: str = "") -> str:
     if effect == 0:
         return f"{prefix}no true effect: false-positive rate"
-    return f"{prefix}true effect +{effect:g} pp: power"
+    return f"{prefix}true effect {effect:+.2f} pp: power"
 
 
 def _legend(fig, styles, names, note: str = "") -> float:
@@ -257,14 +258,14 @@ def _save(fig, path) -> None:
 # The three layouts
 
 
-def _heading(calibration: pd.DataFrame, title: str) -> str:
+def _heading(calibration: pd.DataFrame, title: str, pool_mark: str = "") -> str:
     sims = sorted(calibration["sims"].unique())
     count = f"{int(sims[0])}" if len(sims) == 1 else f"{int(sims[0])}-{int(sims[-1])}"
     head = _title_words(title) if title else str(calibration["generator"].iloc[0])
     if _has_pool_band(calibration):
-        return (f"{head}\n{count} simulated experiments per cell; dark band or bar: 95% Wilson "
-                f"(simulation error); faint dashed band or thin bar: with the pool-sampling "
-                f"error (which seeds the pool holds)")
+        return (f"{head}\n{count} simulated experiments per cell; bands and bars: 95% Wilson "
+                f"(simulation error)\n{pool_mark}: widened by the pool-sampling error "
+                f"(pool_low, pool_high)")
     return f"{head}\n{count} simulated experiments per cell; bands and bars: 95% Wilson"
 
 
@@ -289,7 +290,7 @@ def _curves_one_setting(calibration, title):
         ax.set_ylabel("rejection rate")
     for ax in list(axes.flat)[len(effects):]:
         ax.set_visible(False)
-    fig.suptitle(_heading(calibration, title), fontsize=10)
+    fig.suptitle(_heading(calibration, title, f"wide faint band ({RECOMMENDED})"), fontsize=10)
     height = _legend(fig, styles, names)
     fig.tight_layout(rect=(0, height / fig.get_figheight(), 1, 1))
     return fig
@@ -343,7 +344,7 @@ def _curves_many_settings(calibration, title):
         for c in range(ncols):
             if (r, c) not in used:
                 axes[r, c].set_visible(False)
-    fig.suptitle(_heading(calibration, title), fontsize=10)
+    fig.suptitle(_heading(calibration, title, f"wide faint band ({RECOMMENDED})"), fontsize=10)
     height = _legend(fig, styles, names, note="Pitfalls are drawn only where there is no "
                      "true effect: the power of a test that does not hold its level means "
                      "nothing.")
@@ -418,7 +419,7 @@ def _dots(calibration, title):
         ax.set_title(f"{prefix}{what} (k = {k})", fontsize=10, pad=14)
     for ax in list(axes.flat)[len(panels):]:
         ax.set_visible(False)
-    fig.suptitle(_heading(calibration, title), fontsize=10)
+    fig.suptitle(_heading(calibration, title, "thin faint bars"), fontsize=10)
     fig.tight_layout(rect=(0, 0, 1, 1 - 0.25 / fig.get_figheight()))
     return fig
 

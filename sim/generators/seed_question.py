@@ -274,11 +274,22 @@ class SeedQuestion(Generator):
         u_base = self.sd_seed * z[..., :1]
         u_variant = self.sd_seed * (self.rho * z[..., :1]
                                     + np.sqrt(1 - self.rho**2) * z[..., 1:])
-        e = self.sd_noise * rng.standard_normal((sims, k, n))
-        shared = self.theta + b + e
-        base = rng.random((sims, k, n)) < special.expit(shared + u_base)
-        variant = rng.random((sims, k, n)) < special.expit(shared + beta + u_variant)
-        return base.astype(np.float64), variant.astype(np.float64)
+        # Three float64 buffers of the cell's size, filled in place, and two bool outputs:
+        # the same numbers, in the same order and rounding, as the plain expressions
+        # shared = theta + b + e; base = U < expit(shared + u_base), at a third of the peak.
+        shared = rng.standard_normal((sims, k, n))
+        shared *= self.sd_noise
+        shared += self.theta + b
+        prob = np.add(shared, u_base)
+        special.expit(prob, out=prob)
+        uniform = rng.random((sims, k, n))
+        base = uniform < prob
+        np.add(shared, beta, out=prob)
+        prob += u_variant
+        special.expit(prob, out=prob)
+        rng.random(out=uniform)
+        # bool 0/1 scores: protocols read counts of them, and batches carry them compactly.
+        return base, uniform < prob
 
     @classmethod
     def fit(cls, base, variant) -> SeedQuestion:

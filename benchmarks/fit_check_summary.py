@@ -42,15 +42,23 @@ def summarize(frame: pd.DataFrame) -> pd.DataFrame:
     missing = {"dataset", "scenario", "diff", "se"} - set(frame.columns)
     if missing:
         raise ValueError(f"fit_check.csv lacks the columns {sorted(missing)}")
+    total = frame["se_total"] if "se_total" in frame else pd.Series(np.nan, frame.index)
     frame = frame.assign(abs_pp=100 * frame["diff"].abs(),
-                         within=frame["diff"].abs() <= 2 * frame["se"] + _SLACK)
+                         within=frame["diff"].abs() <= 2 * frame["se"] + _SLACK,
+                         within_total=frame["diff"].abs() <= 2 * total + _SLACK,
+                         se_total=total)
 
     def one(group):
+        known = group["se_total"].notna()
         return pd.Series({"cells": len(group),
                           "within_2se_pct": 100 * group["within"].mean(),
                           "mean_abs_diff_pp": group["abs_pp"].mean(),
                           "max_abs_diff_pp": group["abs_pp"].max(),
-                          "noise_floor_pp": 100 * np.sqrt(2 / np.pi) * group["se"].mean()})
+                          "noise_floor_pp": 100 * np.sqrt(2 / np.pi) * group["se"].mean(),
+                          "within_2se_total_pct": (100 * group.loc[known, "within_total"].mean()
+                                                   if known.any() else np.nan),
+                          "floor_total_pp": 100 * np.sqrt(2 / np.pi)
+                          * group["se_total"].mean()})
 
     rows = [dict(dataset=d, scenario=s, **one(g)) for (d, s), g in
             frame.groupby(["dataset", "scenario"], sort=True)]
@@ -69,12 +77,13 @@ def main(argv=None) -> int:
     table = summarize(pd.read_csv(args.csv))
     if args.markdown:
         print("| dataset | scenario | cells | within 2 SE (%) | mean abs diff (pp) "
-              "| max (pp) | noise floor (pp) |")
-        print("|---|---|---:|---:|---:|---:|---:|")
+              "| max (pp) | noise floor (pp) | within 2 total SE (%) | floor with pool (pp) |")
+        print("|---|---|---:|---:|---:|---:|---:|---:|---:|")
         for r in table.itertuples(index=False):
             print(f"| {r.dataset} | {r.scenario} | {r.cells} | {r.within_2se_pct:.0f} "
                   f"| {r.mean_abs_diff_pp:.1f} | {r.max_abs_diff_pp:.1f} "
-                  f"| {r.noise_floor_pp:.1f} |")
+                  f"| {r.noise_floor_pp:.1f} | {r.within_2se_total_pct:.0f} "
+                  f"| {r.floor_total_pp:.1f} |")
     else:
         print(table.to_string(index=False, float_format=lambda x: f"{x:.1f}"))
     worst = table.iloc[:-1]

@@ -13,7 +13,6 @@ import math
 import numpy as np
 from scipy import special
 
-
 #: elements of the largest temporary array a kernel builds at once (~32 MB of float64)
 CHUNK_ELEMENTS = 2**22
 

@@ -83,7 +83,12 @@ def fit_check(pool, real_frame, ks, effects, common) -> pd.DataFrame:
     """Calibrate ``seed_question`` fitted to ``pool`` and set its rates beside the pool's.
 
     The fit (method of moments on the whole pool) is simulated at the pool's true effect;
-    ``diff`` = fitted rate - real rate, with ``se`` the two-sample binomial standard error.
+    ``diff`` = fitted rate - real rate, with ``se`` the two-sample binomial standard error
+    (Monte Carlo only). The fitted model predicts the rate of a fresh pool, and the pool's
+    own rate differs from that by its pool-sampling error too (:mod:`sim.pool_bootstrap`):
+    ``pool_sd`` (NaN unless the pool intervals were computed, ``--pool-reps``) and
+    ``se_total = sqrt(se**2 + pool_sd**2)``, the scale on which a perfect model's ``diff``
+    would fall.
     """
     base, variant = pool.pool()
     fitted = generators.generator_class("seed_question").fit(base, variant)
@@ -104,4 +109,7 @@ def fit_check(pool, real_frame, ks, effects, common) -> pd.DataFrame:
     n1, n2 = merged["sims_real"], merged["sims_fit"]
     out["se"] = np.sqrt(out["rate_real"] * (1 - out["rate_real"]) / n1
                         + out["rate_fit"] * (1 - out["rate_fit"]) / n2)
+    out["pool_sd"] = (merged["pool_sd_real"].to_numpy() if "pool_sd_real" in merged
+                      else np.nan)
+    out["se_total"] = np.sqrt(out["se"] ** 2 + out["pool_sd"] ** 2)
     return out

@@ -3,6 +3,7 @@
 import subprocess
 import sys
 
+import numpy as np
 import pandas as pd
 import pytest
 
@@ -196,7 +197,12 @@ def test_real_pools_end_to_end(tmp_path, capsys):
     assert set(summary.scenario) == {"S0p", "S1"} and (summary.seeds == 12).all()
     assert ((summary.rho_low <= summary.rho) & (summary.rho <= summary.rho_high)).all()
     fit = pd.read_csv(out / "fit_check.csv")
-    assert {"rate_real", "rate_fit", "diff", "se"} <= set(fit.columns)
+    assert {"rate_real", "rate_fit", "diff", "se", "pool_sd", "se_total"} <= set(fit.columns)
+    # The pool-sampling sd is the real row's own, and widens the Monte Carlo SE.
+    rows = fit.merge(frame, left_on=["protocol", "k", "effect_pp", "rate_real"],
+                     right_on=["protocol", "k", "effect_pp", "rate"])
+    assert len(rows) == len(fit) and np.allclose(rows.pool_sd_x, rows.pool_sd_y)
+    assert np.allclose(fit.se_total, np.hypot(fit.se, fit.pool_sd))
     budget = pd.read_csv(out / "seed_budget.csv")
     # The S1 pool's validity comes from the S0p pool of the same dataset.
     assert set(budget[budget.protocol == "paired_t"].null_params.map(

@@ -51,3 +51,15 @@ def test_cli(tmp_path):
 def test_missing_columns():
     with pytest.raises(ValueError, match=r"lacks the columns \['se'\]"):
         _load().summarize(FRAME.drop(columns="se"))
+
+
+def test_total_se_widens_by_the_pool_sd():
+    """se_total = sqrt(se^2 + pool_sd^2): pool b's 20 pp diff against 2 x sqrt(5^2 + 12^2)
+    = 26 pp is within; pool a (no pool_sd) has no total figures."""
+    frame = FRAME.assign(pool_sd=[np.nan, np.nan, np.nan, 0.12])
+    frame["se_total"] = np.sqrt(frame["se"] ** 2 + frame["pool_sd"] ** 2)
+    table = _load().summarize(frame).set_index("dataset")
+    assert table.loc["b", "within_2se_pct"] == 0
+    assert table.loc["b", "within_2se_total_pct"] == 100
+    assert table.loc["b", "floor_total_pp"] == pytest.approx(100 * np.sqrt(2 / np.pi) * 0.13)
+    assert np.isnan(table.loc["a", "within_2se_total_pct"])

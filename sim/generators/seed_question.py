@@ -198,6 +198,20 @@ def fit_moments(base, variant) -> MomentFit:
                      sd_seed=sd_s, rho=rho, cost=float(sol.cost))
 
 
+#: uniforms drawn at once by :func:`_bernoulli_blocks` (8 MB of float64)
+_UNIFORM_BLOCK = 2**20
+
+
+def _bernoulli_blocks(prob, rng):
+    """``rng.random(prob.shape) < prob``, drawn a block of experiments at a time."""
+    out = np.empty(prob.shape, dtype=bool)
+    rows = max(1, _UNIFORM_BLOCK // max(1, prob[0].size))
+    for start in range(0, prob.shape[0], rows):
+        block = prob[start:start + rows]
+        np.less(rng.random(block.shape), block, out=out[start:start + rows])
+    return out
+
+
 @register
 @dataclass(frozen=True)
 class SeedQuestion(Generator):
@@ -274,22 +288,23 @@ class SeedQuestion(Generator):
         u_base = self.sd_seed * z[..., :1]
         u_variant = self.sd_seed * (self.rho * z[..., :1]
                                     + np.sqrt(1 - self.rho**2) * z[..., 1:])
-        # Three float64 buffers of the cell's size, filled in place, and two bool outputs:
-        # the same numbers, in the same order and rounding, as the plain expressions
-        # shared = theta + b + e; base = U < expit(shared + u_base), at a third of the peak.
+        # Two float64 buffers of the cell's size, filled in place, and two bool outputs: the
+        # same numbers, in the same order and rounding, as the plain expressions
+        # shared = theta + b + e; base = U < expit(shared + u_base), at a quarter of the
+        # peak. The uniforms come in blocks of experiments: a Generator fills an array in C
+        # order, so consecutive blocks hold exactly the numbers of one big draw.
         shared = rng.standard_normal((sims, k, n))
         shared *= self.sd_noise
         shared += self.theta + b
         prob = np.add(shared, u_base)
         special.expit(prob, out=prob)
-        uniform = rng.random((sims, k, n))
-        base = uniform < prob
+        base = _bernoulli_blocks(prob, rng)
         np.add(shared, beta, out=prob)
+        del shared
         prob += u_variant
         special.expit(prob, out=prob)
-        rng.random(out=uniform)
         # bool 0/1 scores: protocols read counts of them, and batches carry them compactly.
-        return base, uniform < prob
+        return base, _bernoulli_blocks(prob, rng)
 
     @classmethod
     def fit(cls, base, variant) -> SeedQuestion:

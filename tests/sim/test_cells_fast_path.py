@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 
 from sim import generators
-from sim.cells import check_memory, draw_cell
+from sim.cells import BYTES_PER_SCORE, check_memory, draw_cell
 
 
 def test_real_pool_batches_are_the_copied_draws():
@@ -48,21 +48,21 @@ def test_question_mixture_draws_bool_scores():
 
 def test_memory_check_is_one_line_before_allocating():
     g = generators.get("question_mixture", n_questions=100_000)
-    assert check_memory(g, 8, 10, available=2**40) == 10 * 8 * 100_000 * 64
+    assert check_memory(g, 8, 10, available=2**40) == 10 * 8 * 100_000 * BYTES_PER_SCORE
     with pytest.raises(ValueError, match=r"\(10 experiment\(s\) per chunk\) needs about "
                                          r"[\d.]+ GiB of memory; 0\.000977 GiB is "
                                          r"available") as err:
         check_memory(g, 8, 10, available=2**20)
     assert "\n" not in str(err.value)
-    # 50 seeds x 10**7 questions: ~30 GiB per experiment, more than this machine has.
+    # 200 seeds x 10**7 questions: ~75 GiB per experiment, more than this machine has.
     huge = generators.get("question_mixture", n_questions=10**7)
     with pytest.raises(ValueError, match="GiB is available"):
-        next(draw_cell(huge, 50, 0.0, 5, seed=0))
+        next(draw_cell(huge, 200, 0.0, 5, seed=0))
 
 
 def test_cli_exit_2_on_a_cell_too_large(tmp_path):
     cmd = [sys.executable, "-m", "sim.calibrate", "--generator", "question_mixture",
-           "--param", "n_questions=10000000", "--k", "50", "--effects", "0", "--sims",
+           "--param", "n_questions=10000000", "--k", "200", "--k-max", "200", "--effects", "0", "--sims",
            "2", "--jobs", "1", "--quiet", "--no-plot", "--protocols", "paired_t",
            "--out", str(tmp_path / "out")]
     res = subprocess.run(cmd, capture_output=True, text=True)

@@ -62,8 +62,8 @@ def test_memory_check_is_one_line_before_allocating():
 
 def test_cli_exit_2_on_a_cell_too_large(tmp_path):
     cmd = [sys.executable, "-m", "sim.calibrate", "--generator", "question_mixture",
-           "--param", "n_questions=10000000", "--k", "200", "--k-max", "200", "--effects", "0", "--sims",
-           "2", "--jobs", "1", "--quiet", "--no-plot", "--protocols", "paired_t",
+           "--param", "n_questions=10000000", "--k", "200", "--k-max", "200", "--effects",
+           "0", "--sims", "2", "--jobs", "1", "--quiet", "--no-plot", "--protocols", "paired_t",
            "--out", str(tmp_path / "out")]
     res = subprocess.run(cmd, capture_output=True, text=True)
     assert res.returncode == 2, res.stderr

@@ -238,6 +238,16 @@ class ScoreBatch:
         return self.variant.mean(axis=-2)
 
     @functools.cached_property
+    def question_deltas(self) -> np.ndarray:
+        """Per-question delta of the k-run means, variant minus baseline, ``(..., n)``."""
+        return self.question_variant - self.question_base
+
+    @functools.cached_property
+    def correct_deltas(self) -> np.ndarray:
+        """Binary scores: variant minus baseline correct runs per question, int64 ``(..., n)``."""
+        return self.correct_variant - self.correct_base
+
+    @functools.cached_property
     def correct_base(self) -> np.ndarray:
         """Binary scores: runs (of k) that got each question right, int64 ``(..., n)``."""
         return self._correct(0)

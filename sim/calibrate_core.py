@@ -172,8 +172,8 @@ _COLUMNS = list(CellResult.__dataclass_fields__)
 #: estimated work (drawn scores x protocols) below which loky runs at most ``jobs`` cells in
 #: this process: about 1 s on this project's machine, less than two workers take to start
 IN_PROCESS_WORK = 1e9
-#: non-empty once this process has started loky workers
-_LOKY_STARTED: list = []
+#: whether this process has started loky workers (they stay up between calls)
+_loky_started = False
 
 
 def _work(tasks, sims) -> float:
@@ -203,8 +203,9 @@ def _run_cells(requests, *, sims, alpha, seed, jobs, backend, scheduler, out, pr
             key = (g.describe(), int(req.k), float(req.effect_pp))
             groups.setdefault(key, (g, int(req.k), float(req.effect_pp), []))[3].append(spec)
     tasks = list(groups.values())
+    global _loky_started
     if backend == "loky" and jobs != 1:
-        if (not _LOKY_STARTED and len(tasks) <= jobs
+        if (not _loky_started and len(tasks) <= jobs
                 and _work(tasks, sims) <= IN_PROCESS_WORK):
             # A few light cells: starting worker processes (each imports numpy, scipy,
             # pandas) would take longer than the cells. Results do not depend on jobs.
@@ -212,7 +213,7 @@ def _run_cells(requests, *, sims, alpha, seed, jobs, backend, scheduler, out, pr
         else:
             # loky keeps its workers between calls: later rounds (the seed-budget search)
             # reuse them at no start-up cost.
-            _LOKY_STARTED.append(True)
+            _loky_started = True
     names = sorted({g.name for g, *_ in tasks})
     bar = tqdm(total=len(tasks), desc=f"{desc} {', '.join(names)}", unit="cell",
                file=sys.stderr, disable=not progress or not tasks)

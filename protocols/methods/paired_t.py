@@ -50,7 +50,7 @@ class PairedTQuestions(Protocol):
     pitfall = "questions as the only noise, seeds ignored"
 
     def _evaluate(self, batch, alpha, rng):
-        dq = batch.question_variant - batch.question_base
+        dq = batch.question_deltas
         n = dq.shape[-1]
         estimate = dq.mean(axis=-1)
         se = dq.std(axis=-1, ddof=1) / n**0.5

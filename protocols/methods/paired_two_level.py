@@ -153,7 +153,7 @@ class PairedTwoLevel(Protocol):
         if batch.binary and batch.k * batch.n <= MAX_EXACT_KN:
             # From counts the batch shares with the other protocols: no (k, n) pass.
             variance, df, seed_variance = two_level_variance_binary(
-                batch.seed_deltas, batch.correct_variant - batch.correct_base,
+                batch.seed_deltas, batch.correct_deltas,
                 batch.seed_discordant, batch.n)
         else:
             variance, df, seed_variance = two_level_variance(

@@ -81,8 +81,8 @@ class PairedQuestionBootstrap(ReplicateZProtocol):
     pitfall = "questions as the only noise, seeds ignored"
 
     def _evaluate(self, batch, alpha, rng):
-        dq = batch.question_variant - batch.question_base
-        counts = batch.correct_variant - batch.correct_base if batch.binary else None
+        dq = batch.question_deltas
+        counts = batch.correct_deltas if batch.binary else None
 
         def drawn(mask):
             return _bootstrap_means(rows(dq, mask), rows(counts, mask), batch.k,

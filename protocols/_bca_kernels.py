@@ -50,6 +50,15 @@ if sys.stderr is not None and sys.stderr.isatty() and not _compiled_before():
 #: histogram bins per experiment; at the 2.5% tail of B = 10,000 a bin holds ~10 replicates
 MAX_BINS = 1024
 
+#: replicates per block (see _ranges_below_ties); a block is read only if it reaches a tail
+BLOCK = 32
+
+#: how far beyond the guess of each BCa end its tail histogram reaches: this many SDs of
+#: the end's rank among B random replicates, sqrt(B q (1 - q)), plus TAIL_MARGIN_SHARE of
+#: B for the error of the guess itself
+TAIL_MARGIN_SDS = 5.0
+TAIL_MARGIN_SHARE = 0.01
+
 #: fewer replicates get fewer bins (about this many replicates per bin), so that the
 #: per-experiment cost of clearing and scanning the histogram stays below that of binning
 REPLICATES_PER_BIN = 8
@@ -131,6 +140,229 @@ def _sorted_bin(buf, bins, target, cand):
 
 
 @numba.njit(cache=True, nogil=True)
+def _fill_group(flat, i0, counts_t, theta, dd, out):
+    # Replicate means minus the estimate of GROUP consecutive experiments (rows past the
+    # batch are zeros). Like a matrix product's register tile, each resample's seed counts
+    # are loaded once for the whole group and seeds are taken four at a time, so the
+    # buffers are read and written once per four seeds instead of once per seed. The
+    # arithmetic of one experiment does not depend on its neighbours in the group.
+    m, k = flat.shape
+    n_b = counts_t.shape[1]
+    for e in range(4):
+        i = i0 + e
+        t0 = -theta[i] if i < m else 0.0
+        for j in range(k):
+            dd[e, j] = flat[i, j] / k if i < m else 0.0
+        row = out[e]
+        for b in range(n_b):
+            row[b] = t0
+    o0 = out[0]
+    o1 = out[1]
+    o2 = out[2]
+    o3 = out[3]
+    j = 0
+    while j + 4 <= k:
+        r0 = counts_t[j]
+        r1 = counts_t[j + 1]
+        r2 = counts_t[j + 2]
+        r3 = counts_t[j + 3]
+        a0, a1, a2, a3 = dd[0, j], dd[0, j + 1], dd[0, j + 2], dd[0, j + 3]
+        b0, b1, b2, b3 = dd[1, j], dd[1, j + 1], dd[1, j + 2], dd[1, j + 3]
+        e0, e1, e2, e3 = dd[2, j], dd[2, j + 1], dd[2, j + 2], dd[2, j + 3]
+        f0, f1, f2, f3 = dd[3, j], dd[3, j + 1], dd[3, j + 2], dd[3, j + 3]
+        for b in range(n_b):
+            c0 = r0[b]
+            c1 = r1[b]
+            c2 = r2[b]
+            c3 = r3[b]
+            o0[b] += (c0 * a0 + c1 * a1) + (c2 * a2 + c3 * a3)
+            o1[b] += (c0 * b0 + c1 * b1) + (c2 * b2 + c3 * b3)
+            o2[b] += (c0 * e0 + c1 * e1) + (c2 * e2 + c3 * e3)
+            o3[b] += (c0 * f0 + c1 * f1) + (c2 * f2 + c3 * f3)
+        j += 4
+    if j + 2 <= k:
+        r0 = counts_t[j]
+        r1 = counts_t[j + 1]
+        a0, a1, b0, b1 = dd[0, j], dd[0, j + 1], dd[1, j], dd[1, j + 1]
+        e0, e1, f0, f1 = dd[2, j], dd[2, j + 1], dd[3, j], dd[3, j + 1]
+        for b in range(n_b):
+            c0 = r0[b]
+            c1 = r1[b]
+            o0[b] += c0 * a0 + c1 * a1
+            o1[b] += c0 * b0 + c1 * b1
+            o2[b] += c0 * e0 + c1 * e1
+            o3[b] += c0 * f0 + c1 * f1
+        j += 2
+    if j < k:
+        r0 = counts_t[j]
+        a0, b0, e0, f0 = dd[0, j], dd[1, j], dd[2, j], dd[3, j]
+        for b in range(n_b):
+            c0 = r0[b]
+            o0[b] += c0 * a0
+            o1[b] += c0 * b0
+            o2[b] += c0 * e0
+            o3[b] += c0 * f0
+
+
+@numba.njit(cache=True, nogil=True)
+def _moments(d):
+    # SD, skewness and excess kurtosis of the mean of k seeds drawn from d with replacement
+    k = d.size
+    mu = d.mean()
+    m2 = 0.0
+    m3 = 0.0
+    m4 = 0.0
+    for j in range(k):
+        u = d[j] - mu
+        m2 += u * u
+        m3 += u * u * u
+        m4 += u * u * u * u
+    m2 /= k
+    m3 /= k
+    m4 /= k
+    if not m2 > 0.0:
+        return 0.0, 0.0, 0.0
+    return math.sqrt(m2 / k), m3 / m2**1.5 / math.sqrt(k), (m4 / (m2 * m2) - 3.0) / k
+
+
+@numba.njit(cache=True, nogil=True)
+def _cornish_fisher(z, skew, kurt):
+    # standardized quantile of a distribution with these cumulants at the normal quantile z
+    return (z + (z * z - 1.0) * skew / 6.0 + (z**3 - 3.0 * z) * kurt / 24.0
+            - (2.0 * z**3 - 5.0 * z) * skew * skew / 36.0)
+
+
+@numba.njit(cache=True, nogil=True)
+def _bin_scale(d, theta, n_bins):
+    # lower edge and bins per unit of _bin's equal bins over [min(d), max(d)] - theta
+    lo = d.min() - theta
+    width = d.max() - theta - lo
+    return lo, (n_bins / width if width > 0.0 else 0.0)
+
+
+@numba.njit(cache=True, nogil=True)
+def _bin_of(v, lo, scale, top):
+    # the bin of one replicate, exactly as _bin computes it (monotone in v)
+    return np.int32(min(max((v - lo) * scale, 0.0), top))
+
+
+@numba.njit(cache=True, nogil=True)
+def _ranges_below_ties(buf, n_blocks, t, block_min, block_max):
+    """Each block's smallest and largest replicate, and the counts below and tied with 0.
+
+    Block q holds the positions ``l * n_blocks + q`` (``l`` < BLOCK), so its range is the
+    element-wise minimum and maximum of BLOCK rows, and one vectorized pass gives both
+    the ranges and the two counts of the bias correction. Positions past the last whole
+    block belong to no block; they are counted here and always read by the others.
+    """
+    n_below = 0
+    n_tie = 0
+    for q in range(n_blocks):
+        block_min[q] = buf[q]
+        block_max[q] = buf[q]
+    for lane in range(BLOCK):
+        row = buf[lane * n_blocks:(lane + 1) * n_blocks]
+        for q in range(n_blocks):
+            v = row[q]
+            block_min[q] = v if v < block_min[q] else block_min[q]
+            block_max[q] = v if v > block_max[q] else block_max[q]
+            n_below += v < -t
+            n_tie += abs(v) <= t
+    for b in range(BLOCK * n_blocks, buf.size):
+        v = buf[b]
+        n_below += v < -t
+        n_tie += abs(v) <= t
+    return n_below, n_tie
+
+
+@numba.njit(cache=True, nogil=True)
+def _block_bins(block_min, block_max, lo, scale, n_bins, bin_min, bin_max):
+    # the lowest and highest bin of every block (bins are monotone in the value)
+    top = n_bins - 0.5
+    for q in range(block_min.size):
+        bin_min[q] = _bin_of(block_min[q], lo, scale, top)
+        bin_max[q] = _bin_of(block_max[q], lo, scale, top)
+
+
+@numba.njit(cache=True, nogil=True)
+def _tail_histogram(buf, bin_min, bin_max, lo, scale, cut_low, cut_high, hist):
+    # Counts of bins <= cut_low and >= cut_high, exact: only blocks that reach a tail are
+    # read (bins in between get partial counts and must not be used). The positions past
+    # the last whole block are always read.
+    n_blocks = bin_min.size
+    top = hist.size - 0.5
+    hist[:] = 0
+    for q in range(n_blocks):
+        if bin_min[q] <= cut_low or bin_max[q] >= cut_high:
+            for lane in range(BLOCK):
+                hist[_bin_of(buf[lane * n_blocks + q], lo, scale, top)] += 1
+    for b in range(BLOCK * n_blocks, buf.size):
+        hist[_bin_of(buf[b], lo, scale, top)] += 1
+
+
+@numba.njit(cache=True, nogil=True)
+def _bin_values(buf, bin_min, bin_max, lo, scale, n_bins, target, cand):
+    # the replicates of one bin, sorted, read from the blocks whose bins reach it
+    n_blocks = bin_min.size
+    top = n_bins - 0.5
+    n = 0
+    for q in range(n_blocks):
+        if bin_min[q] <= target <= bin_max[q]:
+            for lane in range(BLOCK):
+                v = buf[lane * n_blocks + q]
+                if _bin_of(v, lo, scale, top) == target:
+                    cand[n] = v
+                    n += 1
+    for b in range(BLOCK * n_blocks, buf.size):
+        v = buf[b]
+        if _bin_of(v, lo, scale, top) == target:
+            cand[n] = v
+            n += 1
+    return np.sort(cand[:n])
+
+
+@numba.njit(cache=True, nogil=True)
+def _tail_cuts(d, theta, zq, n_b, n_bins):
+    # Bins beyond which the two BCa ends lie with near certainty: a Cornish-Fisher guess
+    # of each end from the data's moments, moved outward by a margin in ranks. A wrong
+    # guess is caught by the counts and costs a full histogram, never a wrong value.
+    sd, skew, kurt = _moments(d)
+    if not (sd > 0.0 and math.isfinite(zq[0]) and math.isfinite(zq[1])):
+        return -1, -1
+    lo, scale = _bin_scale(d, theta, n_bins)
+    cuts = np.empty(2, np.int64)
+    for side in range(2):
+        z = min(max(zq[side], -8.0), 8.0)
+        guess = sd * _cornish_fisher(z, skew, kurt)
+        density = max(math.exp(-0.5 * z * z) / math.sqrt(2.0 * math.pi), 1e-12)
+        q = _ndtr(z)
+        ranks = TAIL_MARGIN_SDS * math.sqrt(n_b * q * (1.0 - q)) + TAIL_MARGIN_SHARE * n_b
+        margin = ranks * sd / (n_b * density)
+        x = guess + (margin if side == 0 else -margin)
+        cuts[side] = _bin_of(x, lo, scale, n_bins - 0.5) if math.isfinite(x) else -1
+    return cuts[0], cuts[1]
+
+
+@numba.njit(cache=True, nogil=True)
+def _locate(hist, first, stop, start, wanted, w0, targets, starts):
+    # For wanted[w0] and wanted[w0 + 1]: the bin among first .. stop - 1 that holds that
+    # sorted position, and the position its bin starts at, given that bin `first` starts
+    # at `start`. False if a wanted position lies outside those bins.
+    for w in range(w0, w0 + 2):
+        r = wanted[w]
+        pos = start
+        j = first
+        while j < stop and pos + hist[j] <= r:
+            pos += hist[j]
+            j += 1
+        if j == stop or r < start:
+            return False
+        targets[w] = j
+        starts[w] = pos
+    return True
+
+
+@numba.njit(cache=True, nogil=True)
 def bca_offsets(flat, counts_t, theta, tol, accel, z0_of_twice_share, z_alpha):
     """BCa interval ends of each experiment, relative to its estimate.
 
@@ -138,7 +370,7 @@ def bca_offsets(flat, counts_t, theta, tol, accel, z0_of_twice_share, z_alpha):
     ----------
     flat : ndarray of float64, shape (m, k)
         Per-seed deltas of ``m`` experiments.
-    counts_t : ndarray of float32, shape (k, B)
+    counts_t : ndarray of float64, shape (k, B)
         How often each seed appears in each of the ``B`` resamples shared by the batch.
     theta, tol, accel : ndarray of float64, shape (m,)
         Estimate (mean delta), tie tolerance and jackknife acceleration per experiment.
@@ -153,61 +385,81 @@ def bca_offsets(flat, counts_t, theta, tol, accel, z0_of_twice_share, z_alpha):
     low, high : ndarray of float64, shape (m,)
         Interval ends minus ``theta``.
     """
-    m = flat.shape[0]
+    m, k = flat.shape
     n_b = counts_t.shape[1]
     low = np.empty(m)
     high = np.empty(m)
-    buf = np.empty(n_b)
+    group = np.empty((4, n_b))
+    dd = np.empty((4, k))
     bins = np.empty(n_b, np.int32)
     n_bins = _n_bins(n_b)
     hist = np.empty(n_bins, np.int64)
     hist4 = np.empty((4, n_bins), np.int64)
     ones = np.ones(n_b, np.int64)  # every random resample counts once
-    cum = np.empty(n_bins + 1, np.int64)
-    cand = np.empty(n_b)
+    cand0 = np.empty(n_b)
     wanted = np.empty(4, np.int64)
     h = np.empty(2)
-    for i in range(m):
-        _fill_offsets(flat[i], counts_t, theta[i], buf)
-        _bin(buf, flat[i], theta[i], bins, n_bins)
-        t = tol[i]
-        n_below = 0
-        n_tie = 0
-        for b in range(n_b):
-            v = buf[b]
-            n_below += v < -t
-            n_tie += abs(v) <= t
-        _histogram(bins, ones, hist4, hist)
-        z0 = z0_of_twice_share[2 * n_below + n_tie]
-        a = accel[i]
-        for side in range(2):
-            # the levels of _resample._bca_levels, inline: z0 is only known in here
-            num = z0 + (z_alpha if side == 0 else -z_alpha)
-            q = _ndtr(z0 + _ratio(num, 1.0 - a * num))
-            h[side] = min(max(q, 0.0), 1.0) * (n_b - 1)
-            base = int(math.floor(h[side]))
-            wanted[2 * side] = base
-            wanted[2 * side + 1] = min(base + 1, n_b - 1)
-        cum[0] = 0
-        for j in range(n_bins):
-            cum[j + 1] = cum[j] + hist[j]
-        for side in range(2):
-            # bin j holds the sorted positions cum[j] .. cum[j + 1] - 1
-            r0 = wanted[2 * side]
-            r1 = wanted[2 * side + 1]
-            target = np.searchsorted(cum, r0, side="right") - 1
-            chosen = _sorted_bin(buf, bins, target, cand)
-            v0 = chosen[r0 - cum[target]]
-            if r1 < cum[target + 1]:
-                v1 = chosen[r1 - cum[target]]
-            else:
-                target = np.searchsorted(cum, r1, side="right") - 1
-                v1 = _sorted_bin(buf, bins, target, cand)[r1 - cum[target]]
-            frac = h[side] - math.floor(h[side])
-            if side == 0:
-                low[i] = v0 + frac * (v1 - v0)
-            else:
-                high[i] = v0 + frac * (v1 - v0)
+    n_blocks = n_b // BLOCK
+    block_min = np.empty(n_blocks)
+    block_max = np.empty(n_blocks)
+    bin_min = np.empty(n_blocks, np.int32)
+    bin_max = np.empty(n_blocks, np.int32)
+    zq = np.empty(2)
+    starts = np.empty(4, np.int64)
+    targets = np.empty(4, np.int64)
+    values = np.empty(4)
+    for i0 in range(0, m, 4):
+        _fill_group(flat, i0, counts_t, theta, dd, group)
+        for i in range(i0, min(i0 + 4, m)):
+            buf = group[i - i0]
+            n_below, n_tie = _ranges_below_ties(buf, n_blocks, tol[i], block_min, block_max)
+            z0 = z0_of_twice_share[2 * n_below + n_tie]
+            a = accel[i]
+            for side in range(2):
+                # the levels of _resample._bca_levels, inline: z0 is only known in here
+                num = z0 + (z_alpha if side == 0 else -z_alpha)
+                zq[side] = z0 + _ratio(num, 1.0 - a * num)
+                q = _ndtr(zq[side])
+                h[side] = min(max(q, 0.0), 1.0) * (n_b - 1)
+                base = int(math.floor(h[side]))
+                wanted[2 * side] = base
+                wanted[2 * side + 1] = min(base + 1, n_b - 1)
+            # Which bin holds each wanted rank, the sorted position its bin starts at, and
+            # the bin's replicates. First from the two tails alone: the resamples are
+            # ordered so that the tails fill few blocks (see _resample._ordered_counts).
+            lo, scale = _bin_scale(flat[i], theta[i], n_bins)
+            _block_bins(block_min, block_max, lo, scale, n_bins, bin_min, bin_max)
+            cut_low, cut_high = _tail_cuts(flat[i], theta[i], zq, n_b, n_bins)
+            found = False
+            if 0 <= cut_low < cut_high:
+                _tail_histogram(buf, bin_min, bin_max, lo, scale, cut_low, cut_high, hist)
+                n_top = 0
+                for j in range(cut_high, n_bins):
+                    n_top += hist[j]
+                found = (_locate(hist, 0, cut_low + 1, 0, wanted, 0, targets, starts)
+                         and _locate(hist, cut_high, n_bins, n_b - n_top, wanted, 2,
+                                     targets, starts))
+            if not found:  # a guess was off, or no spread: the histogram of every replicate
+                _bin(buf, flat[i], theta[i], bins, n_bins)
+                _histogram(bins, ones, hist4, hist)
+                _locate(hist, 0, n_bins, 0, wanted, 0, targets, starts)
+                _locate(hist, 0, n_bins, 0, wanted, 2, targets, starts)
+            previous = -1
+            chosen = cand0[:0]
+            for w in range(4):
+                if targets[w] != previous:
+                    chosen = _bin_values(buf, bin_min, bin_max, lo, scale, n_bins, targets[w],
+                                         cand0)
+                    previous = targets[w]
+                values[w] = chosen[wanted[w] - starts[w]]
+            for side in range(2):
+                frac = h[side] - math.floor(h[side])
+                v0 = values[2 * side]
+                v1 = values[2 * side + 1]
+                if side == 0:
+                    low[i] = v0 + frac * (v1 - v0)
+                else:
+                    high[i] = v0 + frac * (v1 - v0)
     return low, high
 
 
@@ -311,3 +563,69 @@ def weighted_quantile_offsets(flat, counts_t, weights, theta, levels):
                     break
             out[i, r] = value
     return out
+
+
+# --------------------------------------------------------------------------------------------
+# The exact sign-flip test: all 2**k sign patterns, counted by meeting in the middle
+
+
+@numba.njit(cache=True, nogil=True)
+def _signed_sums(d, first, stop, out):
+    # the 2**(stop - first) sums of +-d[first:stop], built by doubling
+    out[0] = 0.0
+    n = 1
+    for j in range(first, stop):
+        x = d[j]
+        for i in range(n):
+            out[n + i] = out[i] - x
+            out[i] = out[i] + x
+        n *= 2
+    return n
+
+
+@numba.njit(cache=True, nogil=True)
+def sign_flip_counts(flat, threshold):
+    """How many of the ``2**k`` sign patterns reach ``|sum(s * d)| >= threshold``.
+
+    The seeds are split in two halves; the sums of each half's ``2**(k/2)`` patterns are
+    sorted, and for every sum x of the first half the sums y of the second with
+    ``x + y >= threshold`` are counted with a pointer that only moves one way (rounding
+    is monotone, so the comparison is the one the full enumeration makes). Patterns come
+    in pairs (s, -s), so the count of ``x + y <= -threshold`` is the same one. That is
+    O(2**(k/2) k) per experiment instead of O(2**k k).
+
+    Parameters
+    ----------
+    flat : ndarray of float64, shape (m, k)
+    threshold : ndarray of float64, shape (m,)
+        A threshold <= 0 is reached by every pattern.
+
+    Returns
+    -------
+    ndarray of int64, shape (m,)
+    """
+    m, k = flat.shape
+    half = k // 2
+    xs = np.empty(2 ** half)
+    ys = np.empty(2 ** (k - half))
+    out = np.empty(m, np.int64)
+    for i in range(m):
+        t = threshold[i]
+        if not t > 0.0:
+            out[i] = 2**k
+            continue
+        n_x = _signed_sums(flat[i], 0, half, xs)
+        n_y = _signed_sums(flat[i], half, k, ys)
+        xs_sorted = np.sort(xs[:n_x])
+        ys_sorted = np.sort(ys[:n_y])
+        # for x ascending, the y with x + y >= t form a growing suffix of ys_sorted
+        count = 0
+        p = n_y
+        for a in range(n_x):
+            x = xs_sorted[a]
+            while p > 0 and x + ys_sorted[p - 1] >= t:
+                p -= 1
+            count += n_y - p
+        out[i] = 2 * count
+    return out
+

@@ -165,17 +165,6 @@ def resampled_run_picks_binary(correct, k, n_resamples, rng):
 # Sign-flip permutation test on paired deltas
 
 
-@functools.lru_cache(maxsize=32)
-def _half_sign_patterns(k: int) -> np.ndarray:
-    # Patterns come in (s, -s) pairs with equal |statistic|; keeping those with a +1 first
-    # sign halves the work and leaves the p-value unchanged.
-    bits = (np.arange(2 ** (k - 1))[:, None] >> np.arange(k - 1)) & 1
-    signs = np.ones((2 ** (k - 1), k))
-    signs[:, 1:] = 1 - 2 * bits
-    signs.setflags(write=False)
-    return signs
-
-
 def sign_flip_pvalue(d, rng, *, max_exact_k=16, n_permutations=10_000):
     """Two-sided sign-flip permutation p-value of the mean of paired deltas.
 
@@ -202,10 +191,9 @@ def sign_flip_pvalue(d, rng, *, max_exact_k=16, n_permutations=10_000):
     threshold = observed - TIE_RTOL * np.abs(flat).sum(axis=-1)
     p = np.empty(m)
     if k <= max_exact_k:
-        signs = _half_sign_patterns(k)
-        for sl in _chunks(m, signs.shape[0]):
-            stats_ = np.abs(flat[sl] @ signs.T)
-            p[sl] = (stats_ >= threshold[sl, None]).mean(axis=-1)
+        # all 2**k patterns, counted in O(2**(k/2)) by the compiled kernel
+        counts = _kernels().sign_flip_counts(np.ascontiguousarray(flat), threshold)
+        p[:] = counts / 2.0**k
     else:
         for sl in _chunks(m, n_permutations * k):
             signs = rng.choice(np.array([-1.0, 1.0]), size=(sl.stop - sl.start, n_permutations, k))
@@ -297,6 +285,36 @@ def _ideal_bca(flat, theta, tol, a, alpha):
     return theta + offsets[:, 0], theta + offsets[:, 1]
 
 
+def _ordered_counts(idx, k):
+    """Seed counts of the resamples ``idx`` (B, k), laid out for the BCa kernel.
+
+    Returns ``counts_t`` (k, B) of float64: ``counts_t[j, p]`` is how often the j-th
+    smallest delta is in the resample at position p. Resample counts are exchangeable
+    across seeds, so giving them to the deltas in sorted order is still an ordinary
+    bootstrap. That makes how low a resample's mean lies depend mostly on the resample:
+    the resamples are ranked once for the batch by the normal scores of the ranks they
+    pick, and block q of the kernel (positions ``l * n_blocks + q``, ``l`` < BLOCK) gets
+    the ranked resamples ``q * BLOCK .. (q + 1) * BLOCK - 1``. The two tails, where the
+    BCa ends lie, then fill few blocks. Only the speed depends on this layout, never the
+    interval.
+    """
+    n_resamples = idx.shape[0]
+    flat_index = idx * n_resamples + np.arange(n_resamples)[:, None]
+    counts = np.bincount(flat_index.ravel(), minlength=k * n_resamples)
+    counts = counts.reshape(k, n_resamples).astype(np.float64)
+    scores = special.ndtri((np.arange(k) + 0.625) / (k + 0.25))  # Blom's normal scores
+    ranked = np.argsort(scores @ counts, kind="stable")
+    block = _kernels().BLOCK
+    n_blocks = n_resamples // block
+    whole = block * n_blocks
+    layout = np.arange(n_resamples)
+    # ranked position p < whole goes to memory position (p % block) * n_blocks + p // block
+    layout[:whole] = (layout[:whole] % block) * n_blocks + layout[:whole] // block
+    placed = np.empty(n_resamples, dtype=np.int64)
+    placed[layout] = ranked
+    return np.ascontiguousarray(counts[:, placed])
+
+
 def bca_interval(d, alpha, rng, *, n_resamples=10_000, exact=False):
     """BCa bootstrap confidence interval for the mean of per-seed deltas.
 
@@ -338,14 +356,9 @@ def bca_interval(d, alpha, rng, *, n_resamples=10_000, exact=False):
         # batched input: every experiment's interval is an ordinary bootstrap interval,
         # and a batch gives exactly what its experiments give one by one with the same rng.
         idx = rng.integers(0, k, size=(n_resamples, k))
-        # counts_t[j, b]: how often seed j is in resample b. float32 holds these small
-        # integers exactly and halves the kernel's reads.
-        flat_index = idx * n_resamples + np.arange(n_resamples)[:, None]
-        counts_t = np.bincount(flat_index.ravel(), minlength=k * n_resamples)
-        counts_t = counts_t.reshape(k, n_resamples).astype(np.float32)
         z_alpha = float(special.ndtri(alpha / 2.0))
         off_low, off_high = _kernels().bca_offsets(
-            flat, counts_t, theta, tol, a,
+            np.sort(flat, axis=-1), _ordered_counts(idx, k), theta, tol, a,
             _z0_of_twice_share(n_resamples), z_alpha)
         low, high = theta + off_low, theta + off_high
     constant = np.ptp(flat, axis=-1) <= tol

@@ -37,15 +37,18 @@ def _bca_levels(z0, a, alpha):
         yield special.ndtr(z0 + (z0 + z) / (1 - a * (z0 + z)))
 
 
-def _reference_bca(d, alpha, rng):
+def _reference_bca(d, alpha, rng, n_resamples=N_RESAMPLES):
     m, k = d.shape
     theta, tol, a = _estimate_tolerance_acceleration(d)
-    idx = rng.integers(0, k, size=(N_RESAMPLES, k))
-    replicates = np.stack([d[:, idx[b]].mean(axis=-1) for b in range(N_RESAMPLES)], axis=-1)
+    idx = rng.integers(0, k, size=(n_resamples, k))
+    # the kernel gives resample b's counts to the deltas in ascending order
+    ordered = np.sort(d, axis=-1)
+    replicates = np.stack([ordered[:, idx[b]].mean(axis=-1) for b in range(n_resamples)],
+                          axis=-1)
     offset = replicates - theta[:, None]
     share = ((offset < -tol[:, None]).sum(-1)
-             + 0.5 * (np.abs(offset) <= tol[:, None]).sum(-1)) / N_RESAMPLES
-    z0 = special.ndtri(np.clip(share, 0.5 / N_RESAMPLES, 1 - 0.5 / N_RESAMPLES))
+             + 0.5 * (np.abs(offset) <= tol[:, None]).sum(-1)) / n_resamples
+    z0 = special.ndtri(np.clip(share, 0.5 / n_resamples, 1 - 0.5 / n_resamples))
     ends = [theta + np.array([np.percentile(offset[i], 100 * q[i]) for i in range(m)])
             for q in _bca_levels(z0, a, alpha)]
     constant = np.ptp(d, axis=-1) <= tol
@@ -106,6 +109,20 @@ def test_kernel_matches_sorting(kind, k, alpha):
 
 
 @pytest.mark.parametrize("kind", ["normal", "lattice", "outlier", "constant"])
+@pytest.mark.parametrize("k", [8, 12])
+def test_kernel_matches_sorting_at_the_default_resamples(kind, k):
+    # At B = 10,000 the kernel reads only the tails' blocks where its guess of the ends
+    # holds (normal, lattice) and the whole histogram where it does not (an outlier
+    # defeats the guess; constant rows have none): both must give the sorted values.
+    d = _data(kind, k, np.random.default_rng(k))
+    low, high = _resample.bca_interval(d, 0.05, np.random.default_rng(2), n_resamples=10_000)
+    ref_low, ref_high = _reference_bca(d, 0.05, np.random.default_rng(2), n_resamples=10_000)
+    scale = np.abs(d).max()
+    np.testing.assert_allclose(low, ref_low, rtol=0, atol=1e-12 * scale)
+    np.testing.assert_allclose(high, ref_high, rtol=0, atol=1e-12 * scale)
+
+
+@pytest.mark.parametrize("kind", ["normal", "lattice", "outlier", "constant"])
 @pytest.mark.parametrize("k", [2, 3, 5, 7])
 @pytest.mark.parametrize("alpha", [0.05, 0.001, 0.5])
 def test_ideal_kernel_matches_weighted_sort(kind, k, alpha):
@@ -115,3 +132,26 @@ def test_ideal_kernel_matches_weighted_sort(kind, k, alpha):
     scale = np.abs(d).max()
     np.testing.assert_allclose(low, ref_low, rtol=0, atol=1e-12 * scale)
     np.testing.assert_allclose(high, ref_high, rtol=0, atol=1e-12 * scale)
+
+
+def _enumerated_sign_flip_p(d):
+    # every one of the 2**k sign patterns, the statistic |sum(s * d)| as a matrix product
+    k = d.shape[1]
+    signs = 1 - 2 * ((np.arange(2**k)[:, None] >> np.arange(k)) & 1)
+    stats = np.abs(d @ signs.T)
+    threshold = np.abs(d.sum(-1)) - _resample.TIE_RTOL * np.abs(d).sum(-1)
+    return (stats >= threshold[:, None]).mean(-1)
+
+
+@pytest.mark.parametrize("kind", ["normal", "lattice", "outlier", "constant", "ranks"])
+@pytest.mark.parametrize("k", [2, 3, 8, 11, 14])
+def test_sign_flip_meet_in_the_middle_matches_enumeration(kind, k):
+    # the kernel counts patterns from two sorted halves; ties (lattice deltas, signed
+    # ranks, zeros) must fall on the same side as in the plain enumeration
+    rng = np.random.default_rng(10 * k + len(kind))
+    if kind == "ranks":
+        d = rng.choice([-1.0, 1.0], (60, k)) * np.arange(1, k + 1) * (rng.random((60, k)) > 0.1)
+    else:
+        d = _data(kind, k, rng)
+    p = _resample.sign_flip_pvalue(d, None)
+    np.testing.assert_array_equal(p, _enumerated_sign_flip_p(d))

@@ -4,7 +4,7 @@ Usage::
 
     python benchmarks/bench_protocols.py [--sims 2000] [--k 3 5 8 10] [--loop-sims 200]
                                          [--seed 0] [--repeat 3] [--protocols NAME ...]
-                                         [--json PATH]
+                                         [--threads N] [--json PATH]
 
 For every k, ``--sims`` experiments are simulated once (common random numbers: the data do
 not depend on which protocol runs), half with no effect and half with a +0.5 pp effect:
@@ -21,6 +21,9 @@ call (numpy for the bootstraps that have no library equivalent); its time is ext
 per experiment to ``--sims``. Both are timed best-of-``--repeat`` after one untimed call
 (numba kernels load once per process). Printed per protocol and k: vectorized seconds, loop seconds
 (x sims), ratio, and the share of experiments whose decision is identical.
+
+The compiled BCa kernel splits a large batch over the machine's cores (``NUMBA_NUM_THREADS``);
+``--threads 1`` times it on one core, as the scipy references run.
 """
 
 from __future__ import annotations
@@ -355,6 +358,8 @@ def main(argv=None) -> int:
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--protocols", nargs="+", default=None, choices=protocols.names(),
                         metavar="NAME", help="default: all registered")
+    parser.add_argument("--threads", type=int, default=None,
+                        help="most threads for the compiled kernels (default: one per core)")
     parser.add_argument("--json", default=None, metavar="PATH",
                         help="also write the rows as JSON to PATH ('-' for stdout only)")
     args = parser.parse_args(argv)
@@ -364,14 +369,17 @@ def main(argv=None) -> int:
     if missing:
         print(f"no loop reference for {missing}; skipped")
         names = [n for n in names if n in REFERENCES]
-    rows = run_benchmark(names, args.k, sims=args.sims, loop_sims=args.loop_sims,
-                         n_questions=args.n_questions, alpha=args.alpha, seed=args.seed,
-                         repeat=args.repeat)
+    with protocols.kernel_threads(args.threads):
+        rows = run_benchmark(names, args.k, sims=args.sims, loop_sims=args.loop_sims,
+                             n_questions=args.n_questions, alpha=args.alpha, seed=args.seed,
+                             repeat=args.repeat)
     if args.json == "-":
         print(json.dumps(rows, indent=1))
         return 0
+    threads = args.threads or "one per core"
     print(f"{args.sims} experiments per k (deltas {DELTAS}), loop on {args.loop_sims}, "
-          f"alpha {args.alpha}, seed {args.seed}, best of {args.repeat}")
+          f"alpha {args.alpha}, seed {args.seed}, best of {args.repeat}, kernel threads: "
+          f"{threads}")
     print(format_rows(rows))
     if args.json:
         with open(args.json, "w") as fh:

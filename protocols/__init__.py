@@ -23,10 +23,11 @@ import pkgutil
 from . import methods as _methods
 from ._base import PROTOCOLS, Protocol
 from ._batch import ScoreBatch
+from ._resample import kernel_threads
 from ._result import ProtocolResult
 
-__all__ = ["Protocol", "ProtocolResult", "ScoreBatch", "get", "names", "parameters",
-           "protocol_class", "register"]
+__all__ = ["Protocol", "ProtocolResult", "ScoreBatch", "get", "kernel_threads", "names",
+           "parameters", "protocol_class", "register"]
 
 for _info in pkgutil.iter_modules(_methods.__path__):
     importlib.import_module(f"{_methods.__name__}.{_info.name}")

@@ -285,39 +285,54 @@ def _block_bins(block_min, block_max, lo, scale, n_bins, bin_min, bin_max):
 
 
 @numba.njit(cache=True, nogil=True)
-def _tail_histogram(buf, bin_min, bin_max, lo, scale, cut_low, cut_high, hist):
-    # Counts of bins <= cut_low and >= cut_high, exact: only blocks that reach a tail are
-    # read (bins in between get partial counts and must not be used). The positions past
-    # the last whole block are always read.
+def _tail_histogram(buf, bin_min, bin_max, lo, scale, cut_low, cut_high, hist, bins,
+                    blocks):
+    """Counts of bins <= cut_low and >= cut_high, exact, reading only blocks that reach
+    a tail (bins in between get partial counts and must not be used).
+
+    The bins of the replicates read are kept in ``bins`` and the blocks read listed in
+    ``blocks`` (the partial block past the last whole one, index ``n_blocks``, always
+    is); returns how many are listed.
+    """
     n_blocks = bin_min.size
     top = hist.size - 0.5
     hist[:] = 0
+    n_listed = 0
     for q in range(n_blocks):
         if bin_min[q] <= cut_low or bin_max[q] >= cut_high:
+            blocks[n_listed] = q
+            n_listed += 1
             for lane in range(BLOCK):
-                hist[_bin_of(buf[lane * n_blocks + q], lo, scale, top)] += 1
+                b = lane * n_blocks + q
+                j = _bin_of(buf[b], lo, scale, top)
+                bins[b] = j
+                hist[j] += 1
+    blocks[n_listed] = n_blocks
+    n_listed += 1
     for b in range(BLOCK * n_blocks, buf.size):
-        hist[_bin_of(buf[b], lo, scale, top)] += 1
+        j = _bin_of(buf[b], lo, scale, top)
+        bins[b] = j
+        hist[j] += 1
+    return n_listed
 
 
 @numba.njit(cache=True, nogil=True)
-def _bin_values(buf, bin_min, bin_max, lo, scale, n_bins, target, cand):
-    # the replicates of one bin, sorted, read from the blocks whose bins reach it
+def _listed_bin_values(buf, bins, bin_min, bin_max, blocks, n_listed, target, cand):
+    # the replicates of one bin, sorted, from the listed blocks whose bins reach it
     n_blocks = bin_min.size
-    top = n_bins - 0.5
     n = 0
-    for q in range(n_blocks):
-        if bin_min[q] <= target <= bin_max[q]:
-            for lane in range(BLOCK):
-                v = buf[lane * n_blocks + q]
-                if _bin_of(v, lo, scale, top) == target:
-                    cand[n] = v
-                    n += 1
-    for b in range(BLOCK * n_blocks, buf.size):
-        v = buf[b]
-        if _bin_of(v, lo, scale, top) == target:
-            cand[n] = v
-            n += 1
+    for i in range(n_listed):
+        q = blocks[i]
+        if q < n_blocks:
+            if not bin_min[q] <= target <= bin_max[q]:
+                continue
+            first, stop, step = q, BLOCK * n_blocks, n_blocks
+        else:
+            first, stop, step = BLOCK * n_blocks, buf.size, 1
+        for b in range(first, stop, step):
+            if bins[b] == target:
+                cand[n] = buf[b]
+                n += 1
     return np.sort(cand[:n])
 
 
@@ -363,6 +378,37 @@ def _locate(hist, first, stop, start, wanted, w0, targets, starts):
 
 
 @numba.njit(cache=True, nogil=True)
+def layout_counts(idx, ranked, k):
+    """Seed counts of the resamples, laid out for :func:`bca_offsets`.
+
+    Parameters
+    ----------
+    idx : ndarray of int64, shape (B, k)
+        The seeds (positions in the sorted deltas) each resample draws.
+    ranked : ndarray of int64, shape (B,)
+        The resamples in the order their blocks should hold them.
+    k : int
+
+    Returns
+    -------
+    ndarray of float64, shape (k, B)
+        ``counts_t[j, p]``: how often the j-th smallest delta is in the resample at
+        position p, where ranked resample r sits at ``(r % BLOCK) * n_blocks + r // BLOCK``
+        while r falls in a whole block (block ``r // BLOCK``), and at r after them.
+    """
+    n_b = idx.shape[0]
+    n_blocks = n_b // BLOCK
+    whole = BLOCK * n_blocks
+    counts_t = np.zeros((k, n_b))
+    for r in range(n_b):
+        b = ranked[r]
+        p = (r % BLOCK) * n_blocks + r // BLOCK if r < whole else r
+        for i in range(idx.shape[1]):
+            counts_t[idx[b, i], p] += 1.0
+    return counts_t
+
+
+@numba.njit(cache=True, nogil=True)
 def bca_offsets(flat, counts_t, theta, tol, accel, z0_of_twice_share, z_alpha):
     """BCa interval ends of each experiment, relative to its estimate.
 
@@ -404,6 +450,7 @@ def bca_offsets(flat, counts_t, theta, tol, accel, z0_of_twice_share, z_alpha):
     block_max = np.empty(n_blocks)
     bin_min = np.empty(n_blocks, np.int32)
     bin_max = np.empty(n_blocks, np.int32)
+    blocks = np.empty(n_blocks + 1, np.int64)
     zq = np.empty(2)
     starts = np.empty(4, np.int64)
     targets = np.empty(4, np.int64)
@@ -432,7 +479,8 @@ def bca_offsets(flat, counts_t, theta, tol, accel, z0_of_twice_share, z_alpha):
             cut_low, cut_high = _tail_cuts(flat[i], theta[i], zq, n_b, n_bins)
             found = False
             if 0 <= cut_low < cut_high:
-                _tail_histogram(buf, bin_min, bin_max, lo, scale, cut_low, cut_high, hist)
+                n_listed = _tail_histogram(buf, bin_min, bin_max, lo, scale, cut_low,
+                                           cut_high, hist, bins, blocks)
                 n_top = 0
                 for j in range(cut_high, n_bins):
                     n_top += hist[j]
@@ -444,12 +492,15 @@ def bca_offsets(flat, counts_t, theta, tol, accel, z0_of_twice_share, z_alpha):
                 _histogram(bins, ones, hist4, hist)
                 _locate(hist, 0, n_bins, 0, wanted, 0, targets, starts)
                 _locate(hist, 0, n_bins, 0, wanted, 2, targets, starts)
+                for q in range(n_blocks + 1):
+                    blocks[q] = q
+                n_listed = n_blocks + 1
             previous = -1
             chosen = cand0[:0]
             for w in range(4):
                 if targets[w] != previous:
-                    chosen = _bin_values(buf, bin_min, bin_max, lo, scale, n_bins, targets[w],
-                                         cand0)
+                    chosen = _listed_bin_values(buf, bins, bin_min, bin_max, blocks, n_listed,
+                                                targets[w], cand0)
                     previous = targets[w]
                 values[w] = chosen[wanted[w] - starts[w]]
             for side in range(2):
@@ -460,6 +511,31 @@ def bca_offsets(flat, counts_t, theta, tol, accel, z0_of_twice_share, z_alpha):
                     low[i] = v0 + frac * (v1 - v0)
                 else:
                     high[i] = v0 + frac * (v1 - v0)
+    return low, high
+
+
+@numba.njit(cache=True, nogil=True, parallel=True)
+def bca_offsets_parallel(flat, counts_t, theta, tol, accel, z0_of_twice_share, z_alpha,
+                         n_parts):
+    """:func:`bca_offsets` on ``n_parts`` contiguous parts of the batch, in parallel.
+
+    Every experiment is computed exactly as in the serial kernel (its replicates do not
+    depend on the others), so the result does not depend on ``n_parts`` or the threads.
+    """
+    m = flat.shape[0]
+    low = np.empty(m)
+    high = np.empty(m)
+    # parts are whole groups of four experiments, as the serial kernel forms them
+    step = ((m + n_parts - 1) // n_parts + 3) // 4 * 4
+    for part in numba.prange(n_parts):
+        start = part * step
+        stop = min(m, start + step)
+        if start < stop:
+            part_low, part_high = bca_offsets(flat[start:stop], counts_t, theta[start:stop],
+                                              tol[start:stop], accel[start:stop],
+                                              z0_of_twice_share, z_alpha)
+            low[start:stop] = part_low
+            high[start:stop] = part_high
     return low, high
 
 
@@ -570,16 +646,25 @@ def weighted_quantile_offsets(flat, counts_t, weights, theta, levels):
 
 
 @numba.njit(cache=True, nogil=True)
-def _signed_sums(d, first, stop, out):
-    # the 2**(stop - first) sums of +-d[first:stop], built by doubling
+def _sorted_signed_sums(d, first, stop, out, spare):
+    # The 2**(stop - first) sums of +-d[first:stop], in ascending order: adding one more
+    # seed x to a sorted list S gives the two sorted lists S - |x| and S + |x|, merged in
+    # one pass, so no sort is needed.
     out[0] = 0.0
     n = 1
     for j in range(first, stop):
-        x = d[j]
-        for i in range(n):
-            out[n + i] = out[i] - x
-            out[i] = out[i] + x
+        x = abs(d[j])
+        a = 0
+        b = 0
+        for i in range(2 * n):
+            if b >= n or (a < n and out[a] - x <= out[b] + x):
+                spare[i] = out[a] - x
+                a += 1
+            else:
+                spare[i] = out[b] + x
+                b += 1
         n *= 2
+        out[:n] = spare[:n]
     return n
 
 
@@ -588,7 +673,7 @@ def sign_flip_counts(flat, threshold):
     """How many of the ``2**k`` sign patterns reach ``|sum(s * d)| >= threshold``.
 
     The seeds are split in two halves; the sums of each half's ``2**(k/2)`` patterns are
-    sorted, and for every sum x of the first half the sums y of the second with
+    built in ascending order, and for every sum x of the first half the sums y of the second with
     ``x + y >= threshold`` are counted with a pointer that only moves one way (rounding
     is monotone, so the comparison is the one the full enumeration makes). Patterns come
     in pairs (s, -s), so the count of ``x + y <= -threshold`` is the same one. That is
@@ -608,16 +693,17 @@ def sign_flip_counts(flat, threshold):
     half = k // 2
     xs = np.empty(2 ** half)
     ys = np.empty(2 ** (k - half))
+    spare = np.empty(2 ** (k - half))
     out = np.empty(m, np.int64)
     for i in range(m):
         t = threshold[i]
         if not t > 0.0:
             out[i] = 2**k
             continue
-        n_x = _signed_sums(flat[i], 0, half, xs)
-        n_y = _signed_sums(flat[i], half, k, ys)
-        xs_sorted = np.sort(xs[:n_x])
-        ys_sorted = np.sort(ys[:n_y])
+        n_x = _sorted_signed_sums(flat[i], 0, half, xs, spare)
+        n_y = _sorted_signed_sums(flat[i], half, k, ys, spare)
+        xs_sorted = xs
+        ys_sorted = ys
         # for x ascending, the y with x + y >= t form a growing suffix of ys_sorted
         count = 0
         p = n_y

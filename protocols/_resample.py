@@ -6,6 +6,7 @@ over the flattened batch, never with a Python loop over single experiments.
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import itertools
 import math
@@ -15,6 +16,13 @@ from scipy import special
 
 #: elements of the largest temporary array a kernel builds at once (~32 MB of float64)
 CHUNK_ELEMENTS = 2**22
+
+#: experiments per thread below which the BCa kernel does not split a batch
+MIN_EXPERIMENTS_PER_THREAD = 64
+
+#: most threads the compiled kernels may use (None: numba's default, one per core); set
+#: by :func:`kernel_threads`
+_max_threads: int | None = None
 
 #: relative tolerance for ties between resampled statistics and the observed one: values on
 #: a lattice (accuracy deltas are multiples of 1/n) must tie exactly despite rounding
@@ -27,6 +35,33 @@ def _kernels():
     from protocols import _bca_kernels
 
     return _bca_kernels
+
+
+@contextlib.contextmanager
+def kernel_threads(n: int | None):
+    """Let the compiled resampling kernels use at most ``n`` threads inside the block.
+
+    Results never depend on the thread count; this only keeps a worker process that
+    shares the machine with others (a calibration's loky or dask workers) to one core.
+    ``None`` restores numba's default (``NUMBA_NUM_THREADS``, one per core).
+    """
+    global _max_threads
+    previous = _max_threads
+    _max_threads = n
+    try:
+        yield
+    finally:
+        _max_threads = previous
+
+
+def _threads_for(m: int) -> int:
+    # threads worth starting for a batch of m experiments
+    import numba
+
+    n = numba.get_num_threads()
+    if _max_threads is not None:
+        n = min(n, _max_threads)
+    return max(1, min(n, m // MIN_EXPERIMENTS_PER_THREAD))
 
 
 def _chunks(n_items: int, cost_per_item: int):
@@ -247,10 +282,11 @@ def _acceleration(d):
     # Jackknife acceleration of the mean (Efron 1987): U_i = (k-1)(mean_jack - theta_(i))
     # reduces to d_i - mean(d).
     u = d - d.mean(axis=-1, keepdims=True)
-    num = (u**3).sum(axis=-1)
-    den = (u**2).sum(axis=-1)
+    u2 = u * u  # products, not float powers: the same value, several times faster
+    num = (u2 * u).sum(axis=-1)
+    den = u2.sum(axis=-1)
     with np.errstate(divide="ignore", invalid="ignore"):
-        a = num / (6.0 * den**1.5)
+        a = num / (6.0 * (den * np.sqrt(den)))
     return np.where(den > 0, a, 0.0)
 
 
@@ -298,21 +334,9 @@ def _ordered_counts(idx, k):
     BCa ends lie, then fill few blocks. Only the speed depends on this layout, never the
     interval.
     """
-    n_resamples = idx.shape[0]
-    flat_index = idx * n_resamples + np.arange(n_resamples)[:, None]
-    counts = np.bincount(flat_index.ravel(), minlength=k * n_resamples)
-    counts = counts.reshape(k, n_resamples).astype(np.float64)
     scores = special.ndtri((np.arange(k) + 0.625) / (k + 0.25))  # Blom's normal scores
-    ranked = np.argsort(scores @ counts, kind="stable")
-    block = _kernels().BLOCK
-    n_blocks = n_resamples // block
-    whole = block * n_blocks
-    layout = np.arange(n_resamples)
-    # ranked position p < whole goes to memory position (p % block) * n_blocks + p // block
-    layout[:whole] = (layout[:whole] % block) * n_blocks + layout[:whole] // block
-    placed = np.empty(n_resamples, dtype=np.int64)
-    placed[layout] = ranked
-    return np.ascontiguousarray(counts[:, placed])
+    ranked = np.argsort(scores[idx].sum(axis=-1))  # deterministic; ties may go either way
+    return _kernels().layout_counts(idx, ranked, k)
 
 
 def bca_interval(d, alpha, rng, *, n_resamples=10_000, exact=False):
@@ -357,9 +381,13 @@ def bca_interval(d, alpha, rng, *, n_resamples=10_000, exact=False):
         # and a batch gives exactly what its experiments give one by one with the same rng.
         idx = rng.integers(0, k, size=(n_resamples, k))
         z_alpha = float(special.ndtri(alpha / 2.0))
-        off_low, off_high = _kernels().bca_offsets(
-            np.sort(flat, axis=-1), _ordered_counts(idx, k), theta, tol, a,
-            _z0_of_twice_share(n_resamples), z_alpha)
+        args = (np.sort(flat, axis=-1), _ordered_counts(idx, k), theta, tol, a,
+                _z0_of_twice_share(n_resamples), z_alpha)
+        n_threads = _threads_for(flat.shape[0])
+        if n_threads > 1:
+            off_low, off_high = _kernels().bca_offsets_parallel(*args, n_threads)
+        else:
+            off_low, off_high = _kernels().bca_offsets(*args)
         low, high = theta + off_low, theta + off_high
     constant = np.ptp(flat, axis=-1) <= tol
     low = np.where(constant, theta, low)

@@ -92,7 +92,7 @@ def _tally(spec: CellSpec, significant, estimate, width) -> CellResult:
                       median_ci_width_pp=median_width)
 
 
-def run_task(generator, k, effect_pp, specs, seed):
+def run_task(generator, k, effect_pp, specs, seed, threads=1):
     """Draw one cell's experiments and evaluate every protocol of ``specs`` on them.
 
     Parameters
@@ -105,6 +105,9 @@ def run_task(generator, k, effect_pp, specs, seed):
         One per protocol, all for this (generator, k, effect).
     seed : int
         Root seed.
+    threads : int, default 1
+        Threads the compiled protocol kernels may use: 1 in a worker process, which
+        shares the machine with the other workers. Results do not depend on it.
 
     Returns
     -------
@@ -116,10 +119,11 @@ def run_task(generator, k, effect_pp, specs, seed):
                                 seed))
                   for spec in specs]
     parts = {spec: [] for spec in specs}
-    for batch in draw_cell(generator, k, effect_pp, sims, seed, chunk):
-        for spec, protocol, rng in evaluators:
-            r = protocol.evaluate(batch, alpha=spec.alpha, rng=rng)
-            parts[spec].append((r.significant, r.estimate, r.ci_high - r.ci_low))
+    with protocols.kernel_threads(threads):
+        for batch in draw_cell(generator, k, effect_pp, sims, seed, chunk):
+            for spec, protocol, rng in evaluators:
+                r = protocol.evaluate(batch, alpha=spec.alpha, rng=rng)
+                parts[spec].append((r.significant, r.estimate, r.ci_high - r.ci_low))
     out = []
     for spec in specs:
         sig, est, width = (np.concatenate(x) for x in zip(*parts[spec]))

@@ -155,3 +155,23 @@ def test_sign_flip_meet_in_the_middle_matches_enumeration(kind, k):
         d = _data(kind, k, rng)
     p = _resample.sign_flip_pvalue(d, None)
     np.testing.assert_array_equal(p, _enumerated_sign_flip_p(d))
+
+
+@pytest.mark.parametrize("k", [3, 9])
+def test_threads_do_not_change_the_interval(k):
+    # The parallel kernel splits the batch into parts of whole groups of four: every
+    # experiment must come out bit for bit as the serial kernel computes it.
+    import protocols
+
+    d = np.random.default_rng(k).normal(0.01, 0.005, (301, k))
+    with protocols.kernel_threads(1):
+        serial = _resample.bca_interval(d, 0.05, np.random.default_rng(4), n_resamples=4000)
+    for parts in (2, 3):
+        args = (np.sort(d, axis=-1), _resample._ordered_counts(
+            np.random.default_rng(4).integers(0, k, size=(4000, k)), k), d.mean(-1),
+            _resample.TIE_RTOL * np.abs(d).max(-1), _resample._acceleration(d),
+            _resample._z0_of_twice_share(4000), float(special.ndtri(0.025)))
+        low, high = _resample._kernels().bca_offsets_parallel(*args, parts)
+        theta = d.mean(-1)
+        np.testing.assert_array_equal(theta + low, serial[0])
+        np.testing.assert_array_equal(theta + high, serial[1])

@@ -77,11 +77,11 @@ def test_interrupted_run_resumes_without_recomputing(tmp_path, monkeypatch):
     calls = []
     real = sim.calibrate_core.run_task
 
-    def flaky(generator, k, effect, specs, seed):
+    def flaky(generator, k, effect, specs, seed, threads=1):
         if len(calls) == 3:
             raise KeyboardInterrupt
         calls.append((k, effect))
-        return real(generator, k, effect, specs, seed)
+        return real(generator, k, effect, specs, seed, threads)
 
     monkeypatch.setattr(sim.calibrate_core, "run_task", flaky)
     kwargs = dict(sims=100, seed=1, out=tmp_path, progress=False,

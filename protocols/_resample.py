@@ -20,6 +20,9 @@ CHUNK_ELEMENTS = 2**22
 #: experiments per thread below which the BCa kernel does not split a batch
 MIN_EXPERIMENTS_PER_THREAD = 64
 
+#: parts of a batch per thread in the parallel BCa kernel
+PARTS_PER_THREAD = 4
+
 #: most threads the compiled kernels may use (None: numba's default, one per core); set
 #: by :func:`kernel_threads`
 _max_threads: int | None = None
@@ -385,7 +388,17 @@ def bca_interval(d, alpha, rng, *, n_resamples=10_000, exact=False):
                 _z0_of_twice_share(n_resamples), z_alpha)
         n_threads = _threads_for(flat.shape[0])
         if n_threads > 1:
-            off_low, off_high = _kernels().bca_offsets_parallel(*args, n_threads)
+            # a few parts per thread, each thread taking the next part when done (chunks
+            # of one), so that a core busy elsewhere delays only the parts it took
+            import numba
+
+            n_parts = min(PARTS_PER_THREAD * n_threads,
+                          flat.shape[0] // MIN_EXPERIMENTS_PER_THREAD)
+            previous = numba.set_parallel_chunksize(1)
+            try:
+                off_low, off_high = _kernels().bca_offsets_parallel(*args, n_parts)
+            finally:
+                numba.set_parallel_chunksize(previous)
         else:
             off_low, off_high = _kernels().bca_offsets(*args)
         low, high = theta + off_low, theta + off_high

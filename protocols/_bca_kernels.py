@@ -1,20 +1,36 @@
-"""Compiled kernel of the random-resample BCa interval on the mean of paired deltas.
+"""Compiled kernels of the paper's protocol: the BCa interval and the exact sign flip.
 
-Per experiment the interval needs the share of the ``B`` replicate means below the estimate
-(the bias correction ``z0``) and two interpolated order statistics at the BCa levels.
-Sorting every experiment's replicates, as a vectorized numpy version must, costs
-``O(B log B)`` per experiment and dominated the protocol (about 0.5 s of 0.7 s for 2,000
-experiments at k = 10). This kernel, compiled with numba, finds the same order statistics
-in a few linear passes over one experiment's replicates while they sit in cache:
+**BCa with random resamples** (:func:`bca_offsets`). Per experiment the interval needs the
+share of the ``B`` replicate means below the estimate (the bias correction ``z0``) and two
+interpolated order statistics at the BCa levels. Sorting every experiment's replicates, as
+a vectorized numpy version must, costs ``O(B log B)`` per experiment. This kernel finds the
+same order statistics without a sort, and reads most replicates once:
 
-1. form the replicate means from the shared resample counts, count those below and tied
-   with the estimate, and histogram them into equal bins (up to ``MAX_BINS``) over
-   ``[min(d), max(d)]`` (every resample mean lies there);
-2. from ``z0`` and the acceleration get the two BCa levels and the ranks they need, and
-   sort only the replicates of the bins that hold those ranks (about ten each).
+1. the fill forms the replicate means of four experiments at once, seeds four at a time
+   (:func:`_fill_group`);
+2. the resamples arrive ranked by how low they lean (see ``_resample._ordered_counts``),
+   laid out so that block q (BLOCK strided positions) holds ranked resamples
+   ``q * BLOCK ..``: the lowest and highest replicates of every experiment then sit in few
+   blocks. One vectorized pass gives each block's range and the counts below and tied with
+   the estimate (:func:`_ranges_below_ties`);
+3. from ``z0`` and the acceleration come the BCa levels and the four wanted ranks; a
+   Cornish-Fisher guess of each end, moved outward by a margin, marks the tail bins of the
+   equal-width histogram over ``[min(d), max(d)]`` (every resample mean lies there), and
+   only blocks reaching them are histogrammed (:func:`_tail_histogram`);
+4. the replicates of the bins holding the wanted ranks are read from the blocks that reach
+   them, and sorted (a handful).
 
-The values are the exact order statistics, identical to sorting whatever the data: ties,
-a lattice of values or an outlier only make the selected bins fuller.
+A guess that misses shows in the counts, and that experiment falls back to the histogram
+of every replicate (:func:`_histogram`), never to a wrong value: the results are exactly
+the order statistics a full sort gives, whatever the data (ties, a lattice of values or an
+outlier only make bins fuller). :func:`bca_offsets_parallel` runs parts of a batch on
+several threads; every experiment comes out as in the serial kernel.
+
+**The ideal bootstrap** (:func:`weighted_share`, :func:`weighted_quantile_offsets`): every
+resample multiset with its probability, through a weighted histogram.
+
+**The exact sign flip** (:func:`sign_flip_counts`): the 2**k patterns counted by meeting in
+the middle, in O(2**(k/2)) per experiment.
 """
 
 from __future__ import annotations
@@ -126,17 +142,6 @@ def _ratio(num, den):
     if den == 0.0:
         return math.copysign(math.inf, num) if num != 0.0 else math.nan
     return num / den
-
-
-@numba.njit(cache=True, nogil=True)
-def _sorted_bin(buf, bins, target, cand):
-    # the replicates of one histogram bin, sorted
-    n_c = 0
-    for b in range(buf.size):
-        if bins[b] == target:
-            cand[n_c] = buf[b]
-            n_c += 1
-    return np.sort(cand[:n_c])
 
 
 @numba.njit(cache=True, nogil=True)
@@ -415,9 +420,11 @@ def bca_offsets(flat, counts_t, theta, tol, accel, z0_of_twice_share, z_alpha):
     Parameters
     ----------
     flat : ndarray of float64, shape (m, k)
-        Per-seed deltas of ``m`` experiments.
+        Per-seed deltas of ``m`` experiments (each row in ascending order, for speed).
     counts_t : ndarray of float64, shape (k, B)
-        How often each seed appears in each of the ``B`` resamples shared by the batch.
+        How often delta j appears in each of the ``B`` resamples shared by the batch. Any
+        order of the resamples gives the same result; the ranked layout of
+        :func:`layout_counts` (with sorted rows of ``flat``) makes it fast.
     theta, tol, accel : ndarray of float64, shape (m,)
         Estimate (mean delta), tie tolerance and jackknife acceleration per experiment.
     z0_of_twice_share : ndarray of float64, shape (2 B + 1,)

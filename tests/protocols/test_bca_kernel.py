@@ -175,3 +175,26 @@ def test_threads_do_not_change_the_interval(k):
         theta = d.mean(-1)
         np.testing.assert_array_equal(theta + low, serial[0])
         np.testing.assert_array_equal(theta + high, serial[1])
+
+
+@pytest.mark.parametrize("kind", ["normal", "lattice", "outlier"])
+def test_resample_layout_changes_only_the_speed(kind):
+    # The ranked block layout only decides which replicates the kernel reads first: the
+    # same resamples in their drawn order must give the same interval, bit for bit.
+    k, n_resamples = 9, 4000
+    d = np.sort(_data(kind, k, np.random.default_rng(5)), axis=-1)
+    idx = np.random.default_rng(6).integers(0, k, size=(n_resamples, k))
+    kernels = _resample._kernels()
+    ranked = _resample._ordered_counts(idx, k)
+    drawn = kernels.layout_counts(idx, np.arange(n_resamples), k)  # no ranking
+    plain = np.zeros((k, n_resamples))
+    for b in range(n_resamples):
+        np.add.at(plain[:, b], idx[b], 1.0)
+    theta, tol, a = _estimate_tolerance_acceleration(d)
+    rest = (theta, tol, a, _resample._z0_of_twice_share(n_resamples),
+            float(special.ndtri(0.025)))
+    expected = kernels.bca_offsets(d, ranked, *rest)
+    for counts in (drawn, plain):
+        got = kernels.bca_offsets(d, counts, *rest)
+        np.testing.assert_array_equal(got[0], expected[0])
+        np.testing.assert_array_equal(got[1], expected[1])

@@ -285,7 +285,7 @@ def _acceleration(d):
     # Jackknife acceleration of the mean (Efron 1987): U_i = (k-1)(mean_jack - theta_(i))
     # reduces to d_i - mean(d).
     u = d - d.mean(axis=-1, keepdims=True)
-    u2 = u * u  # products, not float powers: the same value, several times faster
+    u2 = u * u  # products, not float powers: equal up to rounding, several times faster
     num = (u2 * u).sum(axis=-1)
     den = u2.sum(axis=-1)
     with np.errstate(divide="ignore", invalid="ignore"):

@@ -12,6 +12,7 @@ import subprocess
 from pathlib import Path
 
 from core.atomic import write_atomic
+from real_runs.config import PAPER_CIFAR_EPOCHS
 from real_runs.store import FORMAT_VERSION, read_record
 
 #: stated wherever the pool is described (from ``shared/data/README.md``)
@@ -23,11 +24,28 @@ DATA_CAVEATS = {
     "ag_news": "AG News reduced to its 7,600 test articles, split 5,600 train / 2,000 test "
                "(stratified, fixed seed): weaker models than with the 120,000-row train set.",
 }
-#: stated with every figure computed from the committed pool
-PROFILE_CAVEAT = ("Runs of the 'cpu' profile, sized for a 2-core CPU (CIFAR: a small CNN on "
-                  "12,500 images for 5 epochs, not the paper's ResNet-18; AG News: a TextCNN "
-                  "for 8 epochs): effects, even their signs (S2 on CIFAR), may differ under "
-                  "the 'paper' profile.")
+#: stated with every figure computed from a pool, per training profile
+PROFILE_CAVEATS = {
+    "cpu": ("Runs of the 'cpu' profile, sized for a 2-core CPU (CIFAR: a small CNN on "
+            "12,500 images for 5 epochs, not the paper's ResNet-18; AG News: a TextCNN for 8 "
+            "epochs): effects, even their signs (S2 on CIFAR), may differ under the 'paper' "
+            "profile."),
+    "paper": ("Runs of the 'paper' profile, trained on a GPU (device and torch version in "
+              "the pool's manifest.json): CIFAR: ResNet-18 on the full training set, SGD "
+              "with Nesterov momentum 0.9, batch 128, random crop + flip, "
+              f"{PAPER_CIFAR_EPOCHS} epochs (1 warm-up + cosine, bf16), a shorter schedule "
+              "than the paper's; AG News: a TextCNN (300-d embeddings) for 10 epochs."),
+    "smoke": "Runs of the 'smoke' profile: tiny models for tests; their rates mean nothing.",
+}
+#: the caveat of the committed pool's profile
+PROFILE_CAVEAT = PROFILE_CAVEATS["cpu"]
+
+
+def profile_caveat(profiles) -> str:
+    """The caveats of the training ``profiles`` behind a figure, one after the other."""
+    texts = [PROFILE_CAVEATS.get(p, f"Runs of a profile {p!r} this version does not "
+                                    "describe.") for p in sorted(set(profiles))]
+    return " ".join(texts) if texts else PROFILE_CAVEAT
 MANIFEST_VERSION = 1
 
 

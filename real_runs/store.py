@@ -320,9 +320,12 @@ def list_cells(root=None) -> list[tuple[str, str, str]]:
     return cells
 
 
-def pool_cells(root=None) -> list[tuple[str, str]]:
+def pool_cells(root=None, profile: str | None = None) -> list[tuple[str, str]]:
     """(dataset, scenario) pairs to calibrate on in the store at ``root`` (default: the
     committed pool); the identical-arms sanity scenario (``S0``) is left out.
+
+    ``profile`` keeps only the cells trained under that profile (the store may hold the
+    ``cpu`` and ``paper`` pools side by side, and the second may cover fewer datasets).
 
     Raises
     ------
@@ -330,12 +333,20 @@ def pool_cells(root=None) -> list[tuple[str, str]]:
         If the store has no such pool.
     """
     skip = {name for name, s in scenarios.SCENARIOS.items() if s.identical}
-    cells = sorted({(d, s) for d, _, s in list_cells(root) if s not in skip})
+    cells = sorted({(d, s) for d, prof, s in list_cells(root)
+                    if s not in skip and (profile is None or prof == profile)})
     if not cells:
         shown = root if root is not None else DEFAULT_POOL
-        raise ValueError(f"no real-run pool under {shown}; build one with "
+        which = f"of profile {profile!r} " if profile is not None else ""
+        raise ValueError(f"no real-run pool {which}under {shown}; build one with "
                          f"'python -m real_runs.build_pool' or pass --param root=PATH")
     return cells
+
+
+def pool_profiles(root=None, datasets=None) -> list[str]:
+    """The training profiles of the store's pools (of ``datasets`` only, if given)."""
+    return sorted({prof for d, prof, _ in list_cells(root)
+                   if datasets is None or d in datasets})
 
 
 def available_profiles(root, dataset: str) -> list[str]:

@@ -21,21 +21,24 @@ import pandas as pd
 import protocols
 from core.atomic import write_atomic
 from core.cli import ArgumentParser, run_main
-from real_runs.manifest import DATA_CAVEATS, PROFILE_CAVEAT
-from real_runs.store import pool_cells
+from real_runs.manifest import DATA_CAVEATS, profile_caveat
+from real_runs.store import pool_cells, pool_profiles
 
 DEFAULT_OUT = Path("reports") / "output" / "paper_table"
 KS = (3, 10, 20)
 PROG = "python -m reports.paper_table"
 
 
-def paper_table(root=None, ks=KS, alpha=0.05, *, seed=0) -> pd.DataFrame:
+def paper_table(root=None, ks=KS, alpha=0.05, *, seed=0, profile=None) -> pd.DataFrame:
     """One row per (dataset, scenario, k) with the statistics above.
 
     Parameters
     ----------
     root : path or None
         Run store; default the committed pool.
+    profile : str or None
+        Training profile of the pools (``cpu``, ``paper``); needed only when the store
+        holds several.
     ks : tuple of int
         Numbers of seeds (the first k of the pool); larger than the pool are left out.
     alpha : float
@@ -50,10 +53,12 @@ def paper_table(root=None, ks=KS, alpha=0.05, *, seed=0) -> pd.DataFrame:
     paired = protocols.get("paired_bca_perm", bootstrap="auto")
     welch = protocols.get("welch_t")
     rows = []
-    for dataset, scenario in pool_cells(root):
+    for dataset, scenario in pool_cells(root, profile):
         params = {"dataset": dataset, "scenario": scenario}
         if root is not None:
             params["root"] = str(root)
+        if profile is not None:
+            params["profile"] = profile
         pool = generators.get("real_pool", **params)
         base, variant = pool.pool()
         acc_b = base.mean(axis=1)
@@ -89,9 +94,9 @@ def to_markdown(table: pd.DataFrame, alpha: float = 0.05) -> str:
     return "\n".join(lines) + "\n"
 
 
-def caveats_markdown(datasets) -> str:
-    """Markdown list of the pool's caveats for the given datasets."""
-    lines = ["Caveats:", "", f"* {PROFILE_CAVEAT}"]
+def caveats_markdown(datasets, profiles=("cpu",)) -> str:
+    """Markdown list of the pool's caveats for the given datasets and training profiles."""
+    lines = ["Caveats:", "", f"* {profile_caveat(profiles)}"]
     lines += [f"* {d}: {DATA_CAVEATS[d]}" for d in sorted(set(datasets)) if d in DATA_CAVEATS]
     return "\n".join(lines) + "\n"
 
@@ -112,6 +117,9 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--seed", type=int, default=0,
                         help="seed of the resampling of paired_bca_perm (0)")
     parser.add_argument("--alpha", type=float, default=0.05, help="two-sided level (0.05)")
+    parser.add_argument("--profile", default=None,
+                        help="training profile of the pools (cpu, paper); needed only when "
+                             "the store holds several")
     return parser
 
 
@@ -121,9 +129,12 @@ def main(argv=None) -> int:
         raise ValueError(f"--seed must be >= 0; got {args.seed}")
     if not 0 < args.alpha < 1:
         raise ValueError(f"--alpha must be in (0, 1); got {args.alpha}")
-    table = paper_table(args.root, alpha=args.alpha, seed=args.seed)
+    table = paper_table(args.root, alpha=args.alpha, seed=args.seed, profile=args.profile)
     write_atomic(args.out / "paper_table.csv", table_csv(table))
-    markdown = to_markdown(table, args.alpha) + "\n" + caveats_markdown(table["dataset"])
+    datasets = set(table["dataset"])
+    profiles = [args.profile] if args.profile else pool_profiles(args.root, datasets)
+    markdown = (to_markdown(table, args.alpha) + "\n"
+                + caveats_markdown(datasets, profiles))
     write_atomic(args.out / "paper_table.md", markdown)
     print(markdown)
     print(f"wrote {args.out}/paper_table.md and paper_table.csv")

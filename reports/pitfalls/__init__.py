@@ -24,7 +24,8 @@ from pathlib import Path
 
 from core.atomic import write_atomic
 from core.cli import ArgumentParser, run_main
-from real_runs.manifest import PROFILE_CAVEAT
+from real_runs.manifest import profile_caveat
+from real_runs.store import pool_profiles
 
 from .._report_page import Section, page_html, page_markdown, write_pngs
 from ._context import (
@@ -103,7 +104,8 @@ def build_report(settings: Settings, out: Path) -> list[Section]:
         "their Monte Carlo error; the command under each section reproduces its numbers "
         f"exactly. This build: {mode}, root seed {settings.seed}, nominal alpha "
         f"{settings.alpha:g}, real-run pool {settings.pool or 'real_runs/pool (committed)'}. "
-        f"Real pools: {PROFILE_CAVEAT} Data caveats: the paper table's notes and "
+        f"Real pools: {profile_caveat(pool_profiles(settings.pool))} Data caveats: the "
+        "paper table's notes and "
         "real_runs/README.md."]
     write_atomic(out / "index.html", page_html(title, intro, sections))
     write_atomic(out / "README.md", page_markdown(title, intro, sections))

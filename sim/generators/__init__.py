@@ -41,5 +41,5 @@ def expand(name: str, params: dict) -> list[Generator]:
         from real_runs.store import pool_cells
 
         return [get("real_pool", dataset=d, scenario=s, **params)
-                for d, s in pool_cells(params.get("root"))]
+                for d, s in pool_cells(params.get("root"), params.get("profile"))]
     return [get(name, **params)]

@@ -30,13 +30,14 @@ def test_paper_table_rows_match_scipy(tmp_path, capsys):
     assert main(["--root", FIXTURE_POOL, "--out", str(tmp_path)]) == 0
     md = (tmp_path / "paper_table.md").read_text()
     assert sum(line.startswith("|") for line in md.splitlines()) == 2 + len(table)
-    assert "Caveats:" in md and "'cpu' profile" in md
+    # the caveat names the pool's own training profile, never another one
+    assert "Caveats:" in md and "profile 'fixture'" in md and "'cpu' profile" not in md
     pd.testing.assert_frame_equal(pd.read_csv(tmp_path / "paper_table.csv"), table,
                                   check_exact=False, rtol=1e-5, check_dtype=False)
     assert "| cifar10 | S1 | 10 |" in capsys.readouterr().out
 
 
-def _store_with_seeds(root, seeds=21, n_test=300):
+def _store_with_seeds(root, seeds=21, n_test=300, profile="fixture"):
     """A run store like the fixture pool (``seed_question``, S0p and S1) with ``seeds`` seeds.
 
     The committed fixture has 12 seeds; ``k = 20`` (sampled sign flips) needs more.
@@ -50,12 +51,12 @@ def _store_with_seeds(root, seeds=21, n_test=300):
         for seed in range(seeds):
             correct = runs[seed].astype(bool)
             record = RunRecord(
-                dataset="cifar10", profile="fixture", scenario=scenario, arm=arm, seed=seed,
+                dataset="cifar10", profile=profile, scenario=scenario, arm=arm, seed=seed,
                 correct=correct, predictions=correct.astype(np.uint8),
                 epoch_accuracy=np.array([correct.mean()]), config={"arm": arm},
                 config_hash=f"h-{scenario}", base_config_hash="h-None",
                 data_fingerprint="synthetic", created_utc="2026-11-21T00:00:00Z")
-            write_record(record_path(root, "cifar10", "fixture", arm, scenario, seed), record)
+            write_record(record_path(root, "cifar10", profile, arm, scenario, seed), record)
     return str(root)
 
 
@@ -82,3 +83,40 @@ def test_two_runs_write_identical_bytes_with_k20(tmp_path, capsys):
 def test_paper_table_seed_is_validated():
     with pytest.raises(ValueError, match="--seed must be >= 0; got -1"):
         main(["--seed", "-1"])
+
+
+def test_two_profiles_side_by_side(tmp_path, capsys):
+    # The cpu pool and the GPU-trained paper pool share one store: each is chosen by its
+    # profile, and the caveat describes the profile shown.
+    root = _store_with_seeds(tmp_path, seeds=12, profile="cpu")
+    _store_with_seeds(tmp_path, seeds=12, profile="paper")
+    with pytest.raises(ValueError, match="profile must be given"):
+        paper_table(root)
+    assert main(["--root", root, "--out", str(tmp_path / "out"), "--profile", "paper"]) == 0
+    md = (tmp_path / "out" / "paper_table.md").read_text()
+    assert "'paper' profile" in md and "'cpu' profile, sized" not in md
+    assert main(["--root", root, "--out", str(tmp_path / "out2"), "--profile", "cpu"]) == 0
+    assert "'cpu' profile, sized" in (tmp_path / "out2" / "paper_table.md").read_text()
+    capsys.readouterr()
+
+
+def test_pool_cells_and_real_shorthand_filter_by_profile(tmp_path):
+    from real_runs.store import pool_cells, pool_profiles
+
+    root = _store_with_seeds(tmp_path, seeds=6, profile="cpu")
+    paper_root = tmp_path / "cifar10" / "paper"
+    # a paper pool that so far holds S1 only: profile=paper must not offer S0p
+    _store_with_seeds(tmp_path / "partial", seeds=6, profile="paper")
+    (tmp_path / "partial" / "cifar10" / "paper" / "S1").rename(paper_root.parent / "tmp_S1")
+    paper_root.mkdir()
+    (tmp_path / "partial" / "cifar10" / "paper" / "baseline").rename(paper_root / "baseline")
+    (paper_root.parent / "tmp_S1").rename(paper_root / "S1")
+    assert pool_cells(root) == [("cifar10", "S0p"), ("cifar10", "S1")]
+    assert pool_cells(root, "cpu") == [("cifar10", "S0p"), ("cifar10", "S1")]
+    assert pool_cells(root, "paper") == [("cifar10", "S1")]
+    assert pool_profiles(root) == ["cpu", "paper"]
+    with pytest.raises(ValueError, match="of profile 'tpu'"):
+        pool_cells(root, "tpu")
+    pools = generators.expand("real", {"root": root, "profile": "paper"})
+    assert [(g.dataset, g.scenario) for g in pools] == [("cifar10", "S1")]
+    assert pools[0].pool()[0].shape[0] == 6

@@ -169,7 +169,7 @@ def plot_welch_vs_signflip(table, path: Path) -> None:
 
 
 def plot_learning_curves(root, path: Path, dataset="cifar10", scenario="S1",
-                         n_seeds=3) -> bool:
+                         n_seeds=3, profile=None) -> bool:
     """Figure 3: test accuracy (%) per epoch, baseline and variant, for the first seeds.
 
     One colour per seed, solid baseline, dashed variant: the two arms of a seed move
@@ -179,7 +179,8 @@ def plot_learning_curves(root, path: Path, dataset="cifar10", scenario="S1",
     from real_runs.store import DEFAULT_POOL, load_pair_records
 
     try:
-        pairs = load_pair_records(root or DEFAULT_POOL, dataset, scenario)[:n_seeds]
+        pairs = load_pair_records(root or DEFAULT_POOL, dataset, scenario,
+                                  profile)[:n_seeds]
     except (ValueError, FileNotFoundError):
         return False
     if not pairs:
@@ -217,15 +218,18 @@ def plot_learning_curves(root, path: Path, dataset="cifar10", scenario="S1",
     return True
 
 
-def build_paper_figures(root=None, out=DEFAULT_OUT) -> list[Path]:
-    """Write the three figures (the third only if the pool has CIFAR-10 S1 runs)."""
+def build_paper_figures(root=None, out=DEFAULT_OUT, profile=None) -> list[Path]:
+    """Write the three figures (the third only if the pool has CIFAR-10 S1 runs).
+
+    ``profile`` picks the training profile's pools when the store holds several.
+    """
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
-    table = paper_table(root)
+    table = paper_table(root, profile=profile)
     written = [out / "delta_ci.png", out / "welch_vs_signflip.png"]
     plot_delta_ci(table, written[0])
     plot_welch_vs_signflip(table, written[1])
-    if plot_learning_curves(root, out / "learning_curves.png"):
+    if plot_learning_curves(root, out / "learning_curves.png", profile=profile):
         written.append(out / "learning_curves.png")
     return written
 
@@ -237,11 +241,14 @@ def main(argv=None) -> int:
                                      description=summary[0] if summary else None)
     parser.add_argument("--root", default=None, help="run store (default: the committed pool)")
     parser.add_argument("--out", type=Path, default=DEFAULT_OUT)
+    parser.add_argument("--profile", default=None,
+                        help="training profile of the pools (cpu, paper); needed only when "
+                             "the store holds several")
     args = parser.parse_args(argv)
     import matplotlib
 
     matplotlib.use("Agg")
-    for path in build_paper_figures(args.root, args.out):
+    for path in build_paper_figures(args.root, args.out, args.profile):
         print(f"wrote {path}")
     return 0
 

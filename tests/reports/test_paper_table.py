@@ -97,6 +97,12 @@ def test_two_profiles_side_by_side(tmp_path, capsys):
     assert "'paper' profile" in md and "'cpu' profile, sized" not in md
     assert main(["--root", root, "--out", str(tmp_path / "out2"), "--profile", "cpu"]) == 0
     assert "'cpu' profile, sized" in (tmp_path / "out2" / "paper_table.md").read_text()
+    from reports import paper_figures
+
+    figures = tmp_path / "figures"
+    assert paper_figures.main(["--root", root, "--out", str(figures), "--profile", "paper"]) == 0
+    assert {p.name for p in figures.glob("*.png")} == {
+        "delta_ci.png", "welch_vs_signflip.png", "learning_curves.png"}
     capsys.readouterr()
 
 

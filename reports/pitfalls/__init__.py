@@ -92,10 +92,11 @@ def build_report(settings: Settings, out: Path) -> list[Section]:
     list of Section
     """
     out.mkdir(parents=True, exist_ok=True)
-    scan = scan_pools(settings.pool)
+    scan = scan_pools(settings.pool, settings.profile)
     with tempfile.TemporaryDirectory(prefix="pitfalls-cells-") as cache:
         ctx = Context(settings, out, Path(cache))
         sections = [make(ctx, scan) for make in SECTIONS]
+    profiles = [settings.profile] if settings.profile else pool_profiles(settings.pool)
     title = "Evaluation pitfalls, measured"
     mode = "quick (reduced simulations, for tests)" if settings.quick else "full"
     intro = [
@@ -103,8 +104,9 @@ def build_report(settings: Settings, out: Path) -> list[Section]:
         "experiments whose truth is known. Rates are given with 95% Wilson intervals for "
         "their Monte Carlo error; the command under each section reproduces its numbers "
         f"exactly. This build: {mode}, root seed {settings.seed}, nominal alpha "
-        f"{settings.alpha:g}, real-run pool {settings.pool or 'real_runs/pool (committed)'}. "
-        f"Real pools: {profile_caveat(pool_profiles(settings.pool))} Data caveats: the "
+        f"{settings.alpha:g}, real-run pool {settings.pool or 'real_runs/pool (committed)'}"
+        f"{f' (profile {settings.profile})' if settings.profile else ''}. "
+        f"Real pools: {profile_caveat(profiles)} Data caveats: the "
         "paper table's notes and "
         "real_runs/README.md."]
     write_atomic(out / "index.html", page_html(title, intro, sections))
@@ -125,6 +127,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--jobs", type=int, default=1, help="parallel workers (1)")
     p.add_argument("--pool", default=None, metavar="ROOT",
                    help="real-run store (default: the committed pool real_runs/pool)")
+    p.add_argument("--profile", default=None,
+                   help="training profile of the real pools (cpu, paper); needed only when "
+                        "the store holds several")
     return p
 
 
@@ -136,8 +141,8 @@ def _settings(args) -> Settings:
     if not 0 < args.alpha < 1:
         raise ValueError(f"--alpha must be in (0, 1); got {args.alpha}")
     sizes = QUICK if args.quick else FULL
-    return Settings(**sizes, seed=args.seed, jobs=args.jobs, pool=args.pool, quick=args.quick,
-                    alpha=args.alpha)
+    return Settings(**sizes, seed=args.seed, jobs=args.jobs, pool=args.pool,
+                    profile=args.profile, quick=args.quick, alpha=args.alpha)
 
 
 def main(argv=None) -> int:

@@ -42,6 +42,8 @@ class Settings:
         Parallel workers for ``calibrate`` (results do not depend on it).
     pool : str or None
         Real-run store; ``None`` is the committed pool (and is left out of the commands).
+    profile : str or None
+        Training profile of the real pools; needed only when the store holds several.
     quick : bool
     alpha : float
         Nominal two-sided level of every test, figure and sentence (a fraction).
@@ -53,6 +55,7 @@ class Settings:
     seed: int = 0
     jobs: int = 1
     pool: str | None = None
+    profile: str | None = None
     quick: bool = False
     alpha: float = DEFAULT_ALPHA
 
@@ -113,17 +116,19 @@ class PoolScan:
     notes: tuple[str, ...]
 
 
-def scan_pools(root) -> PoolScan:
+def scan_pools(root, profile=None) -> PoolScan:
     """``real_pool`` generators of every (dataset, scenario) with >= MIN_POOL_SEEDS seeds.
 
     Parameters
     ----------
     root : str or None
         Store folder; ``None`` is the committed pool.
+    profile : str or None
+        Training profile of the pools; needed only when the store holds several.
     """
     shown = root if root is not None else "real_runs/pool"
     try:
-        cells = pool_cells(root)
+        cells = pool_cells(root, profile)
     except ValueError:
         return PoolScan((), (f"No real-run pool under {shown}: the parts that use it are "
                              f"skipped.",))
@@ -132,6 +137,8 @@ def scan_pools(root) -> PoolScan:
         params = {"dataset": dataset, "scenario": scenario}
         if root is not None:
             params["root"] = root
+        if profile is not None:
+            params["profile"] = profile
         try:
             pool = generators.get("real_pool", **params)
         except ValueError as exc:
@@ -146,10 +153,12 @@ def scan_pools(root) -> PoolScan:
 
 
 def pool_params(pool) -> tuple[str, ...]:
-    """``--param`` strings that rebuild ``pool`` (``root`` only when not the default)."""
+    """``--param`` strings that rebuild ``pool`` (``root`` and ``profile`` only when set)."""
     params = [f"dataset={pool.dataset}", f"scenario={pool.scenario}"]
     if pool.root is not None:
         params.append(f"root={pool.root}")
+    if pool.profile is not None:
+        params.append(f"profile={pool.profile}")
     return tuple(params)
 
 

@@ -21,6 +21,7 @@ import numpy as np
 import pandas as pd
 import pytest
 from _chromium import assert_not_blank, needs_chromium, screenshot
+from _synthetic_store import store_with_seeds
 from PIL import Image
 from statsmodels.stats.multitest import multipletests
 from tests_paths import FIXTURE_POOL
@@ -231,6 +232,24 @@ def test_missing_pool_is_skipped_with_a_line(tmp_path):
     assert one.figure and two.figure
     assert len(pd.read_csv(tmp_path / "section1.csv")) == 1
     assert not (tmp_path / "section2_pools.csv").exists()
+
+
+def test_pools_of_one_profile_in_a_two_profile_store(tmp_path):
+    # With the cpu and paper pools side by side, the report skips the pools (saying why)
+    # unless a profile is named; the commands it prints then name that profile too.
+    from reports.pitfalls._context import pool_params
+
+    root = store_with_seeds(tmp_path, seeds=12, profile="cpu")
+    store_with_seeds(tmp_path, seeds=12, profile="paper")
+    scan = scan_pools(root)
+    assert scan.pools == () and all("profile must be given" in n for n in scan.notes)
+    scan = scan_pools(root, "paper")
+    assert [(p.dataset, p.scenario, p.profile) for p in scan.pools] == [
+        ("cifar10", "S0p", "paper"), ("cifar10", "S1", "paper")]
+    assert "profile=paper" in pool_params(scan.pools[0])
+    rebuilt = generators.get("real_pool", **dict(x.split("=", 1)
+                                                 for x in pool_params(scan.pools[1])))
+    np.testing.assert_array_equal(rebuilt.pool()[1], scan.pools[1].pool()[1])
 
 
 def test_cli_error_is_one_line_exit_2():

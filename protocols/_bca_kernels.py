@@ -108,14 +108,11 @@ def _ndtr(x):
 
 @numba.njit(cache=True, nogil=True)
 def _bin(buf, d, theta, bins, n_bins):
-    # hist.size equal bins over [min(d), max(d)] - theta, which holds every resample mean
-    lo = d.min() - theta
-    width = d.max() - theta - lo
-    scale = n_bins / width if width > 0.0 else 0.0
+    # n_bins equal bins over [min(d), max(d)] - theta, which holds every resample mean
+    lo, scale = _bin_scale(d, theta, n_bins)
     top = n_bins - 0.5
     for b in range(buf.size):
-        # clamped in floating point first (rounding may step outside), so it vectorizes
-        bins[b] = np.int32(min(max((buf[b] - lo) * scale, 0.0), top))
+        bins[b] = _bin_of(buf[b], lo, scale, top)
 
 
 @numba.njit(cache=True, nogil=True)
@@ -247,7 +244,8 @@ def _bin_scale(d, theta, n_bins):
 
 @numba.njit(cache=True, nogil=True)
 def _bin_of(v, lo, scale, top):
-    # the bin of one replicate, exactly as _bin computes it (monotone in v)
+    # The bin of one replicate (monotone in v). Clamped in floating point first (rounding
+    # may step outside), so that a loop of it vectorizes.
     return np.int32(min(max((v - lo) * scale, 0.0), top))
 
 
@@ -342,14 +340,13 @@ def _listed_bin_values(buf, bins, bin_min, bin_max, blocks, n_listed, target, ca
 
 
 @numba.njit(cache=True, nogil=True)
-def _tail_cuts(d, theta, zq, n_b, n_bins):
+def _tail_cuts(d, zq, n_b, lo, scale, n_bins):
     # Bins beyond which the two BCa ends lie with near certainty: a Cornish-Fisher guess
     # of each end from the data's moments, moved outward by a margin in ranks. A wrong
     # guess is caught by the counts and costs a full histogram, never a wrong value.
     sd, skew, kurt = _moments(d)
     if not (sd > 0.0 and math.isfinite(zq[0]) and math.isfinite(zq[1])):
         return -1, -1
-    lo, scale = _bin_scale(d, theta, n_bins)
     cuts = np.empty(2, np.int64)
     for side in range(2):
         z = min(max(zq[side], -8.0), 8.0)
@@ -483,7 +480,7 @@ def bca_offsets(flat, counts_t, theta, tol, accel, z0_of_twice_share, z_alpha):
             # ordered so that the tails fill few blocks (see _resample._ordered_counts).
             lo, scale = _bin_scale(flat[i], theta[i], n_bins)
             _block_bins(block_min, block_max, lo, scale, n_bins, bin_min, bin_max)
-            cut_low, cut_high = _tail_cuts(flat[i], theta[i], zq, n_b, n_bins)
+            cut_low, cut_high = _tail_cuts(flat[i], zq, n_b, lo, scale, n_bins)
             found = False
             if 0 <= cut_low < cut_high:
                 n_listed = _tail_histogram(buf, bin_min, bin_max, lo, scale, cut_low,

@@ -55,26 +55,22 @@ class ReplicateZProtocol(Protocol):
         return replicates.mean(axis=-1), replicates.std(axis=-1, ddof=1)
 
 
-def z_result_from_replicates(estimate, replicates, alpha, *, divide_by_sqrt_b=False):
-    """Decision from bootstrap replicate differences, SE = their standard deviation.
+def z_result_from_sd(estimate, sd, n_resamples, alpha, *, divide_by_sqrt_b=False):
+    """z decision with SE = the bootstrap replicates' standard deviation.
 
     Parameters
     ----------
     estimate : ndarray, shape (...)
         Point estimate (fraction).
-    replicates : ndarray, shape (..., B)
-        Bootstrap replicates of the difference (fraction).
+    sd : ndarray, shape (...)
+        Standard deviation (ddof 1) of the replicates of the difference (fraction).
+    n_resamples : int
+        B, the number of replicates.
     alpha : float
     divide_by_sqrt_b : bool
         Divide the SE by sqrt(B): the pitfall that confuses the bootstrap's Monte Carlo
         error with the estimate's sampling error.
     """
-    return z_result_from_sd(estimate, replicates.std(axis=-1, ddof=1), replicates.shape[-1],
-                            alpha, divide_by_sqrt_b=divide_by_sqrt_b)
-
-
-def z_result_from_sd(estimate, sd, n_resamples, alpha, *, divide_by_sqrt_b=False):
-    """:func:`z_result_from_replicates` from the replicates' SD (ddof 1) and their number."""
     se = sd / np.sqrt(n_resamples) if divide_by_sqrt_b else sd
     p, lo, hi, sig = z_decision(estimate, se, alpha)
     return make_result(estimate, lo, hi, p, sig)

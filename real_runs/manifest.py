@@ -13,7 +13,7 @@ from pathlib import Path
 
 from core.atomic import write_atomic
 from real_runs.config import PAPER_CIFAR_EPOCHS
-from real_runs.store import FORMAT_VERSION, read_record
+from real_runs.store import FORMAT_VERSION, pool_profiles, read_record
 
 #: stated wherever the pool is described (from ``shared/data/README.md``)
 DATA_CAVEATS = {
@@ -37,15 +37,22 @@ PROFILE_CAVEATS = {
               "than the paper's; AG News: a TextCNN (300-d embeddings) for 10 epochs."),
     "smoke": "Runs of the 'smoke' profile: tiny models for tests; their rates mean nothing.",
 }
-#: the caveat of the committed pool's profile
-PROFILE_CAVEAT = PROFILE_CAVEATS["cpu"]
+def pool_caveat(root=None, profile: str | None = None, datasets=None) -> str:
+    """The training-profile caveat of the pools a figure reads.
 
-
-def profile_caveat(profiles) -> str:
-    """The caveats of the training ``profiles`` behind a figure, one after the other."""
-    texts = [PROFILE_CAVEATS.get(p, f"Runs of a profile {p!r} this version does not "
-                                    "describe.") for p in sorted(set(profiles))]
-    return " ".join(texts) if texts else PROFILE_CAVEAT
+    Parameters
+    ----------
+    root : path-like or None
+        Run store; default the committed pool.
+    profile : str or None
+        The profile the figure was restricted to; ``None``: every profile the store holds
+        (for ``datasets`` only, if given).
+    """
+    profiles = [profile] if profile else pool_profiles(root, datasets)
+    if not profiles:
+        return "No real-run pool was found."
+    return " ".join(PROFILE_CAVEATS.get(p, f"Runs of a profile {p!r} this version does not "
+                                           "describe.") for p in profiles)
 MANIFEST_VERSION = 1
 
 

@@ -21,8 +21,8 @@ import pandas as pd
 import protocols
 from core.atomic import write_atomic
 from core.cli import ArgumentParser, run_main
-from real_runs.manifest import DATA_CAVEATS, profile_caveat
-from real_runs.store import pool_cells, pool_profiles
+from real_runs.manifest import DATA_CAVEATS, pool_caveat
+from real_runs.store import pool_cells
 
 DEFAULT_OUT = Path("reports") / "output" / "paper_table"
 KS = (3, 10, 20)
@@ -94,9 +94,9 @@ def to_markdown(table: pd.DataFrame, alpha: float = 0.05) -> str:
     return "\n".join(lines) + "\n"
 
 
-def caveats_markdown(datasets, profiles=("cpu",)) -> str:
-    """Markdown list of the pool's caveats for the given datasets and training profiles."""
-    lines = ["Caveats:", "", f"* {profile_caveat(profiles)}"]
+def caveats_markdown(datasets, profile_text: str) -> str:
+    """Markdown list of the pool's caveats: its training profile's, then the datasets'."""
+    lines = ["Caveats:", "", f"* {profile_text}"]
     lines += [f"* {d}: {DATA_CAVEATS[d]}" for d in sorted(set(datasets)) if d in DATA_CAVEATS]
     return "\n".join(lines) + "\n"
 
@@ -132,9 +132,8 @@ def main(argv=None) -> int:
     table = paper_table(args.root, alpha=args.alpha, seed=args.seed, profile=args.profile)
     write_atomic(args.out / "paper_table.csv", table_csv(table))
     datasets = set(table["dataset"])
-    profiles = [args.profile] if args.profile else pool_profiles(args.root, datasets)
     markdown = (to_markdown(table, args.alpha) + "\n"
-                + caveats_markdown(datasets, profiles))
+                + caveats_markdown(datasets, pool_caveat(args.root, args.profile, datasets)))
     write_atomic(args.out / "paper_table.md", markdown)
     print(markdown)
     print(f"wrote {args.out}/paper_table.md and paper_table.csv")

@@ -204,10 +204,7 @@ def _run_cells(requests, *, sims, alpha, seed, jobs, backend, scheduler, out, pr
             groups.setdefault(key, (g, int(req.k), float(req.effect_pp), []))[3].append(spec)
     tasks = list(groups.values())
     global _loky_started
-    # A cell run in this process may use every core it was given; one in a worker, one.
-    threads = jobs if jobs >= 1 else None
-    if backend != "loky":
-        threads = 1
+    requested = jobs
     if backend == "loky" and jobs != 1:
         if (not _loky_started and len(tasks) <= jobs
                 and _work(tasks, sims) <= IN_PROCESS_WORK):
@@ -215,10 +212,12 @@ def _run_cells(requests, *, sims, alpha, seed, jobs, backend, scheduler, out, pr
             # pandas) would take longer than the cells. Results do not depend on jobs.
             jobs = 1
         else:
-            threads = 1
             # loky keeps its workers between calls: later rounds (the seed-budget search)
             # reuse them at no start-up cost.
             _loky_started = True
+    # A cell run in this process may use every core it was given; one in a worker, one.
+    in_process = backend == "loky" and jobs == 1
+    threads = (requested if requested >= 1 else None) if in_process else 1
     names = sorted({g.name for g, *_ in tasks})
     bar = tqdm(total=len(tasks), desc=f"{desc} {', '.join(names)}", unit="cell",
                file=sys.stderr, disable=not progress or not tasks)

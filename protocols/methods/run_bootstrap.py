@@ -43,17 +43,19 @@ class RunBootstrap(ReplicateZProtocol):
                 rep_b = resampled_run_picks_binary(rows(cb, mask), k, b, rng)
                 return resampled_run_picks_binary(rows(cv, mask), k, b, rng) - rep_b
 
-            def law():
-                # Shared with run_bootstrap_sqrt_b on the same batch.
-                return batch.shared("run_pick_law", lambda: run_pick_law(correct=cv, k=k)
-                                    - run_pick_law(correct=cb, k=k))
+            def arms_law():
+                return run_pick_law(correct=cv, k=k) - run_pick_law(correct=cb, k=k)
         else:
             def drawn(mask):
                 rep_b = resampled_run_picks(rows(batch.base, mask), b, rng)
                 return resampled_run_picks(rows(batch.variant, mask), b, rng) - rep_b
 
-            def law():
+            def arms_law():
                 return run_pick_law(batch.variant) - run_pick_law(batch.base)
+
+        def law():
+            # Shared with run_bootstrap_sqrt_b on the same batch.
+            return batch.shared("run_pick_law", arms_law)
 
         mean, sd = self._summary(batch.batch_shape, law, rng, drawn)
         return z_result_from_sd(mean, sd, b, alpha, divide_by_sqrt_b=self.divide_by_sqrt_b)

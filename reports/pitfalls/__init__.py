@@ -24,8 +24,7 @@ from pathlib import Path
 
 from core.atomic import write_atomic
 from core.cli import ArgumentParser, run_main
-from real_runs.manifest import profile_caveat
-from real_runs.store import pool_profiles
+from real_runs.manifest import pool_caveat
 
 from .._report_page import Section, page_html, page_markdown, write_pngs
 from ._context import (
@@ -96,7 +95,6 @@ def build_report(settings: Settings, out: Path) -> list[Section]:
     with tempfile.TemporaryDirectory(prefix="pitfalls-cells-") as cache:
         ctx = Context(settings, out, Path(cache))
         sections = [make(ctx, scan) for make in SECTIONS]
-    profiles = [settings.profile] if settings.profile else pool_profiles(settings.pool)
     title = "Evaluation pitfalls, measured"
     mode = "quick (reduced simulations, for tests)" if settings.quick else "full"
     intro = [
@@ -106,7 +104,7 @@ def build_report(settings: Settings, out: Path) -> list[Section]:
         f"exactly. This build: {mode}, root seed {settings.seed}, nominal alpha "
         f"{settings.alpha:g}, real-run pool {settings.pool or 'real_runs/pool (committed)'}"
         f"{f' (profile {settings.profile})' if settings.profile else ''}. "
-        f"Real pools: {profile_caveat(profiles)} Data caveats: the "
+        f"Real pools: {pool_caveat(settings.pool, settings.profile)} Data caveats: the "
         "paper table's notes and "
         "real_runs/README.md."]
     write_atomic(out / "index.html", page_html(title, intro, sections))

@@ -71,10 +71,12 @@ class Outcome:
     message: str = ""
 
 
-def steps(out: Path, quick: bool, pool: str | None, jobs: int, alpha: float) -> list[Step]:
-    """The build's steps, in order."""
+def steps(out: Path, quick: bool, pool: str | None, jobs: int, alpha: float,
+          profile: str | None = None) -> list[Step]:
+    """The build's steps, in order (``profile``: the training profile of the real pools)."""
     sims = ["--sims", "200"] if quick else []
-    root = ["--root", pool] if pool else []
+    chosen = ["--profile", profile] if profile else []
+    root = (["--root", pool] if pool else []) + chosen
     level = ["--alpha", f"{alpha:g}"] if alpha != 0.05 else []
     return [
         Step("calibrate", "Calibration of the default grid (seed_gaussian, k = 3..10)",
@@ -83,7 +85,8 @@ def steps(out: Path, quick: bool, pool: str | None, jobs: int, alpha: float) -> 
              ["power_curves.png", "calibration.csv", "seed_budget.csv"]),
         Step("pitfalls", "The pitfalls report (teaching)", "reports.pitfalls",
              ["--out", str(out / "pitfalls"), "--jobs", str(jobs)]
-             + (["--quick"] if quick else []) + (["--pool", pool] if pool else []) + level,
+             + (["--quick"] if quick else []) + (["--pool", pool] if pool else []) + chosen
+             + level,
              ["index.html", "README.md"]),
         Step("paper_table", "The paper's Table 2 from the real-run pool", "reports.paper_table",
              ["--out", str(out / "paper_table")] + root + level,
@@ -95,10 +98,10 @@ def steps(out: Path, quick: bool, pool: str | None, jobs: int, alpha: float) -> 
     ]
 
 
-def missing_pool(pool: str | None) -> str | None:
-    """Why the real-run pool is missing, or ``None`` when there is one."""
+def missing_pool(pool: str | None, profile: str | None = None) -> str | None:
+    """Why the real-run pool (of ``profile``) is missing, or ``None`` when there is one."""
     try:
-        pool_cells(pool)
+        pool_cells(pool, profile)
     except ValueError as exc:
         return str(exc)
     return None
@@ -128,6 +131,9 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--out", type=Path, default=DEFAULT_OUT)
     parser.add_argument("--quick", action="store_true", help="fewer simulations (for tests)")
     parser.add_argument("--pool", default=None, help="run store (default: the committed pool)")
+    parser.add_argument("--profile", default=None,
+                        help="training profile of the real pools (cpu, paper); needed only "
+                             "when the store holds several")
     parser.add_argument("--jobs", type=int, default=1)
     parser.add_argument("--alpha", type=float, default=0.05,
                         help="nominal two-sided level of every step (0.05)")
@@ -144,9 +150,9 @@ def main(argv=None) -> int:
 
     matplotlib.use("Agg")
     args.out.mkdir(parents=True, exist_ok=True)
-    pool_missing = missing_pool(args.pool)
+    pool_missing = missing_pool(args.pool, args.profile)
     outcomes = []
-    for step in steps(args.out, args.quick, args.pool, args.jobs, args.alpha):
+    for step in steps(args.out, args.quick, args.pool, args.jobs, args.alpha, args.profile):
         outcome = run_step(step, pool_missing)
         outcomes.append(outcome)
         shown = {"built": str(args.out / step.name), "skipped": f"skipped ({outcome.message})",

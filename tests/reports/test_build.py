@@ -148,7 +148,7 @@ def test_failed_step_exits_nonzero_and_names_the_step(tmp_path, monkeypatch, cap
         raise RuntimeError("disk on fire")
 
     monkeypatch.setattr(paper_table, "main", broken)
-    monkeypatch.setattr(build, "missing_pool", lambda pool: None)
+    monkeypatch.setattr(build, "missing_pool", lambda pool, profile=None: None)
     import reports.paper_figures as paper_figures
     monkeypatch.setattr(paper_figures, "main", _fake_step(calls))
     assert main(["--out", str(tmp_path), "--quick"]) == 1
@@ -170,6 +170,18 @@ def test_missing_pool_is_a_documented_skip(tmp_path, monkeypatch, capsys):
     assert "paper_table: skipped (no real-run pool under" in printed
     index = (tmp_path / "index.html").read_text()
     assert index.count("Not built: no real-run pool") == 2
+
+
+def test_profile_reaches_every_step_that_reads_the_pool(tmp_path):
+    # A store holding the cpu and paper pools side by side: each pool step gets --profile,
+    # and a profile the store lacks is a documented skip, not a failure.
+    by_name = {s.name: s for s in build.steps(tmp_path, True, "STORE", 1, 0.05, "paper")}
+    for name in ("pitfalls", "paper_table", "paper_figures"):
+        argv = by_name[name].argv
+        assert argv[argv.index("--profile") + 1] == "paper", name
+    assert "--profile" not in by_name["calibrate"].argv
+    assert "profile 'paper'" in build.missing_pool(FIXTURE_POOL, "paper")
+    assert build.missing_pool(FIXTURE_POOL, "fixture") is None
 
 
 def test_help_works_without_docstrings():

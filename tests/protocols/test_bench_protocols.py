@@ -26,3 +26,16 @@ def test_bench_protocols_cli_emits_one_row_per_protocol():
         assert row["k"] == 3 and row["sims"] == 12 and row["loop_sims"] == 4
         assert row["vectorized_s"] > 0 and row["loop_s"] > 0
         assert 0.0 <= row["agreement"] <= 1.0
+
+
+def test_bench_bca_kernel_cli_prints_every_part():
+    """``benchmarks/bench_bca_kernel.py`` runs end to end and times each named part."""
+    env = dict(os.environ, PYTHONPATH=str(ROOT))
+    out = subprocess.run(
+        [sys.executable, str(ROOT / "benchmarks" / "bench_bca_kernel.py"), "--sims", "8",
+         "--k", "5", "--repeat", "1"],
+        capture_output=True, text=True, check=True, env=env, cwd=ROOT, timeout=120)
+    for part in ("fill, one at a time", "fill, four at a time", "BCa kernel",
+                 "sign flip, enumerated", "sign flip, kernel"):
+        line = next(x for x in out.stdout.splitlines() if x.startswith(part))
+        assert float(line.split()[-1]) > 0

@@ -138,9 +138,10 @@ class PairedTwoLevel(Protocol):
     grand mean of ``D[s, q] = v[s, q] - b[s, q]`` (= the mean per-seed delta). SE and
     degrees of freedom: :func:`two_level_variance` (crossed random-effects model, ANOVA
     method-of-moments components, Satterthwaite df). CI ``estimate +- t_{1-alpha/2, df} SE``.
-    Its power is that of ``paired_t`` (plus a little where the questions vary): without
-    assuming that seeds do not matter, k seeds cannot tell a seed variance of 0 from one of
-    the size of the within-seed question noise.
+    Its power is at most ``paired_t``'s, which it requires to reject: without assuming
+    that seeds do not matter, k seeds cannot tell a seed variance of 0 from one of the size
+    of the within-seed question noise. :mod:`sim.seed_power_bound` computes how little any
+    test valid at every seed variance can gain over ``paired_t`` at seed variance 0.
     """
 
     name = "paired_two_level"

@@ -5,12 +5,15 @@ from __future__ import annotations
 import pandas as pd
 
 from sim.pitfall_data.questions_noise import EXPLANATION, PROTOCOLS, SD_SEEDS
+from sim.seed_power_bound import bound_table
 
 from .._report_page import Section
 from . import figures as figs
 
 #: the k shown in the table (the figure shows every k of the commands)
 SHOWN_K = (3, 5, 10)
+#: the power of the question-only z test at the effect where the bound is computed
+BOUND_POWER = 0.8
 
 
 def section_questions_noise(ctx, scan) -> Section:
@@ -22,8 +25,11 @@ def section_questions_noise(ctx, scan) -> Section:
         frames.append(ctx.run(command).assign(sd_seed=float(sd)))
         commands.append(command.shell())
     cite = ctx.save("section9.csv", pd.concat(frames, ignore_index=True))
+    bound = ctx.save("section9_bound.csv", bound_table(SHOWN_K, BOUND_POWER, ctx.alpha))
+    commands.append(f"python -m sim.seed_power_bound --k {' '.join(map(str, SHOWN_K))} "
+                    f"--power {BOUND_POWER:g} --alpha {ctx.alpha:g}")
     s = Section(9, "Questions are not the only noise", commands=commands,
-                csvs=["section9.csv"])
+                csvs=["section9.csv", "section9_bound.csv"])
     s.figure = figs.questions_noise_figure(cite.frame, ctx.alpha, SD_SEEDS, PROTOCOLS)
 
     def at(name, sd, k):
@@ -49,5 +55,23 @@ def section_questions_noise(ctx, scan) -> Section:
         "Without seed effects (sd 0), at k = 10: paired_t_questions ",
         cite.rate_ci(at("paired_t_questions", 0.0, 10)), ", paired_two_level ",
         cite.rate_ci(at("paired_two_level", 0.0, 10)), "."])
+    s.measured.append(_bound_sentence(bound))
     s.explanation = [EXPLANATION]
     return s
+
+
+def _bound_sentence(bound) -> list:
+    """What the question-only tests' extra power at seed sd 0 would cost an honest test."""
+    rows = [bound.row(k=k) for k in SHOWN_K]
+
+    def listed(col):
+        return [[bound.pct(r, col), "%" if r == rows[-1] else "% / "] for r in rows]
+
+    return [
+        "Their extra power when seeds truly do not matter cannot be had honestly. At the "
+        "effect a question-only z test detects with ", bound.pct(rows[0], "questions_only", 0),
+        "% power (normal two-level model, many questions), no test that keeps alpha at every "
+        "seed variance has more than ", listed("bound"),
+        f" power at k = {' / '.join(map(str, SHOWN_K))} when the seed variance is 0; "
+        "paired_t reaches ", listed("paired_t"), ", and paired_two_level, which also needs "
+        "paired_t to reject, at most that."]

@@ -177,6 +177,26 @@ def test_sequential_command_prints_the_report_numbers(report, tmp_path):
         np.testing.assert_array_equal(cli[col], ours[col])
 
 
+def test_power_bound_command_prints_the_report_numbers(report, capsys):
+    """Consistency: section 9's printed ``sim.seed_power_bound`` command prints the rows of
+    ``section9_bound.csv`` (powers to 0.1%)."""
+    from sim import seed_power_bound
+
+    out, page = report
+    argv = shlex.split(page.sections[9]["commands"][-1])
+    assert argv[:3] == ["python", "-m", "sim.seed_power_bound"]
+    capsys.readouterr()
+    assert seed_power_bound.main(argv[3:]) == 0
+    printed = {int(line.split()[0]): line.split()[1:] for line in
+               capsys.readouterr().out.splitlines() if line.split()[:1] and
+               line.split()[0].isdigit()}
+    ours = pd.read_csv(out / "section9_bound.csv")
+    assert sorted(printed) == sorted(ours.k) and len(ours) > 0
+    for row in ours.itertuples():
+        assert printed[row.k] == [f"{100 * row.bound:.1f}%", f"{100 * row.paired_t:.1f}%",
+                                  f"{100 * row.questions_only:.1f}%"]
+
+
 def test_single_run_histogram_is_the_calibrated_cell(report):
     """The figure's deltas are the very experiments ``single_run`` was scored on."""
     out, _ = report

@@ -105,15 +105,18 @@ def build_parser() -> ArgumentParser:
                    help="real pools: allow k above a third of the pool (experiments then "
                         "share most of their seeds)")
     p.add_argument("--pool-reps", type=int, default=DEFAULT_REPS, metavar="R",
-                   help=f"real pools: half-sample replicates behind pool_low/pool_high "
-                        f"({DEFAULT_REPS}; 0 = off)")
+                   help=f"real pools: half-sample replicates behind pool_low/pool_high, "
+                        f"and with --check-fit the pools a fitted model redraws to judge "
+                        f"its own fit ({DEFAULT_REPS}; 0 = off)")
     p.add_argument("--replicates", choices=REPLICATE_MODES, default=DEFAULT_REPLICATES,
                    help="z-bootstrap protocols: 'summary' draws the B replicates' mean and SD "
                         "from their exact-moment law (the same rates, far faster); 'drawn' "
                         f"resamples every replicate ({DEFAULT_REPLICATES})")
     p.add_argument("--check-fit", action="store_true",
                    help="real pools: also calibrate seed_question fitted to each pool and "
-                        "write fit_check.csv")
+                        "write fit_check.csv, with where a correct model's difference "
+                        "would fall (null_mean, se_null; a parametric bootstrap of "
+                        "--pool-reps pools)")
     p.add_argument("--no-plot", action="store_true", help="skip power_curves.png")
     p.add_argument("--quiet", action="store_true", help="no progress bar, no table")
     return p
@@ -254,7 +257,8 @@ def _run(args, argv, ks, protocol_params, chosen, observed) -> int:
             fit_common = {**common, "protocol_params": protocol_params,
                           "replicates": args.replicates}
             fit_common.pop("pool_reps")
-            fits.append(fit_check(generator, frame, ks, effects, fit_common))
+            fits.append(fit_check(generator, frame, ks, effects, fit_common,
+                                  reps=args.pool_reps))
     frame = pd.concat(frames, ignore_index=True)
     run = functools.partial(run_requests, **common, desc="seed budget search")
     frame = search_budget(frame, chosen, caps=caps, target_power=args.target_power,

@@ -10,7 +10,6 @@ from real_runs.store import pool_cells
 
 __all__ = ["correlation_ci", "fit_check", "pool_cells", "pool_summary"]
 
-from . import generators
 from .calibrate_core import calibrate
 
 
@@ -79,7 +78,7 @@ def pool_summary(pools) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
-def fit_check(pool, real_frame, ks, effects, common) -> pd.DataFrame:
+def fit_check(pool, real_frame, ks, effects, common, reps=0) -> pd.DataFrame:
     """Calibrate ``seed_question`` fitted to ``pool`` and set its rates beside the pool's.
 
     The fit (method of moments on the whole pool) is simulated at the pool's true effect;
@@ -87,13 +86,20 @@ def fit_check(pool, real_frame, ks, effects, common) -> pd.DataFrame:
     (Monte Carlo only). The fitted model predicts the rate of a fresh pool, and the pool's
     own rate differs from that by its pool-sampling error too (:mod:`sim.pool_bootstrap`):
     ``pool_sd`` (NaN unless the pool intervals were computed, ``--pool-reps``) and
-    ``se_total = sqrt(se**2 + pool_sd**2)``, the scale on which a perfect model's ``diff``
-    would fall.
+    ``se_total = sqrt(se**2 + pool_sd**2)``.
+
+    With ``reps`` > 0 the check is also repeated ``reps`` times in a world where the fit is
+    true (:mod:`sim.fit_bootstrap`): ``null_mean`` and ``null_sd`` are the mean and sd of a
+    correct model's ``diff``, and ``se_null`` the scale on which ``diff - null_mean`` of a
+    correct model falls: the real comparison's Monte Carlo error (Agresti-Coull variances,
+    so that two rates of exactly 1 still carry the error of ``sims`` experiments), a
+    correct model's spread ``null_sd`` and the error of ``null_mean``.
     """
+    from .fit_bootstrap import fitted_generator, null_diffs
+    from .pool_bootstrap import replicate_sims
+
     base, variant = pool.pool()
-    fitted = generators.generator_class("seed_question").fit(base, variant)
-    fitted = generators.get("seed_question", **{**fitted.params(),
-                                                "n_questions": int(base.shape[1])})
+    fitted = fitted_generator(base, variant)
     effect = effects[0] / 100
     if effect != 0:
         fitted.check_effect(effect)
@@ -112,4 +118,18 @@ def fit_check(pool, real_frame, ks, effects, common) -> pd.DataFrame:
     out["pool_sd"] = (merged["pool_sd_real"].to_numpy() if "pool_sd_real" in merged
                       else np.nan)
     out["se_total"] = np.sqrt(out["se"] ** 2 + out["pool_sd"] ** 2)
+    runner = {key: value for key, value in common.items() if key != "sims"}
+    null = null_diffs(fitted, effect, pool.declared_null(), pool.pool_size, ks, names, reps,
+                      sims=replicate_sims(common["sims"]), **runner)
+    out = out.merge(null, on=["protocol", "k"], how="left")
+    out["se_null"] = np.sqrt(_adjusted_variance(out["rate_real"], n1)
+                             + _adjusted_variance(out["rate_fit"], n2)
+                             + out["null_sd"] ** 2 + out["null_mean_se"] ** 2)
     return out
+
+
+def _adjusted_variance(rate, sims):
+    """Agresti-Coull variance of a rate over ``sims`` experiments (two added successes and
+    failures): never 0, where the plain binomial one is at rates of 0 and 1."""
+    tilde = (rate * sims + 2) / (sims + 4)
+    return tilde * (1 - tilde) / (sims + 4)

@@ -203,6 +203,11 @@ def test_real_pools_end_to_end(tmp_path, capsys):
                      right_on=["protocol", "k", "effect_pp", "rate"])
     assert len(rows) == len(fit) and np.allclose(rows.pool_sd_x, rows.pool_sd_y)
     assert np.allclose(fit.se_total, np.hypot(fit.se, fit.pool_sd))
+    # The parametric bootstrap: 4 model pools per real pool (--pool-reps), and a scale that
+    # is never 0 (Agresti-Coull Monte Carlo variances).
+    assert {"null_mean", "null_sd", "null_mean_se", "se_null"} <= set(fit.columns)
+    assert (fit.null_reps == 4).all() and (fit.se_null > 0).all()
+    assert (fit.se_null >= fit.null_sd).all()
     budget = pd.read_csv(out / "seed_budget.csv")
     # The S1 pool's validity comes from the S0p pool of the same dataset.
     assert set(budget[budget.protocol == "paired_t"].null_params.map(

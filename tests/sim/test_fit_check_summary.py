@@ -63,3 +63,20 @@ def test_total_se_widens_by_the_pool_sd():
     assert table.loc["b", "within_2se_total_pct"] == 100
     assert table.loc["b", "floor_total_pp"] == pytest.approx(100 * np.sqrt(2 / np.pi) * 0.13)
     assert np.isnan(table.loc["a", "within_2se_total_pct"])
+
+
+def test_correct_model_columns():
+    """Pool a: diffs 1, -5, 0 pp against a correct model's mean -1 pp and se_null 2, 1, 0.5
+    pp: |diff - mean| = 2, 4, 1 pp against 4, 2, 1 pp: 2 of 3 within. The correct model's
+    mean |diff| is the folded-normal mean, checked against simulation (1e6 draws, 4 MC SE)."""
+    frame = FRAME.assign(null_mean=[-0.01, -0.01, -0.01, np.nan],
+                         se_null=[0.02, 0.01, 0.005, np.nan])
+    module = _load()
+    table = module.summarize(frame).set_index("dataset")
+    assert table.loc["a", "within_2se_null_pct"] == pytest.approx(200 / 3)
+    assert np.isnan(table.loc["b", "within_2se_null_pct"])
+    draws = np.random.default_rng(0).normal(-0.01, 0.02, 1_000_000)
+    mc = np.abs(draws).mean()
+    assert module.folded_normal_mean(-0.01, 0.02) == pytest.approx(
+        mc, abs=4 * np.abs(draws).std() / 1000)
+    assert module.folded_normal_mean(0.03, 0.0) == pytest.approx(0.03)

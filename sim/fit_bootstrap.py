@@ -156,7 +156,8 @@ def null_diffs(fitted, effect, null, pool_size, ks, protocol_names, reps, *, see
     reps = check_int(reps, "--pool-reps", low=0)
     columns = ["protocol", "k", "null_reps", "null_mean", "null_sd", "null_mean_se"]
     if reps == 0:
-        return pd.DataFrame(columns=columns)
+        return pd.DataFrame({"protocol": pd.Series(dtype=object), "k": pd.Series(dtype=int),
+                             **{c: pd.Series(dtype=float) for c in columns[2:]}})
     pools, fits = [], []
     for r in range(reps):
         stream = int(cell_seed(seed, "fit_check_pool", fitted.describe(), pool_size,

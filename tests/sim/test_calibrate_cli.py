@@ -217,6 +217,18 @@ def test_real_pools_end_to_end(tmp_path, capsys):
     assert "pairing correlation" in capsys.readouterr().out
 
 
+def test_check_fit_without_pool_replicates(tmp_path):
+    """--pool-reps 0 turns the parametric bootstrap off: its columns are there, empty."""
+    from tests_paths import FIXTURE_POOL
+
+    out = tmp_path / "real"
+    assert main(["--k", "3", "4", "--generator", "real", "--param", f"root={FIXTURE_POOL}",
+                 "--sims", "100", "--out", str(out), "--check-fit", "--protocols",
+                 "paired_t", "--pool-reps", "0", "--quiet", "--no-plot"]) == 0
+    fit = pd.read_csv(out / "fit_check.csv")
+    assert len(fit) > 0 and fit[["null_mean", "null_sd", "se_null"]].isna().all().all()
+
+
 def test_real_pool_rejects_effects_and_large_k(tmp_path):
     from tests_paths import FIXTURE_POOL
 

@@ -122,8 +122,8 @@ def fit_check(pool, real_frame, ks, effects, common, reps=0) -> pd.DataFrame:
     null = null_diffs(fitted, effect, pool.declared_null(), pool.pool_size, ks, names, reps,
                       sims=replicate_sims(common["sims"]), **runner)
     out = out.merge(null, on=["protocol", "k"], how="left")
-    out["se_null"] = np.sqrt(_adjusted_variance(out["rate_real"], n1)
-                             + _adjusted_variance(out["rate_fit"], n2)
+    out["se_null"] = np.sqrt(_adjusted_variance(out["rate_real"].to_numpy(), n1.to_numpy())
+                             + _adjusted_variance(out["rate_fit"].to_numpy(), n2.to_numpy())
                              + out["null_sd"] ** 2 + out["null_mean_se"] ** 2)
     return out
 

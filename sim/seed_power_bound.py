@@ -4,8 +4,9 @@ Why no honest test of per-question scores from k seeds can match ``paired_t_ques
 when the seed effects happen to be 0: ``paired_t_questions`` assumes they are, and k seeds
 cannot tell a seed variance of 0 from a small positive one. This module computes, for the
 normal two-level model, the highest power that *any* test keeping alpha at every seed
-variance can have at seed variance 0, and prints it beside ``paired_t`` (what
-``paired_two_level`` reduces to there) and the question-only z test.
+variance can have at seed variance 0, and prints it beside ``paired_t`` (whose power
+bounds ``paired_two_level``'s, since that needs ``paired_t`` to reject) and the
+question-only z test.
 
 Model. The per-seed mean deltas over n questions are
 
@@ -272,7 +273,12 @@ def _iv(k, theta, alpha, grid, lambdas):
 
 
 def build_parser() -> ArgumentParser:
-    p = ArgumentParser(prog="python -m sim.seed_power_bound", description=__doc__)
+    p = ArgumentParser(
+        prog="python -m sim.seed_power_bound",
+        description="The most power any test that keeps alpha at every seed variance can "
+                    "have when the seed variance is 0 (normal two-level model), beside "
+                    "paired_t and the question-only z test, in percent. See the module "
+                    "docstring for the model and the linear program behind the bound.")
     p.add_argument("--k", nargs="+", type=int, default=[2, 3, 5, 10, 20], metavar="K",
                    help="seeds per arm (default 2 3 5 10 20)")
     p.add_argument("--power", type=float, default=0.8,

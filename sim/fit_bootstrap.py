@@ -101,6 +101,8 @@ class ModelPool(Generator):
 
 @functools.lru_cache(maxsize=4)
 def _draw_pool(parent, size, stream, effect):
+    """One experiment of ``size`` seeds from ``parent`` (one benchmark, as a real pool holds),
+    read-only; cached, since every cell of the pool reads it."""
     base, variant = parent.draw(1, size, effect, np.random.default_rng(stream))
     base, variant = base[0], variant[0]
     base.flags.writeable = False

@@ -48,6 +48,7 @@ import numpy as np
 from scipy import optimize, stats
 
 from core.cli import ArgumentParser, run_main
+from core.validate import check_alpha, check_int, check_number, fail
 
 #: the nuisance values at which the size is constrained: no seed variance, then up to a
 #: seed variance 10**5 times the question-level noise (the t limit holds well before)
@@ -132,8 +133,8 @@ def questions_only_power(theta: float, alpha: float) -> float:
 
 def theta_for_power(power: float, alpha: float) -> float:
     """The effect (SEs) at which the two-sided z test has power ``power``."""
-    _check_fraction(power, "power", low=alpha)
-    _check_fraction(alpha, "alpha")
+    alpha = check_alpha(alpha)
+    power = check_number(power, "power", low=alpha, high=1.0, low_open=True, high_open=True)
     return float(optimize.brentq(lambda t: questions_only_power(t, alpha) - power, 0.0, 40.0))
 
 
@@ -161,7 +162,7 @@ def optimal_test(k: int, theta: float, alpha: float = 0.05, *, grid: int = 200,
     lambdas : sequence of float, optional
         Nuisance values ``lam >= 1`` at which the size is constrained.
     """
-    k, theta, alpha, lams = _iv(k, theta, alpha, grid, lambdas)
+    k, theta, alpha, grid, lams = _iv(k, theta, alpha, grid, lambdas)
     z, dz, log_u, dlog_u, z_edges, u_edges = _grid(k, theta, grid)
     area = dz * dlog_u
     sizes = np.stack([_density(z, log_u, k, lam, 0.0).ravel() * area for lam in lams])
@@ -189,9 +190,8 @@ def seed_power_bound(k: int, theta: float, alpha: float = 0.05, *, grid: int = 2
     -------
     SeedPowerBound
     """
-    k, theta, alpha, lams = _iv(k, theta, alpha, grid, lambdas)
-    if not isinstance(check_grid, (int, np.integer)) or check_grid < grid:
-        raise ValueError(f"check_grid must be an integer >= grid ({grid}); got {check_grid!r}")
+    k, theta, alpha, grid, lams = _iv(k, theta, alpha, grid, lambdas)
+    check_grid = check_int(check_grid, "check_grid", low=grid)
     test = optimal_test(k, theta, alpha, grid=grid, lambdas=lams)
     z, dz, log_u, dlog_u, _, _ = _grid(k, theta, check_grid)
     alternative = _density(z, log_u, k, 1.0, theta)
@@ -251,25 +251,17 @@ def _density(z, log_u, k, lam, theta):
     return fz[:, None] * fu[None, :]
 
 
-def _check_fraction(value, name, low=0.0):
-    if not isinstance(value, (int, float, np.floating)) or not low < value < 1:
-        raise ValueError(f"{name} must be a number in ({low:g}, 1); got {value!r}")
-
-
 def _iv(k, theta, alpha, grid, lambdas):
-    """Validated ``(k, theta, alpha, lambdas)``."""
-    if not isinstance(k, (int, np.integer)) or isinstance(k, bool) or not 2 <= k <= 1000:
-        raise ValueError(f"k must be an integer in [2, 1000] (seeds per arm); got {k!r}")
-    if not isinstance(theta, (int, float, np.floating)) or not 0 < theta <= 40:
-        raise ValueError(f"theta must be an effect in (0, 40] standard errors; got {theta!r}")
-    _check_fraction(alpha, "alpha")
-    if not isinstance(grid, (int, np.integer)) or grid < 20:
-        raise ValueError(f"grid must be an integer >= 20; got {grid!r}")
+    """Validated ``(k, theta, alpha, grid, lambdas)``."""
+    k = check_int(k, "k", low=2, high=1000)
+    theta = check_number(theta, "theta", low=0.0, high=40.0, low_open=True)
+    alpha = check_alpha(alpha)
+    grid = check_int(grid, "grid", low=20)
     lams = LAMBDAS if lambdas is None else np.asarray(lambdas, dtype=float)
-    if lams.ndim != 1 or lams.size == 0 or not np.all(lams >= 1) or not np.all(
-            np.isfinite(lams)):
-        raise ValueError(f"lambdas must be finite nuisance values >= 1; got {lambdas!r}")
-    return int(k), float(theta), float(alpha), lams
+    if lams.ndim != 1 or lams.size == 0 or not np.all(np.isfinite(lams)) or not np.all(
+            lams >= 1):
+        raise fail("lambdas", "a non-empty list of finite nuisance values >= 1", lambdas)
+    return k, theta, alpha, grid, lams
 
 
 def build_parser() -> ArgumentParser:
@@ -291,6 +283,11 @@ def build_parser() -> ArgumentParser:
 def main(argv=None) -> int:
     """Command line; prints one row per k (powers in percent)."""
     args = build_parser().parse_args(argv)
+    # The options' own names in the messages; bound_table checks the same rules again.
+    for k in args.k:
+        check_int(k, "--k", low=2, high=1000)
+    alpha = check_alpha(args.alpha, "--alpha")
+    check_number(args.power, "--power", low=alpha, high=1.0, low_open=True, high_open=True)
     table = bound_table(args.k, args.power, args.alpha)
     print(f"At seed variance 0, effect {table.theta.iloc[0]:.3f} SEs of the grand mean (the "
           f"question-only z test's power {100 * args.power:g}%), two-sided alpha "

@@ -84,13 +84,17 @@ def test_helpers_against_closed_forms():
 
 
 @pytest.mark.parametrize("kwargs, match", [
-    (dict(k=1, theta=1.0), "k must be an integer in \\[2, 1000\\].*got 1"),
-    (dict(k=3.0, theta=1.0), "k must be an integer.*got 3.0"),
-    (dict(k=3, theta=0.0), "theta must be an effect in \\(0, 40\\].*got 0.0"),
-    (dict(k=3, theta=1.0, alpha=1.2), "alpha must be a number in \\(0, 1\\); got 1.2"),
-    (dict(k=3, theta=1.0, grid=5), "grid must be an integer >= 20; got 5"),
-    (dict(k=3, theta=1.0, lambdas=[0.5]), "lambdas must be finite nuisance values >= 1"),
-    (dict(k=3, theta=1.0, grid=40, check_grid=30), "check_grid must be an integer >= grid"),
+    (dict(k=1, theta=1.0), r"The 'k' parameter must be an integer >= 2 and <= 1000\. Got 1 "),
+    (dict(k=2.5, theta=1.0), r"The 'k' parameter must be an integer .* Got 2\.5 "),
+    (dict(k=3, theta=0.0), r"The 'theta' parameter must be a finite number > 0 and <= 40\. "
+                           r"Got 0\.0 "),
+    (dict(k=3, theta=1.0, alpha=1.2), r"The 'alpha' parameter must be a number in \(0, 1\)\. "
+                                      r"Got 1\.2 "),
+    (dict(k=3, theta=1.0, grid=5), r"The 'grid' parameter must be an integer >= 20\. Got 5 "),
+    (dict(k=3, theta=1.0, lambdas=[0.5]),
+     r"The 'lambdas' parameter must be a non-empty list of finite nuisance values >= 1\. "),
+    (dict(k=3, theta=1.0, grid=40, check_grid=30),
+     r"The 'check_grid' parameter must be an integer >= 40\. Got 30 "),
 ])
 def test_bad_input_names_the_argument(kwargs, match):
     with pytest.raises(ValueError, match=match):
@@ -107,4 +111,5 @@ def test_cli_prints_the_table_and_refuses_bad_input():
                          capture_output=True, text=True, check=False)
     assert bad.returncode == 2
     assert bad.stderr.strip().splitlines() == [
-        "python -m sim.seed_power_bound: error: power must be a number in (0.05, 1); got 1.5"]
+        "python -m sim.seed_power_bound: error: The '--power' option must be a finite number "
+        "> 0.05 and < 1. Got 1.5 instead."]

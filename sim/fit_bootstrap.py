@@ -36,14 +36,14 @@ import pandas as pd
 
 from core.validate import check_int
 
-from .generators import Generator
 from .generators import generator_class as _generator_class
 from .generators import get as _get_generator
+from .generators._base import PoolView, pool_rows
 from .seeding import cell_seed
 
 
 @dataclass(frozen=True)
-class ModelPool(Generator):
+class ModelPool(PoolView):
     """Experiments of k seeds drawn without replacement from one simulated pool.
 
     Parameters
@@ -58,20 +58,11 @@ class ModelPool(Generator):
         True effect the pool is drawn at (fraction); the only effect it can simulate.
     """
 
-    parent: Generator = None
     size: int = 30
     stream: int = 0
     effect: float = 0.0
 
     name = "model_pool"
-
-    @property
-    def n(self) -> int:
-        return self.parent.n
-
-    @property
-    def binary(self) -> bool:  # type: ignore[override]
-        return self.parent.binary
 
     @property
     def max_k(self) -> int:  # type: ignore[override]
@@ -95,7 +86,7 @@ class ModelPool(Generator):
 
     def _draw(self, sims, k, delta, rng):
         base, variant = self.pool()
-        order = np.argsort(rng.random((sims, self.size)), axis=1)[:, :k]
+        order = pool_rows(rng, sims, self.size, k)
         return base[order], variant[order]
 
 

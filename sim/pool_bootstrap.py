@@ -42,7 +42,7 @@ from scipy import stats
 
 from core.validate import check_int
 
-from .generators import Generator
+from .generators._base import PoolView, pool_rows
 from .seeding import cell_seed
 
 #: half-sample replicates by default (``--pool-reps``)
@@ -57,7 +57,7 @@ def replicate_sims(sims: int) -> int:
 
 
 @dataclass(frozen=True)
-class HalfPool(Generator):
+class HalfPool(PoolView):
     """Experiments drawn from a fixed subset of a real pool's seeds (one replicate).
 
     Parameters
@@ -70,19 +70,10 @@ class HalfPool(Generator):
         Replicate number (names the cell and its random streams).
     """
 
-    parent: Generator = None
     seeds: tuple = ()
     replicate: int = 0
 
     name = "real_pool_half"
-
-    @property
-    def n(self) -> int:
-        return self.parent.n
-
-    @property
-    def binary(self) -> bool:  # type: ignore[override]
-        return self.parent.binary
 
     @property
     def max_k(self) -> int:  # type: ignore[override]
@@ -104,9 +95,8 @@ class HalfPool(Generator):
     def _draw(self, sims, k, delta, rng):
         base, variant = self.parent.pool()
         subset = np.asarray(self.seeds)
-        # k distinct seeds of the replicate per experiment: the first k of a permutation.
-        order = np.argsort(rng.random((sims, subset.size)), axis=1)[:, :k]
-        rows = subset[order]
+        # k distinct seeds of the replicate per experiment
+        rows = subset[pool_rows(rng, sims, subset.size, k)]
         return base[rows], variant[rows]
 
 

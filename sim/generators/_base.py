@@ -106,3 +106,30 @@ class Generator:
 
     def _draw(self, sims, k, delta, rng):
         raise NotImplementedError
+
+
+def pool_rows(rng, sims: int, pool_size: int, k: int) -> np.ndarray:
+    """k distinct rows of a pool of ``pool_size`` seeds per experiment, shape ``(sims, k)``:
+    the first k of a random permutation (one stream use: ``sims x pool_size`` uniforms)."""
+    return np.argsort(rng.random((sims, pool_size)), axis=1)[:, :k]
+
+
+@dataclass(frozen=True)
+class PoolView(Generator):
+    """Experiments drawn from a pool that ``parent`` defines (part of a real pool, or a pool
+    the parent simulates): the questions and the score type are the parent's.
+
+    Parameters
+    ----------
+    parent : Generator
+    """
+
+    parent: Generator = None
+
+    @property
+    def n(self) -> int:
+        return self.parent.n
+
+    @property
+    def binary(self) -> bool:  # type: ignore[override]
+        return self.parent.binary

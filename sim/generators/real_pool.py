@@ -12,7 +12,7 @@ from core import scenarios
 from core.params import content_digest, encode
 from core.validate import check_int
 
-from ._base import Generator, register
+from ._base import Generator, pool_rows, register
 
 
 def _default_pool() -> str:
@@ -209,8 +209,7 @@ class RealPool(Generator):
         return self._order(sims, k, np.random.default_rng(rng))
 
     def _order(self, sims, k, rng):
-        # k distinct seeds per experiment: the first k of a random permutation.
-        return np.argsort(rng.random((sims, self.pool_size)), axis=1)[:, :k]
+        return pool_rows(rng, sims, self.pool_size, k)
 
     def _draw(self, sims, k, delta, rng):
         base, variant = self.pool()

@@ -19,24 +19,14 @@ Per k, on ``--sims`` experiments of normal per-seed deltas and B = 10,000 resamp
 from __future__ import annotations
 
 import argparse
-import time
 
 import numpy as np
+from _timing import best_time
 from scipy import special
 
 from protocols import _resample
 
 B = 10_000
-
-
-def _best(fn, repeat: int) -> float:
-    fn()
-    best = np.inf
-    for _ in range(repeat):
-        t0 = time.perf_counter()
-        fn()
-        best = min(best, time.perf_counter() - t0)
-    return best
 
 
 def _enumerated_sign_flip(d):
@@ -75,7 +65,7 @@ def bench(k: int, sims: int, repeat: int) -> dict:
         "sign flip, enumerated": lambda: _enumerated_sign_flip(d),
         "sign flip, kernel": lambda: _resample.sign_flip_pvalue(d, None),
     }
-    return {name: 1e6 * _best(fn, repeat) / sims for name, fn in parts.items()}
+    return {name: 1e6 * best_time(fn, repeat, warmup=True)[0] / sims for name, fn in parts.items()}
 
 
 def main(argv=None) -> int:

@@ -30,10 +30,10 @@ from __future__ import annotations
 
 import argparse
 import json
-import time
 import zlib
 
 import numpy as np
+from _timing import best_time
 from scipy import special, stats
 from statsmodels.stats.contingency_tables import mcnemar as sm_mcnemar
 from statsmodels.stats.weightstats import ztest
@@ -254,16 +254,6 @@ REFERENCES = {
 # Benchmark
 
 
-def _best_time(fn, repeat: int):
-    # best of `repeat`, as timeit advises: the minimum is the least disturbed by other load
-    best, out = np.inf, None
-    for _ in range(repeat):
-        t0 = time.perf_counter()
-        out = fn()
-        best = min(best, time.perf_counter() - t0)
-    return best, out
-
-
 def bench_one(name, base, variant, *, loop_sims, alpha, seed, repeat=3):
     """Time protocol ``name`` vectorized on all experiments and its reference on a subset.
 
@@ -280,7 +270,7 @@ def bench_one(name, base, variant, *, loop_sims, alpha, seed, repeat=3):
     sims = base.shape[0]
     proto = protocols.get(name)
     proto.evaluate(base[:2], variant[:2], alpha, rng=seed)
-    vectorized, result = _best_time(
+    vectorized, result = best_time(
         lambda: proto.evaluate(base, variant, alpha, rng=seed), repeat)
     label, reference = REFERENCES[name]
     m = min(loop_sims, sims)
@@ -289,7 +279,7 @@ def bench_one(name, base, variant, *, loop_sims, alpha, seed, repeat=3):
         rng = np.random.default_rng(seed)
         return np.array([reference(base[i], variant[i], alpha, rng) for i in range(m)])
 
-    loop_s, decisions = _best_time(loop, repeat)
+    loop_s, decisions = best_time(loop, repeat)
     loop_s = loop_s / m * sims
     row = {"protocol": name, "k": base.shape[-2], "n": base.shape[-1], "sims": sims,
            "loop_sims": m, "repeat": repeat, "vectorized_s": vectorized, "loop_s": loop_s,
@@ -298,7 +288,7 @@ def bench_one(name, base, variant, *, loop_sims, alpha, seed, repeat=3):
            "reference": label}
     if name in VECTORIZED_REFERENCES:
         vec = VECTORIZED_REFERENCES[name]
-        scipy_s, scipy_dec = _best_time(
+        scipy_s, scipy_dec = best_time(
             lambda: vec(base, variant, alpha, np.random.default_rng(seed)), repeat)
         row.update(scipy_vec_s=scipy_s, scipy_vec_ratio=scipy_s / vectorized,
                    scipy_vec_agreement=float(np.mean(result.significant == scipy_dec)))

@@ -40,6 +40,7 @@ import time
 from pathlib import Path
 
 import numpy as np
+from _timing import best_time
 
 ROOT = Path(__file__).resolve().parents[1]
 BLOG_PROTOCOLS = ["mcnemar", "paired_t_questions", "question_bootstrap", "run_bootstrap",
@@ -48,15 +49,6 @@ BLOG_PROTOCOLS = ["mcnemar", "paired_t_questions", "question_bootstrap", "run_bo
 
 # --------------------------------------------------------------------------------------------
 # In-process part (runs against whichever tree is first on PYTHONPATH)
-
-
-def _best(fn, repeat):
-    best = np.inf
-    for _ in range(repeat):
-        t0 = time.perf_counter()
-        fn()
-        best = min(best, time.perf_counter() - t0)
-    return best
 
 
 def _batches(generator, k, effect_pp, sims):
@@ -107,7 +99,7 @@ def per_protocol(repeat: int, sims: int = 200) -> dict:
             def go(proto=proto, drawn=drawn):
                 for batch in drawn:
                     proto.evaluate(_fresh(batch), rng=0)
-            out[f"{name} on {label}"] = _best(go, repeat) / sims * 1e3
+            out[f"{name} on {label}"] = best_time(go, repeat)[0] / sims * 1e3
         if label.startswith("real"):
             seed = [(b.seed_base, b.seed_variant) for b in drawn]
             proto = protocols.get("paired_t")
@@ -115,7 +107,8 @@ def per_protocol(repeat: int, sims: int = 200) -> dict:
             def alone(seed=seed, proto=proto):
                 for sb, sv in seed:
                     proto.evaluate(ScoreBatch.from_arrays(sb, sv), rng=0)
-            out["paired_t on per-seed metrics alone (k=10)"] = _best(alone, repeat) / sims * 1e3
+            seconds = best_time(alone, repeat)[0]
+            out["paired_t on per-seed metrics alone (k=10)"] = seconds / sims * 1e3
     return out
 
 
@@ -145,7 +138,7 @@ def blog_inproc(repeat: int, sims: int = 1000) -> dict:
                 specs.append(CellSpec("question_mixture", g.describe(), name, params, k,
                                       effect, sims, 0.05, 0, chunk_size(g, k), **extra))
             run_task(g, k, effect, specs, 0)
-    seconds = _best(go, repeat)
+    seconds = best_time(go, repeat)[0]
     rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     return {"seconds": seconds, "sims": 2 * sims, "peak_rss_mb": rss}
 

@@ -18,6 +18,10 @@ from sim.seed_power_bound import (
 )
 
 ALPHA = 0.05
+#: numerical tolerance of the 120-cell program and the 1,500-cell bound integral: their
+#: largest measured error was 2.3e-4 (against 350 / 4,000 cells, and against the analytic
+#: 0.8 of the one-constraint case); 4x that
+GRID_TOL = 1e-3
 #: the effect the question-only z test detects with 80% power (2.802 SEs)
 THETA = theta_for_power(0.8, ALPHA)
 
@@ -28,8 +32,8 @@ def test_one_constraint_gives_the_z_test():
     lemma the best test is |z| > z_{1-alpha/2}, power 0.800 (analytic). The grid and the
     dual bound must reproduce it."""
     r = seed_power_bound(3, THETA, ALPHA, grid=120, check_grid=1500, lambdas=[1.0])
-    assert r.bound == pytest.approx(0.8, abs=2e-3)
-    assert r.attained == pytest.approx(0.8, abs=2e-3)
+    assert r.bound == pytest.approx(0.8, abs=GRID_TOL)
+    assert r.attained == pytest.approx(0.8, abs=GRID_TOL)
 
 
 @pytest.mark.parametrize("k", [2, 3, 5, 10])
@@ -42,9 +46,8 @@ def test_bound_sits_between_paired_t_and_the_question_only_test(k):
     reference = stats.nct.sf(stats.t.isf(ALPHA / 2, k - 1), k - 1, THETA) \
         + stats.nct.cdf(-stats.t.isf(ALPHA / 2, k - 1), k - 1, THETA)
     assert r.paired_t == pytest.approx(reference, rel=1e-12)
-    assert r.paired_t <= r.bound + 1e-3
-    assert r.attained <= r.bound + 2e-3
-    assert r.bound - r.attained < 5e-3
+    assert r.paired_t <= r.bound + GRID_TOL
+    assert abs(r.bound - r.attained) <= GRID_TOL
     assert r.questions_only == pytest.approx(0.8, abs=1e-9)
     assert r.bound < r.questions_only - 0.05
 
@@ -53,8 +56,8 @@ def test_bound_approaches_the_z_test_with_many_seeds():
     """With many seeds u pins the seed variance down: at k = 200 the bound and paired_t are
     within 1 pp of the z test (t_{199} critical value 1.972 against 1.960)."""
     r = seed_power_bound(200, THETA, ALPHA, grid=120, check_grid=1500)
-    assert r.questions_only - 0.01 < r.paired_t <= r.bound + 1e-3
-    assert r.bound <= r.questions_only + 2e-3
+    assert r.questions_only - 0.01 < r.paired_t <= r.bound + GRID_TOL
+    assert r.bound <= r.questions_only + GRID_TOL
 
 
 def test_tabulated_test_keeps_alpha_off_the_grid_by_simulation():
@@ -77,10 +80,12 @@ def test_tabulated_test_keeps_alpha_off_the_grid_by_simulation():
 
 
 def test_helpers_against_closed_forms():
-    """theta_for_power inverts the two-sided z power; paired_t_power at large k tends to it."""
+    """theta_for_power inverts the two-sided z power. It differs from z_{0.975} + z_{0.8} only
+    by the far tail's share, Phi(-1.96 - 2.8) ~ 1e-6 of power (3.4e-6 in theta). At k =
+    10,000 the t critical value 1.9602 against 1.9600 costs 7.5e-5 of power."""
     assert questions_only_power(theta_for_power(0.9, 0.01), 0.01) == pytest.approx(0.9)
-    assert THETA == pytest.approx(stats.norm.isf(0.025) + stats.norm.ppf(0.8), abs=1e-3)
-    assert paired_t_power(10_000, THETA, ALPHA) == pytest.approx(0.8, abs=1e-3)
+    assert THETA == pytest.approx(stats.norm.isf(0.025) + stats.norm.ppf(0.8), abs=2e-5)
+    assert paired_t_power(10_000, THETA, ALPHA) == pytest.approx(0.8, abs=2e-4)
 
 
 @pytest.mark.parametrize("kwargs, match", [

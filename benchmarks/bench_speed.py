@@ -117,7 +117,7 @@ def blog_inproc(repeat: int, sims: int = 1000) -> dict:
     import resource
 
     import protocols
-    from core.params import encode
+    from evalcal_core.params import encode
     from sim import generators
     from sim.cells import chunk_size
     from sim.runner import CellSpec, run_task

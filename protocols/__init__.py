@@ -7,7 +7,7 @@ here; adding a protocol is one new module there with an ``@register`` class. The
 beside them (``protocols.evaluate``, the command that applies every protocol to a user's
 results) are not protocols and are not imported by ``import protocols``.
 
-Layer: imports :mod:`core` only, never :mod:`sim`, :mod:`real_runs` or :mod:`reports`.
+Layer: imports :mod:`evalcal_core` only, never :mod:`sim`, :mod:`real_runs` or :mod:`reports`.
 
 >>> import protocols
 >>> p = protocols.get("paired_t")

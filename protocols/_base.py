@@ -7,8 +7,8 @@ from typing import ClassVar
 
 import numpy as np
 
-from core.registry import Registry
-from core.validate import check_alpha
+from evalcal_core.registry import Registry
+from evalcal_core.validate import check_alpha
 
 from ._batch import ScoreBatch
 from ._result import ProtocolResult

@@ -42,7 +42,7 @@ from pathlib import Path
 
 import numpy as np
 
-from core.resources import ensure_numba_cache
+from evalcal_core.resources import ensure_numba_cache
 
 # A read-only install and HOME leave numba nowhere to cache: give it a temporary folder.
 ensure_numba_cache(os.path.dirname(__file__))

@@ -7,7 +7,7 @@ from typing import ClassVar
 
 import numpy as np
 
-from core.validate import check_int
+from evalcal_core.validate import check_int
 
 from ._base import Protocol
 from ._decisions import z_decision

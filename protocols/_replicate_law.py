@@ -31,7 +31,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from core.validate import check_choice
+from evalcal_core.validate import check_choice
 
 #: the choices of a z-bootstrap protocol's ``replicates`` parameter
 REPLICATE_MODES = ("drawn", "summary")

@@ -5,7 +5,7 @@ Usage::
     python -m protocols.evaluate RESULTS.csv [--alpha 0.05] [--threshold T] [--json]
     python -m protocols.evaluate --baseline LOG --variant LOG [--metric acc] [--task T]
 
-See :mod:`core.results_io` for the CSV layouts and :mod:`core.harness_logs` for the harness
+See :mod:`evalcal_core.results_io` for the CSV layouts and :mod:`evalcal_core.harness_logs` for the harness
 logs (lm-eval, Inspect, HELM, one-arm CSV).
 """
 
@@ -20,10 +20,10 @@ from importlib import resources
 
 import numpy as np
 
-from core.cli import ArgumentParser, run_main
-from core.params import parse_key_values
-from core.results_io import MAX_RANGE, check_scores, read_any
-from core.validate import check_alpha, check_int, check_number
+from evalcal_core.cli import ArgumentParser, run_main
+from evalcal_core.params import parse_key_values
+from evalcal_core.results_io import MAX_RANGE, check_scores, read_any
+from evalcal_core.validate import check_alpha, check_int, check_number
 
 from . import get, names, protocol_class
 from ._base import PROTOCOLS
@@ -70,7 +70,7 @@ def evaluate_results(results, *, alpha=0.05, protocols=None, rng=0, params=None)
     Parameters
     ----------
     results : PairedResults
-        From :func:`core.results_io.read_results`.
+        From :func:`evalcal_core.results_io.read_results`.
     alpha : float
     protocols : list of str or None
         Names to apply; default all that can run on the data.

@@ -11,9 +11,9 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-from core import scenarios
-from core.cli import ArgumentParser, run_main
-from core.validate import check_int
+from evalcal_core import scenarios
+from evalcal_core.cli import ArgumentParser, run_main
+from evalcal_core.validate import check_int
 from real_runs.manifest import write_manifest
 from real_runs.store import DEFAULT_POOL
 from real_runs.sweep import parse_seeds, train_sweep

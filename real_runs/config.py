@@ -12,8 +12,8 @@ import hashlib
 import json
 from dataclasses import dataclass
 
-from core.scenarios import DATASETS as _DATASETS
-from core.validate import check_choice
+from evalcal_core.scenarios import DATASETS as _DATASETS
+from evalcal_core.validate import check_choice
 
 DATASETS = tuple(_DATASETS)
 PROFILES = ("smoke", "cpu", "paper")

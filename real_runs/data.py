@@ -20,7 +20,7 @@ from pathlib import Path
 
 import numpy as np
 
-from core.atomic import atomic_path
+from evalcal_core.atomic import atomic_path
 from real_runs import text
 from real_runs.config import DEFAULT_LABEL_SET, LABEL_SETS
 

@@ -74,8 +74,8 @@ import time
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-from core.atomic import atomic_path, write_atomic
-from core.cli import ArgumentParser
+from evalcal_core.atomic import atomic_path, write_atomic
+from evalcal_core.cli import ArgumentParser
 from real_runs.config import DATASETS, PROFILES
 from real_runs.scenarios import SCENARIOS
 from real_runs.store import record_path

@@ -26,7 +26,7 @@ from pathlib import Path
 
 import numpy as np
 
-from core.cli import ArgumentParser
+from evalcal_core.cli import ArgumentParser
 
 
 def _sync(device: str) -> None:

@@ -11,7 +11,7 @@ import json
 import subprocess
 from pathlib import Path
 
-from core.atomic import write_atomic
+from evalcal_core.atomic import write_atomic
 from real_runs.config import PAPER_CIFAR_EPOCHS
 from real_runs.store import FORMAT_VERSION, pool_profiles, read_record
 

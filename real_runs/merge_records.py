@@ -35,8 +35,8 @@ import zipfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from core.atomic import write_atomic
-from core.cli import ArgumentParser
+from evalcal_core.atomic import write_atomic
+from evalcal_core.cli import ArgumentParser
 from real_runs.store import ARMS, CorruptRecordError, read_expected, read_record
 
 REPO = Path(__file__).resolve().parents[1]

@@ -41,8 +41,8 @@ from pathlib import Path
 
 import numpy as np
 
-from core.atomic import atomic_path, write_atomic
-from core.cli import ArgumentParser
+from evalcal_core.atomic import atomic_path, write_atomic
+from evalcal_core.cli import ArgumentParser
 
 PACK_FORMAT = "evalcal-data-pack/1"
 PACK_NAME = "evalcal-data.npz"

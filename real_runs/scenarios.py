@@ -1,7 +1,7 @@
 """The scenarios' config changes, applied to a baseline config.
 
 The scenarios themselves (name, description, whether the truth is zero, the fields they set)
-are declared once in :mod:`core.scenarios`. ``S0p`` changes no hyperparameter; it redraws
+are declared once in :mod:`evalcal_core.scenarios`. ``S0p`` changes no hyperparameter; it redraws
 the variant's data-order, augmentation and dropout streams (``stream_replica=1``) while
 keeping the baseline's initial weights. Keeping the weights gives ``S0p`` the same pairing
 as the real scenarios (whose arms also start from the same weights and only diverge during
@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import dataclasses
 
-from core import scenarios
+from evalcal_core import scenarios
 from real_runs.config import RunConfig
 
 SCENARIOS = tuple(scenarios.SCENARIOS)

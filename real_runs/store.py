@@ -36,8 +36,8 @@ from pathlib import Path
 
 import numpy as np
 
-from core import scenarios
-from core.atomic import atomic_path
+from evalcal_core import scenarios
+from evalcal_core.atomic import atomic_path
 
 FORMAT_VERSION = 1
 ARMS = ("baseline", "variant")

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
 
-from core.outdir import locked_out
+from evalcal_core.outdir import locked_out
 from real_runs.config import PROFILES, RunConfig, config_hash, profile_config
 from real_runs.scenarios import check_scenario, variant_config
 from real_runs.seeding import check_seed

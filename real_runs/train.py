@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import sys
 
-from core.cli import ArgumentParser, call_main
+from evalcal_core.cli import ArgumentParser, call_main
 from real_runs.config import DATASETS, LABEL_SETS, PROFILES
 from real_runs.runtime import CPU_ISAS, DEVICES, pin_cpu_isa
 from real_runs.sweep import PairSummary, parse_scenarios, parse_seeds, train_sweep

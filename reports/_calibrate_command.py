@@ -13,7 +13,7 @@ from dataclasses import dataclass
 
 import pandas as pd
 
-from core.params import parse_key_values
+from evalcal_core.params import parse_key_values
 from sim import generators
 from sim.calibrate_core import calibrate
 

@@ -14,8 +14,8 @@ from pathlib import Path
 import pandas as pd
 
 import protocols
-from core import scenarios
-from core.atomic import write_atomic
+from evalcal_core import scenarios
+from evalcal_core.atomic import write_atomic
 from sim.figures import RECOMMENDED, is_pitfall, protocol_order, setting_words
 
 from ._report_page import CsvCite, Raw, to_html

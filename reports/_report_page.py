@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from core.atomic import write_atomic
+from evalcal_core.atomic import write_atomic
 
 
 @dataclass(frozen=True)

@@ -22,7 +22,7 @@ import traceback
 from dataclasses import dataclass
 from pathlib import Path
 
-from core.cli import ArgumentParser, one_line, run_main
+from evalcal_core.cli import ArgumentParser, one_line, run_main
 from real_runs.store import pool_cells
 
 from . import _front_page

@@ -16,9 +16,9 @@ from pathlib import Path
 
 import numpy as np
 
-from core import scenarios
-from core.atomic import atomic_path
-from core.cli import ArgumentParser, run_main
+from evalcal_core import scenarios
+from evalcal_core.atomic import atomic_path
+from evalcal_core.cli import ArgumentParser, run_main
 from reports.paper_table import paper_table
 
 DEFAULT_OUT = Path("reports") / "output" / "paper_figures"

@@ -19,8 +19,8 @@ import numpy as np
 import pandas as pd
 
 import protocols
-from core.atomic import write_atomic
-from core.cli import ArgumentParser, run_main
+from evalcal_core.atomic import write_atomic
+from evalcal_core.cli import ArgumentParser, run_main
 from real_runs.manifest import DATA_CAVEATS, pool_caveat
 from real_runs.store import pool_cells
 

@@ -39,7 +39,7 @@ import pandas as pd
 from scipy import stats
 
 import protocols
-from core.params import decode
+from evalcal_core.params import decode
 
 from .runner import wilson
 from .search import Point, crossing, next_index

@@ -23,11 +23,11 @@ from pathlib import Path
 
 import pandas as pd
 
-from core.atomic import write_atomic
-from core.cli import ArgumentParser, run_main
-from core.outdir import locked_out, remove_stale
-from core.params import parse_key_values
-from core.validate import check_alpha, check_int, check_number, fail
+from evalcal_core.atomic import write_atomic
+from evalcal_core.cli import ArgumentParser, run_main
+from evalcal_core.outdir import locked_out, remove_stale
+from evalcal_core.params import parse_key_values
+from evalcal_core.validate import check_alpha, check_int, check_number, fail
 from protocols._replicate_law import REPLICATE_MODES
 
 from . import generators

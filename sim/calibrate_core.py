@@ -10,7 +10,7 @@ from joblib import delayed
 from tqdm import tqdm
 
 import protocols
-from core.params import encode
+from evalcal_core.params import encode
 
 from .cells import chunk_size
 from .parallel import backend_context

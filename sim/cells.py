@@ -12,7 +12,7 @@ from collections.abc import Iterator
 
 import numpy as np
 
-from core import resources
+from evalcal_core import resources
 from protocols import ScoreBatch
 from protocols._batch import PoolScores
 

@@ -20,8 +20,8 @@ import numpy as np
 import pandas as pd
 
 import protocols
-from core.atomic import atomic_path
-from core.params import decode
+from evalcal_core.atomic import atomic_path
+from evalcal_core.params import decode
 
 from .outputs import _short_label
 

@@ -34,7 +34,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from core.validate import check_int
+from evalcal_core.validate import check_int
 
 from .generators import generator_class as _generator_class
 from .generators import get as _get_generator

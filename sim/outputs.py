@@ -7,8 +7,8 @@ import io
 import pandas as pd
 
 import protocols
-from core.atomic import write_atomic
-from core.params import decode
+from evalcal_core.atomic import write_atomic
+from evalcal_core.params import decode
 
 from . import budget as _budget
 from .budget import POWER_TARGETS  # noqa: F401  (re-exported: the levels the budget reports)

@@ -6,7 +6,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from core.results_io import check_scores, read_any
+from evalcal_core.results_io import check_scores, read_any
 
 from . import generators
 

@@ -40,7 +40,7 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
-from core.validate import check_int
+from evalcal_core.validate import check_int
 
 from .generators._base import PoolView, pool_rows
 from .seeding import cell_seed

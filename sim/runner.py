@@ -19,8 +19,8 @@ import numpy as np
 from statsmodels.stats.proportion import proportion_confint
 
 import protocols
-from core.atomic import write_atomic
-from core.params import decode
+from evalcal_core.atomic import write_atomic
+from evalcal_core.params import decode
 
 from .cells import draw_cell, protocol_rng
 

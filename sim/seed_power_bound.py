@@ -47,8 +47,8 @@ from dataclasses import dataclass
 import numpy as np
 from scipy import optimize, stats
 
-from core.cli import ArgumentParser, run_main
-from core.validate import check_alpha, check_int, check_number, fail
+from evalcal_core.cli import ArgumentParser, run_main
+from evalcal_core.validate import check_alpha, check_int, check_number, fail
 
 #: the nuisance values at which the size is constrained: no seed variance, then up to a
 #: seed variance 10**5 times the question-level noise (the t limit holds well before)

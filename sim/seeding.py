@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from core.params import seed_key
+from evalcal_core.params import seed_key
 
 
 def cell_seed(seed: int, *parts) -> np.random.SeedSequence:

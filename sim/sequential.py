@@ -43,10 +43,10 @@ import pandas as pd
 from scipy import optimize, special, stats
 
 import protocols
-from core.atomic import atomic_path, write_atomic
-from core.cli import ArgumentParser, run_main
-from core.params import parse_key_values
-from core.validate import check_alpha, check_int
+from evalcal_core.atomic import atomic_path, write_atomic
+from evalcal_core.cli import ArgumentParser, run_main
+from evalcal_core.params import parse_key_values
+from evalcal_core.validate import check_alpha, check_int
 from protocols._base import Protocol
 
 from .cells import chunk_size

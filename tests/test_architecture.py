@@ -1,4 +1,4 @@
-"""The layers of the code base (see ``core/__init__.py``), checked over every module's imports.
+"""The layers of the code base (see ``evalcal_core/__init__.py``), checked over every module's imports.
 
 Every ``import`` statement counts, including those inside functions (lazy imports): a lazy
 import of a forbidden layer is still a dependency on it.
@@ -14,11 +14,11 @@ from pathlib import Path
 import pytest
 
 REPO = Path(__file__).resolve().parents[1]
-PACKAGES = ("core", "protocols", "sim", "real_runs", "reports")
+PACKAGES = ("evalcal_core", "protocols", "sim", "real_runs", "reports")
 
 #: package (or module prefix) -> top-level names it must never import
 FORBIDDEN = {
-    "core": {"protocols", "sim", "real_runs", "reports", "torch", "torchvision"},
+    "evalcal_core": {"protocols", "sim", "real_runs", "reports", "torch", "torchvision"},
     "protocols": {"sim", "real_runs", "reports", "torch", "torchvision"},
     "sim.generators": {"protocols", "reports", "torch", "torchvision"},
     "sim": {"reports", "torch", "torchvision"},
@@ -94,7 +94,7 @@ def test_every_module_respects_the_layers():
     ("protocols._x", "def f():\n    import reports.build\n", "protocols._x imports reports"),
     ("sim.generators.new", "from protocols import get", "sim.generators.new imports protocols"),
     ("sim.generators.new", "from ...protocols import get", "sim.generators.new imports protocols"),
-    ("core.x", "import real_runs.store", "core.x imports real_runs"),
+    ("evalcal_core.x", "import real_runs.store", "evalcal_core.x imports real_runs"),
     ("sim.outputs", "def f():\n    import torch\n", "sim.outputs imports torch"),
     ("real_runs.store", "import torch", "real_runs.store imports torch outside the training "
                                         "modules"),
@@ -107,7 +107,7 @@ def test_a_forbidden_import_is_caught(module, source, expected):
 
 @pytest.mark.parametrize(("module", "source"), [
     ("sim.calibrate", "import protocols"),
-    ("sim.generators.real_pool", "from core import scenarios"),
+    ("sim.generators.real_pool", "from evalcal_core import scenarios"),
     ("real_runs.engine", "import torch"),
     ("reports.build", "from sim import calibrate"),
     ("protocols.methods.new", "from .._base import Protocol"),

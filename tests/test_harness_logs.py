@@ -1,4 +1,4 @@
-"""Readers of harness logs (core.harness_logs): one test group per format, then pairing.
+"""Readers of harness logs (evalcal_core.harness_logs): one test group per format, then pairing.
 
 The fixtures are written here into ``tmp_path``, following what each harness writes:
 
@@ -14,7 +14,7 @@ The fixtures are written here into ``tmp_path``, following what each harness wri
   on unperturbed instances), ``Stat`` fields ``name``/``count``/``sum``/``mean``/...
 
 The expected scores are the values written into the fixtures; the two-arm CSV is also checked
-against ``core.results_io.read_results`` (consistency between this project's two readers).
+against ``evalcal_core.results_io.read_results`` (consistency between this project's two readers).
 """
 
 from __future__ import annotations
@@ -31,8 +31,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis.extra.numpy import arrays
 
-from core.harness_logs import PairedLogs, RunLog, pair_logs, read_log
-from core.results_io import read_results
+from evalcal_core.harness_logs import PairedLogs, RunLog, pair_logs, read_log
+from evalcal_core.results_io import read_results
 
 DATE = "2024-05-13T13-53-11.123456"
 HAS_PARQUET = any(importlib.util.find_spec(m) for m in ("pyarrow", "fastparquet"))
@@ -332,7 +332,7 @@ TWO_ARM = """seed,arm,question,score
 
 
 def test_csv_two_arms_agree_with_results_io(tmp_path):
-    """Consistency check against this project's other reader, ``core.results_io``."""
+    """Consistency check against this project's other reader, ``evalcal_core.results_io``."""
     path = tmp_path / "runs.csv"
     path.write_text(TWO_ARM)
     with pytest.raises(ValueError, match=r"several arms \(baseline, variant\); pass filter="):

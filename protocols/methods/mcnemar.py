@@ -7,7 +7,7 @@ from dataclasses import dataclass
 import numpy as np
 from scipy import special, stats
 
-from core.validate import check_bool
+from evalcal_core.validate import check_bool
 
 from .._base import Protocol, register
 from .._result import make_result

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from core.validate import check_choice, check_int
+from evalcal_core.validate import check_choice, check_int
 
 from .._base import Protocol, register
 from .._resample import bca_interval, n_ideal_multisets, sign_flip_pvalue

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 import numpy as np
 from scipy import stats
 
-from core.validate import check_int
+from evalcal_core.validate import check_int
 
 from .._base import Protocol, register
 from .._resample import TIE_RTOL, sign_flip_pvalue

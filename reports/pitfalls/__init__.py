@@ -22,8 +22,8 @@ import tempfile
 import time
 from pathlib import Path
 
-from core.atomic import write_atomic
-from core.cli import ArgumentParser, run_main
+from evalcal_core.atomic import write_atomic
+from evalcal_core.cli import ArgumentParser, run_main
 from real_runs.manifest import pool_caveat
 
 from .._report_page import Section, page_html, page_markdown, write_pngs

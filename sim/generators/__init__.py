@@ -4,7 +4,7 @@
 of shape ``(sims, k, n)``. Modules here that do not start with an underscore are imported on
 first use, so a new generator is one module with an ``@register`` class.
 
-Layer: generators import :mod:`core` (and the torch-free :mod:`real_runs.store`, lazily),
+Layer: generators import :mod:`evalcal_core` (and the torch-free :mod:`real_runs.store`, lazily),
 never :mod:`protocols`: ``import sim.generators`` stays light.
 
 Besides the registered names, :func:`expand` knows one shorthand: ``real`` is every

@@ -8,9 +8,9 @@ from typing import ClassVar
 
 import numpy as np
 
-from core.params import encode
-from core.registry import Registry
-from core.validate import check_int, check_number
+from evalcal_core.params import encode
+from evalcal_core.registry import Registry
+from evalcal_core.validate import check_int, check_number
 
 GENERATORS = Registry("generator", "generator", "sim.generators.get")
 register = GENERATORS.register
@@ -60,7 +60,7 @@ class Generator:
         return encode(self.params(), defaults, sort=False)
 
     def data_digest(self) -> str:
-        """Fingerprint of the data drawn from (:func:`core.params.content_digest`); '' for a
+        """Fingerprint of the data drawn from (:func:`evalcal_core.params.content_digest`); '' for a
         synthetic generator, whose parameters say everything. Part of a cell's cache key."""
         return ""
 

@@ -8,9 +8,9 @@ from pathlib import Path
 
 import numpy as np
 
-from core import scenarios
-from core.params import content_digest, encode
-from core.validate import check_int
+from evalcal_core import scenarios
+from evalcal_core.params import content_digest, encode
+from evalcal_core.validate import check_int
 
 from ._base import Generator, pool_rows, register
 
@@ -24,7 +24,7 @@ def _default_pool() -> str:
 @functools.lru_cache(maxsize=16)
 def _load(root: str, dataset: str, scenario: str, profile: str | None, csv: str | None):
     if csv is not None:
-        from core.results_io import read_any
+        from evalcal_core.results_io import read_any
 
         res = read_any(csv)
         base, variant = res.base, res.variant

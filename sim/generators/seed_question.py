@@ -7,7 +7,7 @@ from dataclasses import dataclass
 import numpy as np
 from scipy import optimize, special
 
-from core.validate import check_int, check_number
+from evalcal_core.validate import check_int, check_number
 
 from ._base import Generator, register
 

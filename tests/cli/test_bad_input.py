@@ -1,7 +1,7 @@
 """Bad input to every command line is one stderr line, exit code 2, no traceback.
 
 Each case names the command, its arguments (built in a temporary folder) and the words the
-message must contain. Most run ``main(argv)`` in-process through :func:`core.cli.call_main`
+message must contain. Most run ``main(argv)`` in-process through :func:`evalcal_core.cli.call_main`
 (what ``run_main`` does before exiting); a few go through ``subprocess`` to check the real
 entry points.
 """
@@ -19,8 +19,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from core.cli import call_main
-from core.outdir import locked_out
+from evalcal_core.cli import call_main
+from evalcal_core.outdir import locked_out
 
 REPO = Path(__file__).resolve().parents[2]
 POOL_RECORD = REPO / "real_runs" / "pool" / "ag_news" / "cpu" / "baseline" / "seed-00000.npz"
@@ -302,7 +302,7 @@ def test_import_protocols_with_nothing_writable(tmp_path):
     """
     import shutil
 
-    for package in ("core", "protocols"):
+    for package in ("evalcal_core", "protocols"):
         shutil.copytree(REPO / package, tmp_path / package,
                         ignore=shutil.ignore_patterns("__pycache__"))
     (tmp_path / "protocols" / "__pycache__").write_text("")

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from core.results_io import read_results
+from evalcal_core.results_io import read_results
 from protocols.evaluate import example_path, main
 
 

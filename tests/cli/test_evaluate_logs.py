@@ -1,4 +1,4 @@
-"""``protocols.evaluate --baseline LOG --variant LOG`` and :func:`core.results_io.read_any`."""
+"""``protocols.evaluate --baseline LOG --variant LOG`` and :func:`evalcal_core.results_io.read_any`."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import json
 import numpy as np
 import pytest
 
-from core.results_io import check_scores, read_any, read_results
+from evalcal_core.results_io import check_scores, read_any, read_results
 from protocols.evaluate import main
 
 

@@ -12,7 +12,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from core.outdir import locked_out
+from evalcal_core.outdir import locked_out
 from sim import generators
 from sim.calibrate import main
 from sim.runner import CacheWarning, CellCache, CellResult, CellSpec

@@ -180,13 +180,13 @@ def read_any(path, variant=None, *, metric: str | None = None, task: str | None 
     ----------
     path : str or Path
         A tidy CSV with both arms (:func:`read_results`); or the baseline's harness log
-        (lm-eval, Inspect, HELM, a one-arm CSV; see :func:`core.harness_logs.read_log`),
+        (lm-eval, Inspect, HELM, a one-arm CSV; see :func:`evalcal_core.harness_logs.read_log`),
         then ``variant`` is needed. ``"BASELINE,VARIANT"`` (two existing paths joined by a
         comma) names both logs in one string, for options that take one path.
     variant : str or Path, optional
         The variant's harness log.
     metric, task, filter : str, optional
-        Passed to :func:`core.harness_logs.read_log`.
+        Passed to :func:`evalcal_core.harness_logs.read_log`.
     scale : float
         Multiply every score by this (0.01 reads percentages as fractions).
     logs : list, optional
@@ -197,7 +197,7 @@ def read_any(path, variant=None, *, metric: str | None = None, task: str | None 
     -------
     PairedResults
     """
-    from core.harness_logs import pair_logs, read_log
+    from evalcal_core.harness_logs import pair_logs, read_log
 
     text = str(path)
     if variant is None and not Path(text).exists() and "," in text:
@@ -318,7 +318,7 @@ def check_scores(results: PairedResults, *, value_range=FRACTION_RANGE, percent:
 
 
 def _plain(x) -> str:
-    from core.validate import plain
+    from evalcal_core.validate import plain
 
     return plain(float(x))
 

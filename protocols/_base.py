@@ -7,6 +7,7 @@ from typing import ClassVar
 
 import numpy as np
 
+from evalcal_core.designs import KIND_WORDS
 from evalcal_core.registry import Registry
 from evalcal_core.validate import check_alpha
 
@@ -43,6 +44,19 @@ class Protocol:
     pitfall: ClassVar[str] = ""
     #: old parameter names still accepted by ``protocols.get`` (old -> current)
     aliases: ClassVar[dict[str, str]] = {}
+    #: the design kinds (:data:`evalcal_core.designs.KINDS`) the protocol is honest for
+    valid_for: ClassVar[frozenset[str]] = frozenset({"methods_paired"})
+    #: why it misleads under a design it is not valid for (kind -> reason); kinds missing
+    #: here fall back to :attr:`pitfall` or a generic reason
+    pitfall_for: ClassVar[dict[str, str]] = {}
+
+    @classmethod
+    def label(cls, kind: str) -> str:
+        """Why the protocol is a pitfall under design ``kind``; ``""`` if it is reportable."""
+        if kind in cls.valid_for:
+            return ""
+        return (cls.pitfall_for.get(kind) or cls.pitfall
+                or f"not valid for {KIND_WORDS.get(kind, kind)}")
 
     def applicable(self, k: int, n: int, binary: bool) -> str | None:
         """Why the protocol cannot run on data of this kind, or ``None`` if it can."""

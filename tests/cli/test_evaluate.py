@@ -9,7 +9,7 @@ import pytest
 from scipy import stats
 
 from evalcal_core.results_io import read_results
-from protocols.evaluate import example_path, main
+from reports.evaluate import example_path, main
 
 
 def run_cli(*args):

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from evalcal_core.results_io import check_scores, read_any, read_results
-from protocols.evaluate import main
+from reports.evaluate import main
 
 
 def _one_arm(path, p, questions, runs=4, seed=0):

@@ -8,7 +8,7 @@ import pandas as pd
 import pytest
 
 import sim.calibrate_core
-from protocols.evaluate import example_path
+from reports.evaluate import example_path
 from sim import generators
 from sim.calibrate import main
 from sim.calibrate_core import calibrate

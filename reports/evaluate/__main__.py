@@ -1,0 +1,5 @@
+"""``python -m reports.evaluate``: see :mod:`reports.evaluate`."""
+
+from reports.evaluate import run
+
+run()

@@ -1,4 +1,5 @@
-"""The layers of the code base (see ``evalcal_core/__init__.py``), checked over every module's imports.
+"""The layers of the code base (see ``evalcal_core/__init__.py``), checked over every module's
+imports.
 
 Every ``import`` statement counts, including those inside functions (lazy imports): a lazy
 import of a forbidden layer is still a dependency on it.

@@ -9,8 +9,8 @@ Usage::
     python -m protocols.evaluate RESULTS.csv [--alpha 0.05] [--threshold T] [--json]
     python -m protocols.evaluate --baseline LOG --variant LOG [--metric acc] [--task T]
 
-See :mod:`evalcal_core.results_io` for the CSV layouts and :mod:`evalcal_core.harness_logs` for the harness
-logs (lm-eval, Inspect, HELM, one-arm CSV).
+See :mod:`evalcal_core.results_io` for the CSV layouts and :mod:`evalcal_core.harness_logs`
+for the harness logs (lm-eval, Inspect, HELM, one-arm CSV).
 """
 
 from __future__ import annotations
@@ -28,7 +28,6 @@ from evalcal_core.cli import ArgumentParser, run_main
 from evalcal_core.params import parse_key_values
 from evalcal_core.results_io import MAX_RANGE, check_scores, read_any
 from evalcal_core.validate import check_alpha, check_int, check_number
-
 from protocols import get, names, protocol_class
 from protocols._base import PROTOCOLS
 from protocols._batch import ScoreBatch

@@ -1,4 +1,5 @@
-"""``protocols.evaluate --baseline LOG --variant LOG`` and :func:`evalcal_core.results_io.read_any`."""
+"""``reports.evaluate --baseline LOG --variant LOG`` and
+:func:`evalcal_core.results_io.read_any`."""
 
 from __future__ import annotations
 

@@ -40,6 +40,8 @@ class Protocol:
     stochastic: ClassVar[bool] = False
     #: reads seed 0 only, ignoring the other k - 1 runs (results change if seed 0 moves)
     uses_first_seed_only: ClassVar[bool] = False
+    #: the protocol the reports draw first and advise for per-seed metrics of paired seeds
+    recommended: ClassVar[bool] = False
     #: the pitfall it illustrates; empty for an honest protocol
     pitfall: ClassVar[str] = ""
     #: old parameter names still accepted by ``protocols.get`` (old -> current)

@@ -219,3 +219,12 @@ def test_comparison_messages():
         M.pair_deltas(np.zeros((3, 4)), [(0, 3)])
     with pytest.raises(ValueError, match="The 'n_arms' parameter must be an integer >= 2"):
         M.all_pairs(1)
+
+
+def test_maxt_shape_messages():
+    with pytest.raises(ValueError, match=r"The 'null_t' parameter must be an array of shape "
+                                         r"\(\.\.\., P, m\) matching observed_t \(3,\)"):
+        M.maxt_stepdown(np.zeros(3), np.zeros((10, 4)))
+    with pytest.raises(ValueError, match="The 'weights' parameter must be non-negative "
+                                         "probabilities of the 10 resamples"):
+        M.maxt_stepdown(np.zeros(3), np.zeros((10, 3)), weights=np.ones(9))

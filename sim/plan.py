@@ -806,19 +806,26 @@ def report_lines(plan: Plan) -> list[str]:
     return lines
 
 
+def write_tables(plan: Plan, out) -> None:
+    """``plan_designs.csv`` (every feasible design) and ``plan_checked.csv`` (simulated) in
+    the folder ``out`` (nothing when ``None``); fractions for powers, pp for effects."""
+    if out is None:
+        return
+    from pathlib import Path
+
+    out = Path(out)
+    out.mkdir(parents=True, exist_ok=True)
+    plan.designs.to_csv(out / "plan_designs.csv", index=False)
+    if plan.checked is not None:
+        plan.checked.to_csv(out / "plan_checked.csv", index=False)
+
+
 def main(argv=None) -> int:
     """Command line: prints the plan; exit 1 when nothing in the bounds reaches the goal."""
     args = build_parser().parse_args(argv)
     plan = run_plan(config_from_args(args))
     print("\n".join(report_lines(plan)))
-    if args.out is not None:
-        from pathlib import Path
-
-        out = Path(args.out)
-        out.mkdir(parents=True, exist_ok=True)
-        plan.designs.to_csv(out / "plan_designs.csv", index=False)
-        if plan.checked is not None:
-            plan.checked.to_csv(out / "plan_checked.csv", index=False)
+    write_tables(plan, args.out)
     return 0 if plan.chosen is not None else 1
 
 

@@ -148,7 +148,9 @@ def mean_delta_variance(comp: Components, design: str, k, n, r):
 
 
 def _two_sided_nct(tc, df, ncp):
-    return stats.nct.sf(tc, df, ncp) + stats.nct.cdf(-tc, df, ncp)
+    # P(T < -tc | ncp) = P(T > tc | -ncp): scipy's cdf is NaN far in the tail (ncp = 40),
+    # its sf is not.
+    return stats.nct.sf(tc, df, ncp) + stats.nct.sf(tc, df, -ncp)
 
 
 def power(comp: Components, design: str, k, n, r, effect, alpha: float = 0.05):
@@ -168,8 +170,10 @@ def power(comp: Components, design: str, k, n, r, effect, alpha: float = 0.05):
             return _two_sided_nct(stats.t.isf(alpha / 2, df), df, effect / se)
     df = k - 1 + 0 * n
     se = np.sqrt((comp.sd_seed**2 + (comp.sd_inter**2 + comp.sd_repeat**2 / r) / n) / k)
-    shift = effect[..., None] + np.sqrt(comp.sd_question**2 / n)[..., None] * _GH_NODES
     tc = stats.t.isf(alpha / 2, df)
+    if comp.sd_question == 0:
+        return _two_sided_nct(tc, df, effect / se)
+    shift = effect[..., None] + np.sqrt(comp.sd_question**2 / n)[..., None] * _GH_NODES
     p = _two_sided_nct(tc[..., None], df[..., None], shift / se[..., None])
     return (p * _GH_WEIGHTS).sum(axis=-1)
 
@@ -337,10 +341,18 @@ def _min_n(comp, design, k, r, effect, target, alpha, n_lo, n_hi):
 def _mde(comp, design, k, n, r, target, alpha):
     """Smallest effect (fraction) with power >= target at each design (vectorized bisection
     on log effect); inf where even 100 pp falls short."""
-    lo = np.full(np.shape(k), math.log(1e-7))
-    hi = np.full(np.shape(k), 0.0)
+    # Bracket around the normal approximation (z_{1-alpha/2} + z_power) SD, widened to
+    # [1e-7, 1] where it does not hold; then bisection to a relative 1e-6.
+    guess = (stats.norm.isf(alpha / 2) + stats.norm.ppf(target)) * np.sqrt(
+        mean_delta_variance(comp, design, k, n, r))
+    lo = np.log(np.clip(guess / 8, 1e-7, 1.0))
+    hi = np.log(np.clip(guess * 8, 1e-7, 1.0))
+    low_ok = power(comp, design, k, n, r, np.exp(lo), alpha) >= target
+    high_ok = power(comp, design, k, n, r, np.exp(hi), alpha) >= target
+    lo = np.where(low_ok, math.log(1e-7), lo)
+    hi = np.where(high_ok, hi, 0.0)
     reach = power(comp, design, k, n, r, 1.0, alpha) >= target
-    for _ in range(60):
+    for _ in range(int(np.ceil(np.log2(np.max(hi - lo) / 1e-6)))):
         mid = (lo + hi) / 2
         ok = power(comp, design, k, n, r, np.exp(mid), alpha) >= target
         hi = np.where(ok, mid, hi)

@@ -775,6 +775,8 @@ def report_lines(plan: Plan) -> list[str]:
     lines = [f"design: {c.design}; test: {test}; two-sided alpha {c.alpha:g}",
              f"components: {plan.components.describe()}"]
     lines += [f"warning: {note}" for note in plan.components.notes]
+    if c.design == "models" and plan.components.sd_seed > 0:
+        lines.append("note: sd_seed is not used for models (two fixed checkpoints, no seeds)")
     lines.append(f"costs ({unit}): seed {c.costs.seed:g}, question {c.costs.question:g}, "
                  f"repeat {c.costs.repeat:g}; a design costs {formula}")
     bounds = (f"k in [{c.k_min}, {c.k_max}], " if c.design == "methods" else "")

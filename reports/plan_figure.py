@@ -53,10 +53,10 @@ def draw_plan(plan, path, *, ks=None, ns=None):
         y = ch["r"] if c.design == "models" else ch["k"]
         seeds = "" if c.design == "models" else f"k={ch['k']}, "
         ax.plot([ch["n"]], [y], marker="*", color="red", markersize=15,
-                markeredgecolor="white", linestyle="none",
+                markeredgecolor="white", linestyle="none", clip_on=False, zorder=5,
                 label=f"chosen: {seeds}n={ch['n']:,}, r={ch['r']}, cost {ch['cost']:.4g} "
                       f"{c.costs.unit}")
-        ax.legend(loc="upper right", fontsize=8, framealpha=0.9)
+        ax.legend(loc="best", fontsize=8, framealpha=0.9)
         r_word = f", r = {ch['r']} repeats" if c.design == "methods" else ""
         effect = ch["effect_pp"]
     else:

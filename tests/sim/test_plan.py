@@ -272,6 +272,7 @@ def test_unreachable_goal_exits_1(capsys):
     (["--sd-seed", "1", "--n-max", str(10**8)], r"'--n-max' option must be an integer >= 2 "
                                                 r"and <= 10000000"),
     (["--sd-seed", "1", "--r-max", "0"], r"'--r-max' option must be an integer >= 1"),
+    (["--sd-seed", "1", "--k-max", "1000", "--r-max", "100"], r"<= 5000 \(the \(k, r\) pairs"),
     (["--sd-seed", "1", "--effect", "-1"], r"'--effect' option must be a finite number > 0"),
     (["--sd-seed", "1", "--effect", "1", "--budget", "5"], r"exactly one of them"),
     (["--sd-seed", "1", "--budget", "5", "--cost", "seed=0"], r"'--cost' option must be "

@@ -4,7 +4,8 @@ Takes the options of ``python -m sim.plan`` (the numbers come from there: ``sim`
 nothing) plus ``--figure FILE``: prints the plan and draws the closed-form power over seeds k
 (rows) and questions n (columns, log scale) at the chosen number of repeats r, with the
 target-power contour, iso-cost lines and the chosen design marked. For ``--design models``
-the rows are the repeats r (there are no seeds).
+the rows are the repeats r (there are no seeds); for models_clustered the columns are
+the total questions G m of G clusters.
 """
 
 from __future__ import annotations
@@ -50,8 +51,9 @@ def draw_plan(plan, path, *, ks=None, ns=None):
     r_word = ""
     if plan.chosen is not None:
         ch = plan.chosen
-        y = ch["r"] if c.design == "models" else ch["k"]
-        seeds = "" if c.design == "models" else f"k={ch['k']}, "
+        y = ch["k"] if c.design == "methods" else ch["r"]
+        seeds = {"methods": f"k={ch.get('k')}, ",
+                 "models_clustered": f"G={ch.get('clusters')}, "}.get(c.design, "")
         ax.plot([ch["n"]], [y], marker="*", color="red", markersize=15,
                 markeredgecolor="white", linestyle="none", clip_on=False, zorder=5,
                 label=f"chosen: {seeds}n={ch['n']:,}, r={ch['r']}, cost {ch['cost']:.4g} "
@@ -63,7 +65,7 @@ def draw_plan(plan, path, *, ks=None, ns=None):
         effect = 100 * (c.effect or 0.01)
     ax.set_xscale("log")
     ax.set_xlabel("questions n")
-    ax.set_ylabel("repeats r" if c.design == "models" else "seeds per arm k")
+    ax.set_ylabel("seeds per arm k" if c.design == "methods" else "repeats r")
     ax.set_title(f"{c.design}: power at {effect:.3g} pp{r_word} (alpha {c.alpha:g})",
                  fontsize=10)
     fig.tight_layout()

@@ -77,7 +77,7 @@ from .runner import wilson
 from .seeding import cell_seed
 
 #: the kinds of study planned (``evalcal_core.designs`` names: methods_paired, models)
-DESIGNS = ("methods", "models")
+DESIGNS = ("methods", "models", "models_clustered")
 #: Gauss-Hermite rule (probabilists', weights summing to 1) for averaging over cbar; 20 nodes
 #: are within 1e-8 of 32 on the power
 _GH_NODES, _GH_WEIGHTS = np.polynomial.hermite_e.hermegauss(20)
@@ -112,14 +112,16 @@ class Components:
     sd_question: float
     sd_inter: float
     sd_repeat: float
+    sd_cluster: float = 0.0
     source: str = "stated"
     notes: tuple = ()
 
     def describe(self) -> str:
         """The components in pp, one line."""
-        return (f"sd_seed {100 * self.sd_seed:.3f} pp, sd_question {100 * self.sd_question:.3f}"
-                f" pp, sd_inter {100 * self.sd_inter:.3f} pp, sd_repeat "
-                f"{100 * self.sd_repeat:.3f} pp (per-question delta; {self.source})")
+        cluster = f"sd_cluster {100 * self.sd_cluster:.3f} pp, " if self.sd_cluster else ""
+        return (f"{cluster}sd_seed {100 * self.sd_seed:.3f} pp, sd_question "
+                f"{100 * self.sd_question:.3f} pp, sd_inter {100 * self.sd_inter:.3f} pp, "
+                f"sd_repeat {100 * self.sd_repeat:.3f} pp (per-question delta; {self.source})")
 
 
 @dataclass(frozen=True)
@@ -322,6 +324,9 @@ class Plan:
     designs: pd.DataFrame
     chosen: dict | None
     checked: pd.DataFrame | None = None
+    #: the configuration searched: ``config`` itself, or for ``models_clustered`` the
+    #: equivalent ``methods`` problem (:func:`clustered_as_methods`)
+    problem: object = None
 
 
 def _min_n(comp, design, k, r, effect, target, alpha, n_lo, n_hi):
@@ -558,6 +563,7 @@ class PlanConfig:
     sims: int = 2000
     show: int = 5
     seed: int = 0
+    cluster_size: int = 1
 
 
 def _plan_iv(config: PlanConfig) -> PlanConfig:
@@ -575,10 +581,11 @@ def _plan_iv(config: PlanConfig) -> PlanConfig:
         check_number(config.budget, "--budget", low=0.0, low_open=True)
     check_int(config.k_min, "--k-min", low=2, high=K_LIMIT)
     check_int(config.k_max, "--k-max", low=config.k_min, high=K_LIMIT)
-    check_int(config.n_min, "--n-min", low=2, high=N_LIMIT)
+    check_int(config.n_min, "--n-min", low=2 if config.design == "models" else 1,
+              high=N_LIMIT)
     check_int(config.n_max, "--n-max", low=config.n_min, high=N_LIMIT)
     check_int(config.r_max, "--r-max", low=1, high=R_LIMIT)
-    pairs = (config.k_max - config.k_min + 1 if config.design == "methods" else 1) * \
+    pairs = (config.k_max - config.k_min + 1 if config.design != "models" else 1) * \
         config.r_max
     if pairs > PAIRS_LIMIT:
         raise fail("--r-max", f"such that (--k-max - --k-min + 1) x --r-max <= {PAIRS_LIMIT} "
@@ -587,11 +594,18 @@ def _plan_iv(config: PlanConfig) -> PlanConfig:
     check_int(config.sims, "--sims", low=0, high=SIMS_LIMIT)
     check_int(config.show, "--show", low=1, high=100)
     check_int(config.seed, "--seed", low=0)
+    if config.design == "models_clustered":
+        check_int(config.cluster_size, "--cluster-size", low=1, high=N_LIMIT)
+        check_int(config.n_max, "--n-max", low=config.k_min * config.cluster_size,
+                  high=N_LIMIT)
+        if config.model is not None:
+            raise fail("--design", "methods or models with --from-pilot or --generator-param "
+                       "(models_clustered takes stated components)", config.design)
     c = config.components
-    for name in ("sd_seed", "sd_question", "sd_inter", "sd_repeat"):
+    for name in ("sd_seed", "sd_question", "sd_inter", "sd_repeat", "sd_cluster"):
         check_number(getattr(c, name), "--" + name.replace("_", "-"), low=0.0, high=1.0)
     noise = (c.sd_seed + c.sd_inter + c.sd_repeat if config.design == "methods"
-             else c.sd_question + c.sd_inter + c.sd_repeat)
+             else c.sd_question + c.sd_inter + c.sd_repeat + c.sd_cluster)
     if noise == 0:
         raise fail("--sd-seed" if config.design == "methods" else "--sd-question",
                    "positive (with every other component 0 the test has no noise to "
@@ -605,16 +619,55 @@ def _plan_iv(config: PlanConfig) -> PlanConfig:
     return config
 
 
+def clustered_as_methods(config: PlanConfig) -> PlanConfig:
+    """``models_clustered`` as the ``methods`` problem it is.
+
+    G clusters of m questions (``cluster_size``), r repeats: the cluster means of the delta
+    play the seeds' part. A cluster's mean delta is ``mu + g + (question and interaction
+    deltas of its m questions) + repeat noise``, so with seeds -> clusters (k = G), n -> m
+    (fixed), ``sd_seed -> sd_cluster``, ``sd_inter -> sqrt(sd_question**2 + sd_inter**2)``,
+    ``sd_question -> 0`` and a seed cost of 0, ``Var(mean D) = sd_cluster**2 / G +
+    (sd_question**2 + sd_inter**2) / (G m) + sd_repeat**2 / (G m r)`` -- the design effect
+    form ``Var_iid (1 + (m - 1) icc)`` with ``icc = sd_cluster**2 / (sd_cluster**2 +
+    sd_question**2 + sd_inter**2 + sd_repeat**2 / r)`` -- and the test is the t on the G
+    cluster-mean deltas (G - 1 df); the cost ``2 G m (question + r repeat)``.
+    """
+    c, m = config.components, config.cluster_size
+    comp = Components(c.sd_cluster, 0.0, math.hypot(c.sd_question, c.sd_inter), c.sd_repeat,
+                      source=c.source, notes=c.notes)
+    return dataclasses.replace(config, design="methods", components=comp, model=None,
+                               costs=dataclasses.replace(config.costs, seed=0.0), n_min=m,
+                               n_max=m, k_max=min(config.k_max, config.n_max // m))
+
+
+def _clustered_rows(table, m):
+    if table is None:
+        return None
+    out = table.rename(columns={"k": "clusters"})
+    out["n"] = out["clusters"] * m
+    return out
+
+
 def run_plan(config: PlanConfig) -> Plan:
     """Search the grid, choose, and (``config.sims > 0``) check by simulation."""
     config = _plan_iv(config)
+    if config.design == "models_clustered":
+        inner = run_plan(clustered_as_methods(config))
+        chosen = None
+        if inner.chosen is not None:
+            chosen = dict(inner.chosen, clusters=inner.chosen["k"],
+                          n=inner.chosen["k"] * config.cluster_size)
+            del chosen["k"]
+        return Plan(config, config.components,
+                    _clustered_rows(inner.designs, config.cluster_size), chosen,
+                    _clustered_rows(inner.checked, config.cluster_size), inner.config)
     comp = config.components
     table = search(comp, config.costs, design=config.design, power_target=config.power,
                    effect=config.effect, budget=config.budget, alpha=config.alpha,
                    k_min=config.k_min, k_max=config.k_max, n_min=config.n_min,
                    n_max=config.n_max, r_max=config.r_max)
     if table.empty:
-        return Plan(config, comp, table, None)
+        return Plan(config, comp, table, None, None, config)
     chosen = table.iloc[0].to_dict()
     for key in ("k", "n", "r"):
         chosen[key] = int(chosen[key])
@@ -622,7 +675,7 @@ def run_plan(config: PlanConfig) -> Plan:
     if config.sims > 0:
         model = config.model if config.model is not None else comp
         checked = check_designs(model, config, table, chosen, chosen["effect_pp"] / 100)
-    return Plan(config, comp, table, chosen, checked)
+    return Plan(config, comp, table, chosen, checked, config)
 
 
 def power_grid(plan: Plan, ks=None, ns=None):
@@ -631,12 +684,21 @@ def power_grid(plan: Plan, ks=None, ns=None):
     Returns
     -------
     ks, ns : ndarray
-        The grid (``ks = [1]`` for models, whose second axis is then r).
+        The grid; for models and models_clustered the rows are repeats r (and the columns
+        of models_clustered the total questions G m).
     power, cost : ndarray, shape (len(ks), len(ns))
     """
-    c = plan.config
+    c = plan.problem
     r = plan.chosen["r"] if plan.chosen else 1
     effect = plan.chosen["effect_pp"] / 100 if plan.chosen else (c.effect or 0.01)
+    if plan.config.design == "models_clustered":
+        # rows r, columns the total questions G m of G = k_min .. k_max clusters
+        m = plan.config.cluster_size
+        rs = np.arange(1, c.r_max + 1) if ks is None else np.asarray(ks)
+        gs = (np.unique(np.geomspace(c.k_min, c.k_max, 60).round().astype(int))
+              if ns is None else np.asarray(ns) // m)
+        p = power(c.components, "methods", gs[None, :], m, rs[:, None], effect, c.alpha)
+        return rs, gs * m, p, cost(c.costs, "methods", gs[None, :], m, rs[:, None])
     if ns is None:
         ns = np.unique(np.geomspace(c.n_min, c.n_max, 60).round().astype(int))
     if c.design == "models":
@@ -669,8 +731,9 @@ def _parse_pairs(items, option, allowed=None):
 
 def build_parser(prog="python -m sim.plan") -> ArgumentParser:
     p = ArgumentParser(prog=prog, description=__doc__.split("\n\n")[0])
-    p.add_argument("--design", default="methods", help="methods (k paired seeds) or models "
-                   "(two fixed checkpoints); default methods")
+    p.add_argument("--design", default="methods", help="methods (k paired seeds), models "
+                   "(two fixed checkpoints) or models_clustered (questions in clusters of "
+                   "--cluster-size); default methods")
     p.add_argument("--power", type=float, default=0.8, help="target power (default 0.8)")
     p.add_argument("--effect", type=float, default=None,
                    help="true effect to detect, pp (default 1 unless --budget)")
@@ -686,6 +749,11 @@ def build_parser(prog="python -m sim.plan") -> ArgumentParser:
                        ("inter", "seed x question interaction sd (not averaged by repeats)"),
                        ("repeat", "sd of one repeat's delta given seed and question")):
         p.add_argument(f"--sd-{name}", type=float, default=None, help=f"{what}, pp")
+    p.add_argument("--sd-cluster", type=float, default=None,
+                   help="models_clustered: sd of a cluster's mean delta over clusters, pp")
+    p.add_argument("--cluster-size", type=int, default=None,
+                   help="models_clustered: questions per cluster m (clusters G are searched "
+                        "in [--k-min, --k-max], G m <= --n-max)")
     p.add_argument("--from-pilot", default=None, metavar="FILE",
                    help="tidy CSV seed,arm,question,score: components by two-way ANOVA, "
                         "simulation through seed_question fitted to it")
@@ -715,9 +783,13 @@ def config_from_args(args) -> PlanConfig:
         args.effect = 1.0
     stated = {name: getattr(args, f"sd_{name}") for name in
               ("seed", "question", "inter", "repeat")}
-    for name, value in stated.items():
+    for name, value in {**stated, "cluster": args.sd_cluster}.items():
         if value is not None:
             check_number(value, f"--sd-{name}", low=0.0, high=100.0)
+    if (args.cluster_size is not None or args.sd_cluster is not None) != (
+            args.design == "models_clustered"):
+        raise fail("--cluster-size", "given (with --sd-cluster) exactly when --design is "
+                   "models_clustered", args.cluster_size)
     design = check_choice(args.design, "--design", DESIGNS)
     sources = sum(x is not None for x in (args.from_pilot, args.generator_param))
     if sources > 1:
@@ -747,11 +819,12 @@ def config_from_args(args) -> PlanConfig:
             model = generators.generator_class("seed_question").fit(pilot.base, pilot.variant)
     else:
         missing = [n for n, v in stated.items() if v is None]
-        if len(missing) == 4:
+        if len(missing) == 4 and args.sd_cluster is None:
             raise fail("--sd-seed", "given (or --from-pilot FILE, or --generator-param): the "
                        "planner needs variance components", None)
         comp = Components(*((stated[n] or 0.0) / 100 for n in ("seed", "question", "inter",
                                                                  "repeat")),
+                          sd_cluster=(args.sd_cluster or 0.0) / 100,
                           source="stated" + (f"; {', '.join(missing)} taken as 0"
                                              if missing else ""))
     # Stated values override what a pilot or a generator gave (except the split above).
@@ -765,30 +838,46 @@ def config_from_args(args) -> PlanConfig:
                       power=args.power, effect=effect,
                       budget=args.budget, alpha=args.alpha, k_min=args.k_min,
                       k_max=args.k_max, n_min=args.n_min, n_max=args.n_max, r_max=args.r_max,
-                      sims=args.sims, show=args.show, seed=args.seed)
+                      sims=args.sims, show=args.show, seed=args.seed,
+                      cluster_size=1 if args.cluster_size is None else args.cluster_size)
 
 
-def _design_words(design, k, n, r):
-    head = f"k = {k} seeds per arm, " if design == "methods" else ""
-    return f"{head}n = {n:,} questions, r = {r} repeat{'s' if r != 1 else ''}"
+def _design_words(design, ch, m):
+    head = {"methods": f"k = {ch.get('k')} seeds per arm, ",
+            "models_clustered": f"G = {ch.get('clusters')} clusters of {m}, "}.get(design, "")
+    r = ch["r"]
+    return f"{head}n = {ch['n']:,} questions, r = {r} repeat{'s' if r != 1 else ''}"
+
+
+#: per design: the test, the cost formula, the first column of the table
+_WORDS = {
+    "methods": ("paired_t on the k per-seed deltas (k - 1 df)",
+                "2 k (seed + n (question + r repeat))", "k"),
+    "models": ("paired t on the n per-question deltas (n - 1 df)", "2 n (question + r repeat)",
+               "k"),
+    "models_clustered": ("t on the G cluster-mean deltas (G - 1 df)",
+                         "2 n (question + r repeat), n = G x cluster size", "clusters"),
+}
 
 
 def report_lines(plan: Plan) -> list[str]:
     """The planner's text output."""
     c = plan.config
     unit = c.costs.unit
-    test = ("paired_t on the k per-seed deltas (k - 1 df)" if c.design == "methods"
-            else "paired t on the n per-question deltas (n - 1 df)")
-    formula = ("2 k (seed + n (question + r repeat))" if c.design == "methods"
-               else "2 n (question + r repeat)")
+    test, formula, first = _WORDS[c.design]
     lines = [f"design: {c.design}; test: {test}; two-sided alpha {c.alpha:g}",
              f"components: {plan.components.describe()}"]
     lines += [f"warning: {note}" for note in plan.components.notes]
-    if c.design == "models" and plan.components.sd_seed > 0:
+    if c.design != "methods" and plan.components.sd_seed > 0:
         lines.append("note: sd_seed is not used for models (two fixed checkpoints, no seeds)")
+    if c.design == "models_clustered":
+        inner = plan.problem.components
+        lines.append(f"clusters of {c.cluster_size} questions: design effect 1 + (m - 1) icc "
+                     f"with icc = {icc(inner, 1):.4f} at r = 1")
     lines.append(f"costs ({unit}): seed {c.costs.seed:g}, question {c.costs.question:g}, "
                  f"repeat {c.costs.repeat:g}; a design costs {formula}")
-    bounds = (f"k in [{c.k_min}, {c.k_max}], " if c.design == "methods" else "")
+    bounds = {"methods": f"k in [{c.k_min}, {c.k_max}], ",
+              "models_clustered": f"G in [{c.k_min}, {c.k_max}], "}.get(c.design, "")
     bounds += f"n in [{c.n_min}, {c.n_max:,}], r in [1, {c.r_max}]"
     if c.budget is None:
         lines.append(f"goal: power >= {100 * c.power:g}% at {100 * c.effect:g} pp; "
@@ -801,22 +890,23 @@ def report_lines(plan: Plan) -> list[str]:
                      "--r-max or the budget, or lower --power")
         return lines
     ch = plan.chosen
-    lines.append(f"chosen: {_design_words(c.design, ch['k'], ch['n'], ch['r'])}: cost "
+    lines.append(f"chosen: {_design_words(c.design, ch, c.cluster_size)}: cost "
                  f"{ch['cost']:.4g} {unit}, power {100 * ch['power']:.1f}% at "
                  f"{ch['effect_pp']:.3g} pp (SD of the mean delta {ch['sd_pp']:.3f} pp)")
     at_bound = [f"{name} = {value} is --{name}-max" for name, value, top in
-                (("k", ch["k"], c.k_max), ("n", ch["n"], c.n_max), ("r", ch["r"], c.r_max))
+                (("k", ch.get(first), c.k_max), ("n", ch["n"], c.n_max), ("r", ch["r"], c.r_max))
                 if value == top and not (name == "k" and c.design == "models")]
     if at_bound:
         lines.append(f"note: {'; '.join(at_bound)}: a larger bound may give a cheaper design")
     table = plan.checked if plan.checked is not None else plan.designs.head(c.show).assign(
         role=[f"best #{i + 1}" for i in range(min(c.show, len(plan.designs)))])
-    head = f"{'':>10} {'k':>4} {'n':>7} {'r':>3} {'cost':>10} {'effect pp':>9} {'power':>7}"
+    head = (f"{'':>10} {'G' if first == 'clusters' else 'k':>4} {'n':>7} {'r':>3} "
+            f"{'cost':>10} {'effect pp':>9} {'power':>7}")
     if plan.checked is not None:
         head += f" {'simulated (95% Wilson)':>24}"
     lines.append(head)
     for row in table.itertuples():
-        line = (f"{row.role:>10} {row.k:>4} {row.n:>7,} {row.r:>3} {row.cost:>10.4g} "
+        line = (f"{row.role:>10} {getattr(row, first):>4} {row.n:>7,} {row.r:>3} {row.cost:>10.4g} "
                 f"{row.effect_pp:>9.3g} {100 * row.power:>6.1f}%")
         if plan.checked is not None:
             line += (f" {100 * row.sim_power:>6.1f}% [{100 * row.sim_low:4.1f}, "
@@ -827,6 +917,14 @@ def report_lines(plan: Plan) -> list[str]:
                 else f"seed_question ({c.model.describe()}), binomial repeats")
         lines.append(f"simulated: {c.sims:,} experiments per design, {what}")
     return lines
+
+
+def icc(comp: Components, r: int = 1) -> float:
+    """Intra-cluster correlation of the per-question deltas (mean of r repeats) of the
+    ``methods`` form of a clustered problem (:func:`clustered_as_methods`)."""
+    within = comp.sd_inter**2 + comp.sd_repeat**2 / r
+    total = comp.sd_seed**2 + within
+    return comp.sd_seed**2 / total if total > 0 else 0.0
 
 
 def write_tables(plan: Plan, out) -> None:

@@ -19,13 +19,15 @@ PNG = b"\x89PNG\r\n\x1a\n"
 
 
 def _plan(design="methods"):
-    comp = P.Components(0.005, 0.003, 0.01, 0.45)
+    comp = P.Components(0.005, 0.003, 0.01, 0.45, sd_cluster=0.01)
     costs = P.Costs(seed=4.0, question=0.001, repeat=0.0005, unit="GPU-h")
+    clustered = design == "models_clustered"
     return P.run_plan(P.PlanConfig(components=comp, costs=costs, design=design, effect=0.01,
-                                   k_max=20, n_max=20000, r_max=4, sims=0))
+                                   k_max=400 if clustered else 20, n_max=20000, r_max=4,
+                                   sims=0, cluster_size=20 if clustered else 1))
 
 
-@pytest.mark.parametrize("design", ["methods", "models"])
+@pytest.mark.parametrize("design", ["methods", "models", "models_clustered"])
 def test_draw_plan_writes_a_png(tmp_path, design):
     plan = _plan(design)
     assert plan.chosen is not None

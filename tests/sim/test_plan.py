@@ -9,6 +9,7 @@ force over the chosen design's neighbourhood; the pilot's ANOVA against
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import re
 import subprocess
@@ -289,6 +290,11 @@ def test_unreachable_goal_exits_1(capsys):
     (["--sd-seed", "1", "--sims", "-1"], r"'--sims' option must be an integer >= 0"),
     (["--sd-seed", "-2"], r"'--sd-seed' option must be a finite number >= 0"),
     (["--from-pilot", "nope.csv", "--generator-param", "theta=1"], r"not combined"),
+    (["--sd-seed", "1", "--cluster-size", "5"], r"exactly when --design is models_clustered"),
+    (["--design", "models_clustered", "--cluster-size", "0", "--sd-cluster", "1"],
+     r"'--cluster-size' option must be an integer >= 1"),
+    (["--design", "models_clustered", "--cluster-size", "6000", "--sd-cluster", "1"],
+     r"'--n-max' option must be an integer >= 12000"),
 ])
 def test_bad_input_is_one_line_exit_2(argv, match, capsys):
     from evalcal_core.cli import call_main
@@ -297,6 +303,62 @@ def test_bad_input_is_one_line_exit_2(argv, match, capsys):
     err = capsys.readouterr().err.strip()
     assert len(err.splitlines()) == 1
     assert re.search(match, err), err
+
+
+def _clustered(m, **kw):
+    comp = P.Components(0.0, 0.03, 0.01, 0.45, sd_cluster=kw.pop("sd_cluster", 0.02))
+    base = dict(components=comp, costs=P.Costs(question=0.001, repeat=0.0005),
+                design="models_clustered", cluster_size=m, effect=0.01, k_max=400,
+                n_max=20000, r_max=4, sims=0)
+    return P.PlanConfig(**{**base, **kw})
+
+
+def test_clustered_with_clusters_of_one_is_models():
+    """m = 1, no cluster effect: the G-cluster t is the n-question paired t."""
+    config = _clustered(1, sd_cluster=0.0, effect=0.03, k_max=1000)
+    plan = P.run_plan(config)
+    models = P.run_plan(dataclasses.replace(config, design="models"))
+    assert plan.chosen["n"] == models.chosen["n"] and plan.chosen["r"] == models.chosen["r"]
+    assert plan.chosen["power"] == pytest.approx(models.chosen["power"], rel=1e-9)
+    assert plan.chosen["cost"] == pytest.approx(models.chosen["cost"], rel=1e-12)
+
+
+def test_clustered_variance_is_the_design_effect_formula():
+    """Var(mean D) = Var_iid(n = G m) (1 + (m - 1) icc) (Kish's design effect)."""
+    config = P._plan_iv(_clustered(25))
+    inner = P.clustered_as_methods(config)
+    c = config.components
+    for g, r in ((10, 1), (40, 3)):
+        total = c.sd_cluster**2 + c.sd_question**2 + c.sd_inter**2 + c.sd_repeat**2 / r
+        deff = 1 + (25 - 1) * P.icc(inner.components, r)
+        expected = total / (g * 25) * deff
+        got = P.mean_delta_variance(inner.components, "methods", g, 25, r)
+        assert got == pytest.approx(expected, rel=1e-12)
+
+
+def test_clustered_power_matches_question_level_simulation():
+    """A direct simulation at the question level (cluster effects, question deltas, r
+    normal repeats) tested by ``scipy.stats.ttest_1samp`` on the G cluster means: 3 SEs."""
+    config = P._plan_iv(_clustered(10))
+    inner = P.clustered_as_methods(config)
+    c = config.components
+    g, m, r, sims, effect = 30, 10, 2, 4000, 0.01
+    rng = np.random.default_rng(11)
+    d = (effect + c.sd_cluster * rng.standard_normal((sims, g, 1))
+         + np.hypot(c.sd_question, c.sd_inter) * rng.standard_normal((sims, g, m))
+         + c.sd_repeat / np.sqrt(r) * rng.standard_normal((sims, g, m)))
+    sim = np.mean(stats.ttest_1samp(d.mean(axis=2), 0.0, axis=1).pvalue < 0.05)
+    expected = float(P.power(inner.components, "methods", g, m, r, effect))
+    assert abs(sim - expected) < 3 * np.sqrt(expected * (1 - expected) / sims)
+
+
+def test_clustered_plan_reports_clusters(capsys):
+    code = P.main(["--design", "models_clustered", "--cluster-size", "20", "--sd-cluster", "2",
+                   "--sd-question", "3", "--sd-repeat", "45", "--cost", "question=0.001",
+                   "repeat=0.0005", "--k-max", "400", "--n-max", "20000", "--r-max", "3",
+                   "--sims", "300"])
+    out = capsys.readouterr().out
+    assert code == 0 and "G = " in out and "clusters of 20" in out and "icc" in out
 
 
 def test_neighbours_stay_in_bounds():

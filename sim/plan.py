@@ -256,15 +256,19 @@ def anova_mean_squares(deltas):
 
 
 def components_from_pilot(base, variant, *, sd_repeat: float | None = None,
+                          repeat_share: float | None = None, design: str = "methods",
                           source: str = "pilot") -> Components:
     """Method-of-moments components from a pilot's ``(k, n)`` scores (one run per cell).
 
     ``sigma_a**2 = (MS_seed - MS_resid) / n``, ``sigma_c**2 = (MS_question - MS_resid) / k``,
     ``sigma_i**2 + sigma_r**2 = MS_resid``. One run per (seed, question) cannot split the
     residual into interaction and repeat noise: with ``sd_repeat`` (fraction) given, the
-    interaction is the rest; without, the whole residual is taken as interaction (repeats then
-    never help; the conservative reading) and a note says so. Estimates below 0 are set to 0
-    with a note.
+    interaction is the rest; else with ``repeat_share`` (a model's ``sigma_r**2 / (sigma_i**2
+    + sigma_r**2)``, e.g. of ``seed_question`` fitted to the pilot) by that share; else the
+    whole residual is taken as interaction (repeats then never help; the conservative
+    reading). A note says which. For ``models`` the rows are repeats of the two fixed models,
+    so the residual is the repeat noise and there is no seed part. Estimates below 0 are set
+    to 0 with a note.
     """
     base = np.asarray(base, dtype=float)
     variant = np.asarray(variant, dtype=float)
@@ -274,14 +278,25 @@ def components_from_pilot(base, variant, *, sd_repeat: float | None = None,
                          f"{k} seeds and {n} questions")
     ms_s, ms_q, ms_e = anova_mean_squares(variant - base)
     notes = []
-    var_a = (ms_s - ms_e) / n
+    var_a = (ms_s - ms_e) / n if design == "methods" else 0.0
     var_c = (ms_q - ms_e) / k
-    for name, value in (("sd_seed", var_a), ("sd_question", var_c)):
+    checked = (("sd_seed", var_a), ("sd_question", var_c)) if design == "methods" else (
+        ("sd_question", var_c),)
+    for name, value in checked:
         if value <= 0:
             notes.append(f"{name} estimate at the boundary 0 (moment estimate {value:.3g} "
                          f"fraction**2 <= 0): the pilot cannot tell it from 0; state --"
                          f"{name.replace('_', '-')} to plan for a positive one")
-    if sd_repeat is None:
+    if design != "methods":
+        var_r, var_i = ms_e, 0.0
+        notes.append(f"models: the pilot's {k} runs per arm read as repeats of the two models")
+    elif sd_repeat is None and repeat_share is not None:
+        var_r, var_i = repeat_share * ms_e, (1 - repeat_share) * ms_e
+        notes.append(f"one run per (seed, question): the residual is split into repeat noise "
+                     f"and interaction by the fitted seed_question model ({100 * repeat_share:.1f}"
+                     f"% repeat noise), an assumption the pilot cannot check; state "
+                     f"--sd-repeat to override")
+    elif sd_repeat is None:
         var_r, var_i = 0.0, ms_e
         notes.append("one run per (seed, question): repeat noise and interaction cannot be "
                      "told apart; the residual is taken as interaction (repeats do not help);"
@@ -812,11 +827,17 @@ def config_from_args(args) -> PlanConfig:
             raise ValueError(f"--from-pilot: {args.from_pilot} has per-seed metrics; the "
                              f"planner needs per-question scores (seed,arm,question,score)")
         sd_r = None if stated["repeat"] is None else stated["repeat"] / 100
-        comp = components_from_pilot(pilot.base, pilot.variant, sd_repeat=sd_r,
-                                     source=str(args.from_pilot))
         binary = np.isin(pilot.base, (0, 1)).all() and np.isin(pilot.variant, (0, 1)).all()
+        share = None
         if binary and pilot.k >= 2:
             model = generators.generator_class("seed_question").fit(pilot.base, pilot.variant)
+            observed = float(np.mean(pilot.variant - pilot.base))
+            fitted = components_from_generator(model, observed)
+            parts = fitted.sd_inter**2 + fitted.sd_repeat**2
+            share = fitted.sd_repeat**2 / parts if parts > 0 else None
+        comp = components_from_pilot(pilot.base, pilot.variant, sd_repeat=sd_r,
+                                     repeat_share=share, design=design,
+                                     source=str(args.from_pilot))
     else:
         missing = [n for n, v in stated.items() if v is None]
         if len(missing) == 4 and args.sd_cluster is None:

@@ -240,10 +240,21 @@ def test_cli_from_pilot_prints_components(tmp_path, capsys):
     out = capsys.readouterr().out
     assert code in (0, 1)
     assert "components: sd_seed" in out and " pp" in out and "MS_seed" in out
-    assert "warning: one run per (seed, question)" in out
+    assert "warning: one run per (seed, question): the residual is split" in out
     if code == 0:
         checked = pd.read_csv(tmp_path / "out" / "plan_checked.csv")
         assert {"sim_power", "sim_low", "sim_high", "cost", "power"} <= set(checked)
+
+
+def test_pilot_models_reads_runs_as_repeats():
+    """models: the residual of a pilot's runs is repeat noise (no seed part, no split)."""
+    rng = np.random.default_rng(9)
+    d = 0.03 * rng.standard_normal((1, 300)) + 0.2 * rng.standard_normal((4, 300))
+    comp = P.components_from_pilot(np.zeros_like(d), d, design="models")
+    assert comp.sd_seed == 0 and comp.sd_inter == 0
+    assert comp.sd_repeat == pytest.approx(0.2, rel=0.05)
+    share = P.components_from_pilot(np.zeros_like(d), d, repeat_share=0.75)
+    assert share.sd_repeat**2 == pytest.approx(3 * share.sd_inter**2, rel=1e-12)
 
 
 def test_cli_subprocess_machine_readable(tmp_path):

@@ -937,6 +937,12 @@ def report_lines(plan: Plan) -> list[str]:
         what = ("normal components model" if not c.model
                 else f"seed_question ({c.model.describe()}), binomial repeats")
         lines.append(f"simulated: {c.sims:,} experiments per design, {what}")
+        if c.model:
+            # A fitted model need not reproduce the closed form's components exactly: show
+            # its own, so that a gap between the two power columns can be read.
+            own = components_from_generator(c.model, ch["effect_pp"] / 100,
+                                            "models" if c.design == "models" else "methods")
+            lines.append(f"the simulated model's own components: {own.describe()}")
     return lines
 
 

@@ -53,7 +53,12 @@ Components come from ``--sd-seed/--sd-question/--sd-inter/--sd-repeat`` (pp; sim
 normal), from a pilot (``--from-pilot FILE``: two-way ANOVA mean squares of the pilot's deltas,
 the ones ``paired_two_level`` uses; simulated through ``seed_question`` fitted to the pilot),
 or from a ``seed_question`` setting (``--generator-param theta=2 sd_seed=0.1 ...``; exact
-components by quadrature at the effect). The figure: ``python -m reports.plan_figure`` with the
+components by quadrature at the effect). One run per (seed, question) cannot split the
+pilot's residual into interaction and repeat noise: for 0/1 scores it is split by the
+``seed_question`` fit (stated as an assumption), else all of it is interaction (repeats never
+help); ``--sd-repeat`` overrides. ``models_clustered`` (``--cluster-size m --sd-cluster``) is
+solved as the ``methods`` problem with clusters for seeds (:func:`clustered_as_methods`). The
+figure: ``python -m reports.plan_figure`` with the
 same options and ``--figure FILE``.
 """
 

@@ -1,0 +1,97 @@
+"""``python -m reports.plan_figure``: the study planner's answer, and its figure.
+
+Takes the options of ``python -m sim.plan`` (the numbers come from there: ``sim`` draws
+nothing) plus ``--figure FILE``: prints the plan and draws the closed-form power over seeds k
+(rows) and questions n (columns, log scale) at the chosen number of repeats r, with the
+target-power contour, iso-cost lines and the chosen design marked. For ``--design models``
+the rows are the repeats r (there are no seeds); for models_clustered the columns are
+the total questions G m of G clusters.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+
+from evalcal_core.atomic import atomic_path
+from evalcal_core.cli import run_main
+from sim import plan as planner
+
+DEFAULT_FIGURE = "plan.png"
+
+
+def draw_plan(plan, path, *, ks=None, ns=None):
+    """Draw ``plan`` (a :class:`sim.plan.Plan`) to ``path`` (PNG); returns the path.
+
+    Filled contours of power (percent); the target-power contour in black; dashed gray
+    iso-cost lines labelled in the cost unit; the chosen design as a red star.
+    """
+    import matplotlib.pyplot as plt
+
+    c = plan.config
+    rows, ns, power, cost = planner.power_grid(plan, ks, ns)
+    fig, ax = plt.subplots(figsize=(7.0, 4.8))
+    levels = np.linspace(0, 100, 11)
+    filled = ax.contourf(ns, rows, 100 * power, levels=levels, cmap="viridis")
+    fig.colorbar(filled, ax=ax, label="power (%)")
+    target = ax.contour(ns, rows, 100 * power, levels=[100 * c.power], colors="black",
+                        linewidths=1.6)
+    ax.clabel(target, fmt={lev: f"power {lev:g}%" for lev in target.levels}, fontsize=8)
+    positive = cost[np.isfinite(cost) & (cost > 0)]
+    if positive.size and positive.max() > positive.min():
+        chosen_cost = plan.chosen["cost"] if plan.chosen else np.median(positive)
+        iso = chosen_cost * np.array([0.5, 1.0, 2.0, 4.0])
+        iso = iso[(iso > positive.min()) & (iso < positive.max())]
+        if iso.size:
+            lines = ax.contour(ns, rows, cost, levels=iso, colors="0.85", linestyles="--",
+                               linewidths=1.0)
+            ax.clabel(lines, fmt={v: f"{v:.3g} {c.costs.unit}" for v in lines.levels},
+                      fontsize=7)
+    r_word = ""
+    if plan.chosen is not None:
+        ch = plan.chosen
+        y = ch["k"] if c.design == "methods" else ch["r"]
+        seeds = {"methods": f"k={ch.get('k')}, ",
+                 "models_clustered": f"G={ch.get('clusters')}, "}.get(c.design, "")
+        ax.plot([ch["n"]], [y], marker="*", color="red", markersize=15,
+                markeredgecolor="white", linestyle="none", clip_on=False, zorder=5,
+                label=f"chosen: {seeds}n={ch['n']:,}, r={ch['r']}, cost {ch['cost']:.4g} "
+                      f"{c.costs.unit}")
+        ax.legend(loc="best", fontsize=8, framealpha=0.9)
+        r_word = f", r = {ch['r']} repeats" if c.design == "methods" else ""
+        effect = ch["effect_pp"]
+    else:
+        effect = 100 * (c.effect or 0.01)
+    ax.set_xscale("log")
+    ax.set_xlabel("questions n")
+    ax.set_ylabel("seeds per arm k" if c.design == "methods" else "repeats r")
+    ax.set_title(f"{c.design}: power at {effect:.3g} pp{r_word} (alpha {c.alpha:g})",
+                 fontsize=10)
+    fig.tight_layout()
+    path = Path(path)
+    with atomic_path(path) as tmp:
+        fig.savefig(tmp, dpi=110, format="png")
+    plt.close(fig)
+    return path
+
+
+def main(argv=None) -> int:
+    """Command line: ``sim.plan``'s options and ``--figure``; the plan printed, then drawn."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    parser = planner.build_parser(prog="python -m reports.plan_figure")
+    parser.description = (__doc__ or "").split("\n\n")[0].replace("``", "")
+    parser.add_argument("--figure", default=DEFAULT_FIGURE, metavar="FILE",
+                        help=f"the PNG to write (default {DEFAULT_FIGURE})")
+    args = parser.parse_args(argv)
+    plan = planner.run_plan(planner.config_from_args(args))
+    print("\n".join(planner.report_lines(plan)))
+    planner.write_tables(plan, args.out)
+    print(f"figure: {draw_plan(plan, args.figure)}")
+    return 0 if plan.chosen is not None else 1
+
+
+if __name__ == "__main__":
+    run_main(main, "python -m reports.plan_figure")

@@ -168,7 +168,7 @@ class Reader:
         """Read a folder: the one file of the chosen ``--task`` (override for several runs)."""
         files = cls.find(root)
         if not files:
-            raise ValueError(f"{root}: no {cls.name} logs in this folder")
+            raise ValueError(f"{root}: no {cls.name} logs ({cls.folder_glob}) in this folder")
         by_task: dict = {}
         for file in files:
             by_task.setdefault(cls.task_of(file, opts), []).append(file)
@@ -193,7 +193,7 @@ def check_path(path: Path) -> os.stat_result:
         if os.path.islink(path):
             raise ValueError(f"{path}: a broken symbolic link (its target "
                              f"{os.readlink(path)!r} does not exist)") from None
-        raise ValueError(f"{path}: no such file or folder") from None
+        raise ValueError(f"{path}: does not exist (no such file or folder)") from None
     except OSError as exc:
         if exc.errno == errno.ELOOP:
             raise ValueError(f"{path}: a symbolic link loop (the link points back to "

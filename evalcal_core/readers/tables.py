@@ -22,6 +22,7 @@ from ._base import (
     RunLog,
     check_regular,
     choose,
+    head,
     matrix,
     note_cluster,
     put,
@@ -141,6 +142,12 @@ def read_table(path: Path, fmt: str, opts: ReadOptions) -> RunLog:
 class CsvReader(Reader):
     name = "csv"
     suffixes = (".csv", ".tsv", ".txt")
+
+    @classmethod
+    def sniff(cls, path: Path) -> bool:
+        # Text that starts like JSON or a zip archive is another format's log, renamed.
+        start = head(path, 64).lstrip()
+        return path.suffix.lower() in cls.suffixes and not start.startswith((b"{", b"[", b"PK"))
 
     @classmethod
     def read(cls, path: Path, opts: ReadOptions) -> RunLog:

@@ -159,7 +159,7 @@ def test_lm_eval_several_filters_need_a_choice(tmp_path):
     flexible = read_log(path, filter="flexible-extract")
     np.testing.assert_array_equal(strict.scores, [[1.0, 1.0, 1.0]])
     np.testing.assert_array_equal(flexible.scores, [[1.0, 0.0, 0.0]])
-    with pytest.raises(ValueError, match=r"filter 'none' is absent; filters present: "
+    with pytest.raises(ValueError, match=r"filter 'none' \(--filter\) is absent; filters present: "
                                          r"strict-match, flexible-extract"):
         read_log(path, filter="none")
 
@@ -204,7 +204,7 @@ def test_lm_eval_folder_with_several_tasks(tmp_path):
                                          r"pass --task"):
         read_log(tmp_path)
     assert read_log(tmp_path, task="arc_challenge").n == 2
-    with pytest.raises(ValueError, match=r"task 'mmlu' is absent; tasks present: "
+    with pytest.raises(ValueError, match=r"task 'mmlu' \(--task\) is absent; tasks present: "
                                          r"arc_challenge, arc_easy"):
         read_log(tmp_path, task="mmlu")
 
@@ -301,8 +301,8 @@ def test_helm_trials_and_perturbations(tmp_path):
     np.testing.assert_array_equal(log.scores, [[1.0, 0.0], [0.0, 1.0]])
     typos = read_log(path, metric="exact_match", filter="typos")
     np.testing.assert_array_equal(typos.scores, [[0.0, 0.0], [1.0, 0.0]])
-    with pytest.raises(ValueError, match=r"perturbation 'dialect' is absent; perturbations "
-                                         r"present: typos"):
+    with pytest.raises(ValueError, match=r"perturbation 'dialect' \(--filter\) is absent; "
+                                         r"perturbations present: typos"):
         read_log(path, metric="exact_match", filter="dialect")
 
 
@@ -323,7 +323,7 @@ def test_helm_folder_of_runs_picks_by_scenario(tmp_path):
     with pytest.raises(ValueError, match="several HELM runs"):
         read_log(tmp_path / "suite")
     assert read_log(tmp_path / "suite", task="boolq").scores[0, 0] == 0.0
-    with pytest.raises(ValueError, match="task 'gsm' is absent; tasks present: boolq"):
+    with pytest.raises(ValueError, match="task 'gsm' \\(--task\\) is absent; tasks present: boolq"):
         read_log(tmp_path / "suite", task="gsm")
 
 
@@ -471,7 +471,7 @@ LM_ERRORS = [
                                            json.dumps(lm_row(1, acc=0.0))),
      {"metric": "f1"}, r"line 2: doc_id 1: field 'f1' is missing \(this line's metrics: acc\)"),
     ("metric-absent", _lm_lines(json.dumps(lm_row(0))), {"metric": "bleu"},
-     r"metric 'bleu' is absent; metrics present: acc"),
+     r"metric 'bleu' \(--metric\) is absent; metrics present: acc"),
     ("corpus-metric", _lm_lines(json.dumps(lm_row(0, bleu=["ref", "pred"]))), {"metric": "bleu"},
      r"doc_id 0: field 'bleu' is \['ref', 'pred'\], not a number.*aggregates this metric over "
      r"the corpus"),
@@ -483,7 +483,7 @@ LM_ERRORS = [
          r"in \[0\.25, 1\]\)"),
     ("no-doc-id", _lm_lines('{"acc": 1.0}'), {}, r"line 1: field 'doc_id' is missing"),
     ("task-absent", _lm_lines(json.dumps(lm_row(0))), {"task": "mmlu"},
-     r"task 'mmlu' is absent; this file holds task 'arc_easy'"),
+     r"task 'mmlu' \(--task\) is absent; this file holds task 'arc_easy'"),
 ]
 
 

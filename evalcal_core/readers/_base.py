@@ -429,7 +429,7 @@ def choose(kind: str, present: list, chosen: str | None, where: str, flag: str) 
     """
     if chosen is not None:
         if chosen not in present:
-            raise ValueError(f"{where}: {kind} {chosen!r} is absent; {kind}s present: "
+            raise ValueError(f"{where}: {kind} {chosen!r} ({flag}) is absent; {kind}s present: "
                              f"{', '.join(map(str, present)) or 'none'}")
         return chosen
     if len(present) > 1:
@@ -513,7 +513,8 @@ def pick_file(root: Path, by_task: dict, task: str | None, kind: str) -> Path:
                          f"to pick one")
     name = tasks[0] if task is None else task
     if name not in by_task:
-        raise ValueError(f"{root}: task {task!r} is absent; tasks present: {', '.join(tasks)}")
+        raise ValueError(f"{root}: task {task!r} (--task) is absent; tasks present: "
+                         f"{', '.join(tasks)}")
     files = sorted(by_task[name])
     if len(files) > 1:
         raise ValueError(f"{root}: several {kind} for task {name!r} "

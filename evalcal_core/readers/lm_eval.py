@@ -188,7 +188,7 @@ class LmEvalReader(Reader):
     def read(cls, path: Path, opts: ReadOptions) -> RunLog:
         task, _ = _name(path)
         if opts.task is not None and opts.task != task:
-            raise ValueError(f"{path}: task {opts.task!r} is absent; this file holds task "
+            raise ValueError(f"{path}: task {opts.task!r} (--task) is absent; this file holds task "
                              f"{task!r}")
         return cls._read_runs({task: [path]}, path, opts)
 
@@ -204,7 +204,7 @@ class LmEvalReader(Reader):
         tasks = sorted(by_task)
         if opts.task is not None:
             if opts.task not in by_task:
-                raise ValueError(f"{root}: task {opts.task!r} is absent; tasks present: "
+                raise ValueError(f"{root}: task {opts.task!r} (--task) is absent; tasks present: "
                                  f"{', '.join(tasks)}")
             by_task = {opts.task: by_task[opts.task]}
         elif len(tasks) > 1 and opts.cluster != "task":

@@ -90,7 +90,7 @@ def read_table(path: Path, fmt: str, opts: ReadOptions) -> RunLog:
         chosen_task = choose("task", list(dict.fromkeys(tasks)), opts.task, str(path), "--task")
         keep &= (tasks == chosen_task).to_numpy()
     elif opts.task is not None:
-        raise ValueError(f"{path}: task {opts.task!r} is absent; the table has no 'task' "
+        raise ValueError(f"{path}: task {opts.task!r} (--task) is absent; the table has no 'task' "
                          f"column (drop --task)")
     run_column = "seed" if two_arm else next((c for c in ("run", "seed") if c in frame.columns),
                                              None)
@@ -101,8 +101,8 @@ def read_table(path: Path, fmt: str, opts: ReadOptions) -> RunLog:
                             "--filter")
         keep &= (arms == chosen_arm).to_numpy()
     elif opts.filter is not None:
-        raise ValueError(f"{path}: arm {opts.filter!r} is absent; the table has no 'arm' "
-                         f"column (drop --filter)")
+        raise ValueError(f"{path}: arm {opts.filter!r} (--filter) is absent; the table has no "
+                         f"'arm' column (drop --filter)")
     runs = (_text(frame, run_column, path) if run_column is not None
             else pd.Series(["0"] * len(frame)))
     raw = frame[value_column]

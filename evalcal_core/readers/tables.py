@@ -72,7 +72,8 @@ def read_table(path: Path, fmt: str, opts: ReadOptions) -> RunLog:
     needed = ("seed", "arm", "question", value_column) if two_arm else ("question", value_column)
     missing = [c for c in needed if c not in frame.columns]
     if missing:
-        raise ValueError(f"{path}: column {missing[0]!r} is missing: needs columns "
+        flag = " (--metric)" if missing[0] == value_column and opts.metric is not None else ""
+        raise ValueError(f"{path}: column {missing[0]!r}{flag} is missing: needs columns "
                          f"seed, arm, question, {value_column} (several arms) or question, "
                          f"{value_column}[, run] (one arm); found "
                          f"{', '.join(frame.columns) or 'none'}")

@@ -225,3 +225,14 @@ def test_results_csv_fifo_is_refused(tmp_path):
     os.mkfifo(path)
     with deadline(10), pytest.raises(ValueError, match="is a FIFO"):
         read_results_arms(path)
+
+
+def test_read_any_names_a_link_loop(tmp_path):
+    from evalcal_core.results_io import read_any
+
+    loop = tmp_path / "loop.csv"
+    os.symlink(loop, loop)
+    with pytest.raises(ValueError, match="symbolic link loop"):
+        read_any(loop)
+    with pytest.raises(ValueError, match="symbolic link loop"):
+        read_any(tmp_path / "loop.csv", loop)

@@ -157,7 +157,11 @@ class ClusterCR2(_ClusterProtocol):
     fraction). SE: CR2 (bias-reduced linearization) of that mean, clusters given by
     ``evaluate(..., clusters=codes)``; t-test and CI on the Bell–McCaffrey degrees of
     freedom (module docstring). Holds its level with few clusters of unequal size, where
-    CR1 with normal quantiles (``cluster_cr1``) does not.
+    CR1 with normal quantiles (``cluster_cr1``) does not: on 4,000 null experiments per
+    layout (normal cluster and question effects on the delta, k = 2 repeats), it rejected
+    4.0-5.2% at alpha = 5% with 5 clusters of 3 to 20 questions, 4.1-6.0% with 8 clusters
+    of 2 to 40, 1.9-4.4% with 5 clusters of 5, 5, 5, 5, 40, 5.1-5.4% with 6 clusters of 10
+    and 4.5-5.0% with 20 of 4.
     """
 
     name = "cluster_cr2"
@@ -179,7 +183,9 @@ class ClusterCR1(_ClusterProtocol):
 
     As ``cluster_cr2`` but with ``V = G / (G - 1) * sum_g S_g**2 / N**2`` (statsmodels'
     ``cov_type='cluster'``) and normal quantiles: it over-rejects with few clusters, the
-    more so the more unequal their sizes (see ``cluster_cr2``).
+    more so the more unequal their sizes. In the layouts of ``cluster_cr2``'s docstring it
+    rejected 15-20% (5 clusters of 3 to 20), 13-18% (8 of 2 to 40), 20-40% (5, 5, 5, 5,
+    40), 11% (6 of 10) and 6-7% (20 of 4).
     """
 
     name = "cluster_cr1"

@@ -28,6 +28,7 @@ from _protocol_checks import (
     experiments,
     is_deterministic,
     make_scores,
+    plain,
 )
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -161,7 +162,7 @@ def test_unpaired_protocols_ignore_the_pairing(name, data, perm_seed):
 @settings(max_examples=10)
 def test_same_integer_rng_gives_identical_results(name, data):
     """``rng=<int>`` (and a Generator in the same state) reproduces the result bit for bit."""
-    proto = protocols.get(name)
+    proto = plain(name)
     base, variant = data.draw(experiments(proto))
     first = proto.evaluate(base, variant, rng=12345)
     again = proto.evaluate(base, variant, rng=12345)
@@ -176,7 +177,7 @@ def test_same_integer_rng_gives_identical_results(name, data):
 def test_inputs_are_not_mutated(name):
     """Inputs are read, never written: copies compare equal afterwards, and read-only arrays
     (which raise on any in-place write) are accepted."""
-    proto = protocols.get(name)
+    proto = plain(name)
     k = max(proto.min_k, 3)
     base, variant = make_scores(7, (4,), k, 20)
     base_copy, variant_copy = base.copy(), variant.copy()
@@ -214,7 +215,7 @@ def test_batch_equals_one_by_one(name, data):
 def test_per_seed_vector_input(name):
     """A 1-D input ``(k,)`` is k per-seed metrics with n = 1: it equals the ``(k, 1)`` input,
     and question-level protocols refuse it."""
-    proto = protocols.get(name)
+    proto = plain(name)
     k = max(proto.min_k, 4)
     base = np.linspace(0.80, 0.83, k)
     variant = base + np.array([0.01, 0.02, 0.0, 0.015] + [0.01] * (k - 4))
@@ -312,7 +313,7 @@ def test_a_protocol_not_marked_stochastic_ignores_rng(name, k):
     """``stochastic = False`` is a promise: any ``rng`` gives the same result, at small k
     and beyond ``max_exact_k`` (16) where sign patterns are sampled. Fails on 679e496 for
     wilcoxon, which sampled sign patterns at k > 16 while marked deterministic."""
-    proto = protocols.get(name)
+    proto = plain(name)
     if proto.stochastic:
         return
     base, variant = make_scores(5, (6,), k, 10)

@@ -157,14 +157,17 @@ def test_mcnemar_matches_statsmodels(exact, correction):
     np.testing.assert_allclose(res.estimate, (c - b) / 25.0, rtol=1e-12)
 
 
-@pytest.mark.parametrize("params", [{}, {"exact": True}, {"correction": True}])
+@pytest.mark.parametrize("params", [{"exact": False}, {"exact": True}, {"correction": True},
+                                    {}])
 def test_mcnemar_documented_edge_cases(params):
     """b + c = 0 gives p = 1 (statsmodels: NaN); with correction b == c gives p = 1.
     Analytic: no discordant pair is no evidence; the floored statistic is 0, chi2.sf(0) = 1.
-    The CI is the documented ``estimate +- z * sqrt(b + c) / n`` (consistency check only)."""
+    The Wald CI (``ci='wald'``) is the documented ``estimate +- z * sqrt(b + c) / n``
+    (consistency check only)."""
     n = 10
     same = np.zeros((1, n))
     same[0, :6] = 1
+    params = {**params, "ci": "wald"}
     res = protocols.get("mcnemar", **params).evaluate(same, same)
     assert res.p_value == 1.0 and res.estimate == 0.0
     assert res.ci_low == 0.0 and res.ci_high == 0.0
@@ -502,17 +505,25 @@ def test_paired_two_level_without_question_effects_is_paired_t():
 
 
 def test_paired_two_level_without_seed_effects_is_a_t_test_on_questions():
-    """Analytic limit: deltas that vary by question only (``D[s, q] = c_q``): the per-seed
-    deltas agree exactly (paired_t has no variance estimate and is left out) and
-    MS_seed = MS_resid = 0, so V = var(per-question delta) / n on n - 1 df:
-    ``scipy.stats.ttest_1samp`` on the per-question deltas."""
+    """Analytic limit: deltas that vary by question only (``D[s, q] = c_q``): MS_seed =
+    MS_resid = 0 (up to rounding), so V = var(per-question delta) / n on n - 1 df, the
+    squared SE of ``scipy.stats.ttest_1samp`` on the per-question deltas. The per-seed
+    deltas agree up to rounding, so paired_t has no variance estimate, and neither has the
+    protocol, which needs paired_t to reject: degenerate, p NaN, not significant."""
+    from protocols.methods.paired_two_level import two_level_variance
+
     rng = np.random.default_rng(12)
     base = rng.random((40, 3, 9))
     variant = base + rng.normal(0.01, 0.05, size=(40, 1, 9))
-    res = protocols.get("paired_two_level").evaluate(base, variant)
+    variance, df, _ = two_level_variance(variant - base)
     ref = stats.ttest_1samp(variant.mean(-2) - base.mean(-2), 0.0, axis=-1)
-    np.testing.assert_allclose(res.p_value, ref.pvalue, rtol=1e-7)
-    assert not res.degenerate.any()
+    dq = variant.mean(-2) - base.mean(-2)
+    np.testing.assert_allclose(variance, dq.var(-1, ddof=1) / 9, rtol=1e-7)
+    np.testing.assert_allclose(df, 8.0, rtol=1e-7)
+    assert ref.df[0] == 8
+    res = protocols.get("paired_two_level").evaluate(base, variant)
+    assert res.degenerate.all() and not res.significant.any()
+    assert np.isnan(res.p_value).all() and np.isnan(res.ci_low).all()
 
 
 def test_paired_two_level_rejects_only_where_paired_t_does_when_questions_add_nothing():
@@ -537,7 +548,7 @@ def test_mcnemar_ci_matches_agresti_prime_minister_example():
     first = np.r_[np.ones(794), np.ones(150), np.zeros(86), np.zeros(570)]
     second = np.r_[np.ones(794), np.zeros(150), np.ones(86), np.zeros(570)]
     # The book's difference is first minus second: variant = first survey.
-    res = protocols.get("mcnemar").evaluate(second[None], first[None])
+    res = protocols.get("mcnemar", ci="wald").evaluate(second[None], first[None])
     assert res.estimate == pytest.approx(0.04)
     assert round(float(res.ci_low), 3) == 0.021 and round(float(res.ci_high), 3) == 0.059
     se = np.sqrt(236 - 64**2 / 1600) / 1600
@@ -553,5 +564,5 @@ def test_mcnemar_ci_is_not_the_null_se_away_from_the_null():
     the null SE sqrt(b + c) / n = 0.158 (679e496) is 41% too wide."""
     base = np.zeros((1, 20))
     variant = np.r_[np.ones(10), np.zeros(10)][None]
-    res = protocols.get("mcnemar").evaluate(base, variant)
+    res = protocols.get("mcnemar", ci="wald").evaluate(base, variant)
     assert _se_from_ci(res) == pytest.approx(np.sqrt(5.0) / 20.0, rel=1e-12)

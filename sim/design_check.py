@@ -26,7 +26,6 @@ cell (reportable protocols first).
 
 from __future__ import annotations
 
-import inspect
 import itertools
 import math
 from dataclasses import asdict, dataclass, field
@@ -168,11 +167,6 @@ def grid_cells(grid: CheckGrid) -> list[Cell]:
     return out
 
 
-def uses_clusters(protocol) -> bool:
-    """The protocol's ``evaluate`` takes cluster codes (a cluster-robust test)."""
-    return "clusters" in inspect.signature(protocol.evaluate).parameters
-
-
 def cluster_codes(generator) -> np.ndarray | None:
     """The generator's fixed cluster code per question, or ``None`` if it has none."""
     codes = getattr(generator, "clusters", None)
@@ -183,17 +177,14 @@ def cell_protocols(cell: Cell, names=None) -> dict[str, protocols.Protocol]:
     """Protocols that can run on ``cell``'s data (calibration's replicate summary for the
     z-bootstraps); a cluster-robust one only where the generator has clusters."""
     g = cell.generator
-    clustered = cluster_codes(g) is not None
+    codes = cluster_codes(g)
     chosen = {}
     for name in (protocols.names() if names is None else names):
         params = ({"replicates": DEFAULT_REPLICATES}
                   if protocols.PROTOCOLS.accepts(name, "replicates") else {})
         protocol = protocols.get(name, **params)
-        if protocol.applicable(cell.k, g.n, g.binary) is not None:
-            continue
-        if uses_clusters(protocol) and not clustered:
-            continue
-        chosen[name] = protocol
+        if protocol.applicable(cell.k, g.n, g.binary, codes) is None:
+            chosen[name] = protocol
     return chosen
 
 
@@ -236,9 +227,12 @@ def check_cell(cell: Cell, grid: CheckGrid) -> list[CheckRow]:
     hits = dict.fromkeys(chosen, 0)
     with protocols.kernel_threads(1):
         for batch in draw_cell(g, k, 0.0, grid.sims, grid.seed):
+            if codes is not None:
+                # Before any protocol derives anything: the batch's shared quantities then
+                # serve every protocol, clustered or not.
+                batch = batch.with_clusters(codes)
             for name, protocol in chosen.items():
-                extra = {"clusters": codes} if uses_clusters(protocol) else {}
-                r = protocol.evaluate(batch, alpha=grid.alpha, rng=rngs[name], **extra)
+                r = protocol.evaluate(batch, alpha=grid.alpha, rng=rngs[name])
                 hits[name] += int(np.count_nonzero(r.significant))
     se_alpha = math.sqrt(grid.alpha * (1 - grid.alpha) / grid.sims)
     params = g.params()

@@ -68,7 +68,7 @@ def test_rates_intervals_and_labels(tiny):
 
 def test_cluster_protocols_only_where_there_are_clusters(tiny):
     clustered = {n for n in protocols.names()
-                 if getattr(protocols.protocol_class(n), "needs_clusters", False)}
+                 if protocols.protocol_class(n).needs_clusters}
     rows = tiny[tiny["protocol"].isin(clustered)]
     assert set(rows["kind"]) <= {"models_clustered"}
     if clustered:

@@ -2,8 +2,10 @@
 false-positive rates that decide which protocol is honest under which design (slow)."""
 
 import math
+import os
 import subprocess
 import sys
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -11,6 +13,7 @@ import pytest
 from statsmodels.stats.proportion import proportion_confint
 
 import protocols
+from evalcal_core.cli import call_main
 from evalcal_core.designs import KINDS
 from sim import design_check as dc
 
@@ -128,11 +131,10 @@ def test_grid_validation(params, match):
 
 
 def _cli(*args, tmp_path):
+    root = Path(dc.__file__).resolve().parents[1]
     return subprocess.run([sys.executable, "-m", "sim.design_check", *args],
                           capture_output=True, text=True, cwd=tmp_path,
-                          env={**__import__("os").environ,
-                               "PYTHONPATH": str(__import__("pathlib").Path(dc.__file__)
-                                                 .resolve().parents[1])})
+                          env={**os.environ, "PYTHONPATH": str(root)})
 
 
 def test_cli_writes_the_csv(tmp_path):
@@ -153,12 +155,25 @@ def test_cli_writes_the_csv(tmp_path):
     (["--kinds", "models", "nonsense"], "'kinds'"),
     (["--repeats", "x"], "invalid int value"),
 ])
-def test_cli_errors_are_one_line_exit_2(args, match, tmp_path):
-    res = _cli(*args, "--out", str(tmp_path / "never"), tmp_path=tmp_path)
-    assert res.returncode == 2
-    lines = res.stderr.strip().splitlines()
+def test_cli_errors_are_one_line_exit_2(args, match, tmp_path, capsys):
+    """In-process through ``call_main`` (what ``run_main`` exits with)."""
+    argv = [*args, "--out", str(tmp_path / "never")]
+    try:
+        code = call_main(dc.main, "python -m sim.design_check", argv)
+    except SystemExit as exc:  # argparse's own errors
+        code = exc.code
+    assert code == 2
+    lines = capsys.readouterr().err.strip().splitlines()
     assert len(lines) == 1 and match in lines[0]
     assert not (tmp_path / "never").exists()  # validated before the folder is made
+
+
+def test_cli_error_as_a_command(tmp_path):
+    res = _cli("--sims", "0", "--out", str(tmp_path / "never"), tmp_path=tmp_path)
+    assert res.returncode == 2
+    assert res.stderr.strip() == ("python -m sim.design_check: error: The 'sims' parameter of "
+                                  "sim.design_check must be an integer >= 1 and <= 1000000. "
+                                  "Got 0 instead.")
 
 
 # ------------------------------------------------------------------------------------------

@@ -151,20 +151,31 @@ def grid_cells(grid: CheckGrid) -> list[Cell]:
         if kind not in grid.kinds:
             continue
         name, fixed = DESIGN_GENERATORS[kind]
-        if kind == "methods_paired":
-            shapes = [({"n_questions": n}, k) for n in grid.questions for k in grid.seeds]
-        elif kind == "methods_independent":
-            shapes = [({"sd_ratio": s}, k) for s in SD_RATIOS for k in grid.seeds]
-        elif kind == "models":
-            shapes = [({"n_questions": n}, r) for n in grid.questions for r in grid.repeats]
-        else:
-            shapes = [({"n_questions": n, "n_clusters": g, "icc": icc}, r)
-                      for n, g, icc, r in itertools.product(grid.questions, grid.clusters,
-                                                            grid.icc, grid.repeats)
-                      if 2 * g <= n]
+        shapes = _SHAPES[kind](grid)
         out.extend(Cell(kind, generators.get(name, **fixed, **params), k)
                    for params, k in shapes)
     return out
+
+
+def _clustered_shapes(grid):
+    # a cluster count that does not fit n questions at the generator's minimum size is skipped
+    smallest = generators.generator_class("clustered_questions").min_size
+    return [({"n_questions": n, "n_clusters": g, "icc": icc}, r)
+            for n, g, icc, r in itertools.product(grid.questions, grid.clusters, grid.icc,
+                                                  grid.repeats)
+            if smallest * g <= n]
+
+
+#: each kind's cells: (generator parameters, runs per arm) from the grid's axes
+_SHAPES = {
+    "methods_paired": lambda grid: [({"n_questions": n}, k) for n in grid.questions
+                                    for k in grid.seeds],
+    "methods_independent": lambda grid: [({"sd_ratio": s}, k) for s in SD_RATIOS
+                                         for k in grid.seeds],
+    "models": lambda grid: [({"n_questions": n}, r) for n in grid.questions
+                            for r in grid.repeats],
+    "models_clustered": _clustered_shapes,
+}
 
 
 def cluster_codes(generator) -> np.ndarray | None:

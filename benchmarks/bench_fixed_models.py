@@ -11,15 +11,18 @@ a fresh benchmark per experiment), k = 8 runs per arm, its five methods (``mcnem
 with B = 30, ``--sims`` experiments at 0 pp and as many at +1 pp, one job. Timed:
 
 1. the command ``python -m sim.calibrate ... --jobs 1`` (start-up, imports, the seed-budget
-   pass and the CSV included): wall time, best of ``--repeat``;
-2. the same calibration in-process (``sim.calibrate_core.calibrate``, imports excluded);
-3. the plain per-simulation loop of ``benchmarks/blog_loop.py``, as a command, on
-   ``--loop-sims`` simulations per effect; below ``--sims`` the rest is extrapolated at the
-   rate of its in-process part. Its in-process rate is reported too.
+   pass and the CSV included): wall time and CPU time (user + system), best of ``--repeat``;
+2. the same calibration in-process (``sim.calibrate_core.calibrate``, imports excluded):
+   CPU time, best of ``--repeat``;
+3. the plain per-simulation loop of ``benchmarks/blog_loop.py`` as a command on
+   ``--loop-sims`` simulations per effect (scaled to ``--sims`` when fewer), and its
+   in-process CPU time per simulation (on 50 + 50).
 
-Ratios: command against loop command (end to end), in-process against the loop's
-in-process time. ``--profile`` prints where the in-process calibration spends its time
-(cProfile, by own time). The machine may be shared: read the load average printed first.
+Ratios: command against loop command (end to end) by wall and by CPU time, in-process
+against the loop's in-process time. On a shared machine the CPU-time ratio is the one to
+read (other processes lengthen wall times, not CPU times, to first order); the load average
+is printed first. ``--profile`` prints where the in-process calibration spends its time
+(cProfile, by own time).
 """
 
 from __future__ import annotations
@@ -28,13 +31,12 @@ import argparse
 import cProfile
 import os
 import pstats
+import resource
 import subprocess
 import sys
 import tempfile
 import time
 from pathlib import Path
-
-from _timing import best_time
 
 ROOT = Path(__file__).resolve().parents[1]
 BLOG_PROTOCOLS = ["mcnemar", "paired_t_questions", "question_bootstrap", "run_bootstrap",
@@ -54,12 +56,25 @@ def calibrate_command(sims: int, out: str) -> list[str]:
             "--jobs", "1", "--quiet", "--no-plot", "--out", out]
 
 
-def time_command(sims: int, repeat: int) -> float:
-    def go():
+def _run_timed(cmd) -> tuple[float, float]:
+    """(wall s, CPU s: user + system of the child) of one command."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    t0 = time.perf_counter()
+    subprocess.run(cmd, cwd=ROOT, env=_env(), check=True, capture_output=True)
+    wall = time.perf_counter() - t0
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return wall, (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+
+
+def time_command(sims: int, repeat: int) -> tuple[float, float]:
+    """Best wall and best CPU seconds of the calibration command over ``repeat`` runs."""
+    walls, cpus = [], []
+    for _ in range(repeat):
         with tempfile.TemporaryDirectory() as out:
-            subprocess.run(calibrate_command(sims, out), cwd=ROOT, env=_env(), check=True,
-                           capture_output=True)
-    return best_time(go, repeat)[0]
+            wall, cpu = _run_timed(calibrate_command(sims, out))
+        walls.append(wall)
+        cpus.append(cpu)
+    return min(walls), min(cpus)
 
 
 def inprocess(sims: int):
@@ -77,21 +92,27 @@ def inprocess(sims: int):
     return go
 
 
-def time_loop(loop_sims: int, sims: int) -> tuple[float, float]:
-    """(loop command at ``sims`` + ``sims``, extrapolated; loop's in-process s/simulation)."""
+def time_loop(loop_sims: int, sims: int) -> tuple[float, float, float]:
+    """The loop command at ``sims`` + ``sims`` (wall s, CPU s; beyond ``loop_sims`` the rest
+    extrapolated at the command's own rate after start-up) and the loop's in-process
+    seconds per simulation (CPU time of this process)."""
     sys.path.insert(0, str(ROOT / "benchmarks"))
     import blog_loop
 
-    t0 = time.perf_counter()
-    subprocess.run([sys.executable, str(ROOT / "benchmarks" / "blog_loop.py"), "--sims",
-                    str(loop_sims), "--k", str(K), "--B", str(B)], cwd=ROOT, env=_env(),
-                   check=True, capture_output=True)
-    wall = time.perf_counter() - t0
     n_small = min(loop_sims, 50)
-    t0 = time.perf_counter()
+    c0 = time.process_time()
     blog_loop.run(n_small, [1.0, 0.0], K, B)
-    per_sim = (time.perf_counter() - t0) / (2 * n_small)
-    return wall + 2 * max(sims - loop_sims, 0) * per_sim, per_sim
+    per_sim = (time.process_time() - c0) / (2 * n_small)
+    wall, cpu = _run_timed([sys.executable, str(ROOT / "benchmarks" / "blog_loop.py"),
+                            "--sims", str(loop_sims), "--k", str(K), "--B", str(B)])
+    scale = 1 + max(sims - loop_sims, 0) / loop_sims
+    return wall * scale, cpu * scale, per_sim
+
+
+def _cpu_time(fn) -> float:
+    c0 = time.process_time()
+    fn()
+    return time.process_time() - c0
 
 
 def profile(sims: int, top: int = 20) -> None:
@@ -125,18 +146,22 @@ def main(argv=None) -> int:
           f"{args.repeat}")
     print(f"workload: question_mixture n = 4,000, k = {K}, B = {B}, five methods, "
           f"{args.sims:,} + {args.sims:,} simulations, one job")
-    cmd = time_command(args.sims, args.repeat)
-    inproc = best_time(inprocess(args.sims), args.repeat, warmup=True)[0]
-    loop_cmd, loop_per_sim = time_loop(args.loop_sims, args.sims)
+    cmd_wall, cmd_cpu = time_command(args.sims, args.repeat)
+    go = inprocess(args.sims)
+    go()
+    inproc = min(_cpu_time(go) for _ in range(args.repeat))
+    loop_wall, loop_cpu, loop_per_sim = time_loop(args.loop_sims, args.sims)
     loop_inproc = loop_per_sim * 2 * args.sims
-    print(f"plain loop command: {loop_cmd:.1f} s"
-          + (f" (extrapolated from {args.loop_sims} + {args.loop_sims})"
+    print(f"plain loop command: {loop_wall:.1f} s wall, {loop_cpu:.1f} s CPU"
+          + (f" (scaled from {args.loop_sims} + {args.loop_sims})"
              if args.loop_sims < args.sims else "")
-          + f"; in-process {loop_per_sim * 1e3:.2f} ms per simulation = {loop_inproc:.1f} s")
-    print(f"sim.calibrate command, --jobs 1: {cmd:.2f} s: {loop_cmd / cmd:.1f}x the loop "
-          f"command (end to end)")
-    print(f"in-process calibrate, one job: {inproc:.2f} s: {loop_inproc / inproc:.1f}x the "
-          f"loop in-process")
+          + f"; in-process {loop_per_sim * 1e3:.2f} ms CPU per simulation = "
+            f"{loop_inproc:.1f} s")
+    print(f"sim.calibrate command, --jobs 1: {cmd_wall:.2f} s wall, {cmd_cpu:.2f} s CPU: "
+          f"{loop_wall / cmd_wall:.1f}x the loop command by wall time, "
+          f"{loop_cpu / cmd_cpu:.1f}x by CPU time (end to end)")
+    print(f"in-process calibrate, one job: {inproc:.2f} s CPU: {loop_inproc / inproc:.1f}x "
+          f"the loop in-process")
     if args.profile:
         profile(args.sims)
     return 0

@@ -1,0 +1,396 @@
+"""``python -m sim.design_check``: which protocol keeps its false-positive rate, by study design.
+
+Example::
+
+    python -m sim.design_check --out reports/output/design_check
+    python -m sim.design_check --kinds models_clustered --questions 1000 --clusters 10 \
+        --icc 0 0.3 --repeats 1 --sims 500
+
+Each of the four design kinds (:data:`evalcal_core.designs.KINDS`) is simulated by its own
+generator at effect 0, over a grid of benchmark shapes:
+
+``methods_paired``       ``seed_question`` with a seed effect (``sd_seed``), k paired seeds
+``methods_independent``  ``unpaired_seeds`` (arm correlation 0; equal and unequal sds), k seeds
+``models``               ``question_mixture`` (fixed models, r decoding repeats per question)
+``models_clustered``     ``clustered_questions`` (n questions in G unequal clusters, icc, r)
+
+Every protocol that can run on a cell's data is evaluated on the same experiments (common
+random numbers; seeds derived from the cell's names, :mod:`sim.seeding`), thousands at a
+time. Each row gives the false-positive rate with its Wilson 95% interval and Monte Carlo
+SE, and the protocol's label for that design (``reportable`` or why it is a pitfall,
+:meth:`protocols.Protocol.label`). ``holds_level`` is ``rate <= alpha + 2 SE_alpha`` with
+``SE_alpha = sqrt(alpha (1 - alpha) / sims)``, the binomial SE at the nominal level.
+Writes ``design_check.csv`` to ``--out`` and prints, per design and protocol, the worst
+cell (reportable protocols first).
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+from dataclasses import asdict, dataclass, field
+
+import numpy as np
+import pandas as pd
+
+import protocols
+from evalcal_core.atomic import write_atomic
+from evalcal_core.cli import ArgumentParser, run_main
+from evalcal_core.designs import KINDS
+from evalcal_core.outdir import locked_out
+from evalcal_core.validate import check_alpha, check_int, check_number, fail
+
+from . import generators
+from .calibrate_core import DEFAULT_REPLICATES
+from .cells import check_memory, draw_cell, protocol_rng
+from .runner import wilson
+
+OWNER = "sim.design_check"
+DEFAULT_OUT = "reports/output/design_check"
+
+#: the generator and its fixed parameters that simulate each design kind
+DESIGN_GENERATORS = {
+    "methods_paired": ("seed_question", {"sd_seed": 0.3}),
+    "methods_independent": ("unpaired_seeds", {}),
+    "models": ("question_mixture", {}),
+    "models_clustered": ("clustered_questions", {}),
+}
+
+#: variant-to-baseline sd ratios of the ``methods_independent`` cells
+SD_RATIOS = (1.0, 3.0)
+
+MAX_SIMS = 10**6
+MAX_QUESTIONS = 10**5
+
+
+@dataclass(frozen=True)
+class CheckGrid:
+    """The grid of :func:`design_check`.
+
+    Attributes
+    ----------
+    kinds : tuple of str
+        Design kinds to simulate (:data:`evalcal_core.designs.KINDS`).
+    questions : tuple of int
+        Questions per benchmark (question-level kinds).
+    clusters : tuple of int
+        Clusters per benchmark (``models_clustered``); a count above ``n / 2`` is skipped.
+    icc : tuple of float
+        Latent intra-cluster correlations (``models_clustered``).
+    repeats : tuple of int
+        Runs per question of each fixed model (``models``, ``models_clustered``).
+    seeds : tuple of int
+        Seeds per arm (``methods_*``).
+    sims : int
+        Experiments per cell.
+    alpha : float
+        Two-sided level.
+    seed : int
+        Root seed.
+    protocols : tuple of str or None
+        Protocols to evaluate (default: every registered one that can run).
+    """
+
+    kinds: tuple[str, ...] = KINDS
+    questions: tuple[int, ...] = (100, 1000, 5000)
+    clusters: tuple[int, ...] = (10, 20, 50)
+    icc: tuple[float, ...] = (0.0, 0.1, 0.3)
+    repeats: tuple[int, ...] = (1, 3, 8)
+    seeds: tuple[int, ...] = (3, 8)
+    sims: int = 2000
+    alpha: float = 0.05
+    seed: int = 0
+    protocols: tuple[str, ...] | None = field(default=None)
+
+    def __post_init__(self):
+        _check_grid(self)
+
+
+def _check_grid(grid: CheckGrid) -> None:
+    # Every value is checked before anything is drawn; messages name the option.
+    if not grid.kinds:
+        raise fail("kinds", "a non-empty list", list(grid.kinds), OWNER)
+    for kind in grid.kinds:
+        if kind not in KINDS:
+            raise fail("kinds", f"a list of {KINDS}", kind, OWNER)
+    for name, low, high in (("questions", 4, MAX_QUESTIONS), ("clusters", 2, MAX_QUESTIONS),
+                            ("repeats", 1, 1000), ("seeds", 2, 1000)):
+        values = getattr(grid, name)
+        if not values:
+            raise fail(name, "a non-empty list", list(values), OWNER)
+        for v in values:
+            check_int(v, name, OWNER, low=low, high=high)
+    for v in grid.icc:
+        check_number(v, "icc", OWNER, low=0, high=1, high_open=True)
+    if not grid.icc:
+        raise fail("icc", "a non-empty list", [], OWNER)
+    check_int(grid.sims, "sims", OWNER, low=1, high=MAX_SIMS)
+    check_alpha(grid.alpha, "alpha", OWNER)
+    check_int(grid.seed, "seed", OWNER, low=0)
+    if grid.protocols is not None:
+        known = protocols.names()
+        for name in grid.protocols:
+            if name not in known:
+                raise fail("protocols", f"a list of registered protocols ({', '.join(known)})",
+                           name, OWNER)
+
+
+@dataclass(frozen=True)
+class Cell:
+    """One simulated benchmark shape: a generator and the runs (seeds or repeats) per arm."""
+
+    kind: str
+    generator: generators.Generator
+    k: int
+
+
+def grid_cells(grid: CheckGrid) -> list[Cell]:
+    """The cells of ``grid``, in the order of :data:`KINDS` then the grid's axes."""
+    out = []
+    for kind in KINDS:
+        if kind not in grid.kinds:
+            continue
+        name, fixed = DESIGN_GENERATORS[kind]
+        shapes = _SHAPES[kind](grid)
+        out.extend(Cell(kind, generators.get(name, **fixed, **params), k)
+                   for params, k in shapes)
+    return out
+
+
+def _clustered_shapes(grid):
+    # a cluster count that does not fit n questions at the generator's minimum size is skipped
+    smallest = generators.generator_class("clustered_questions").min_size
+    return [({"n_questions": n, "n_clusters": g, "icc": icc}, r)
+            for n, g, icc, r in itertools.product(grid.questions, grid.clusters, grid.icc,
+                                                  grid.repeats)
+            if smallest * g <= n]
+
+
+#: each kind's cells: (generator parameters, runs per arm) from the grid's axes
+_SHAPES = {
+    "methods_paired": lambda grid: [({"n_questions": n}, k) for n in grid.questions
+                                    for k in grid.seeds],
+    "methods_independent": lambda grid: [({"sd_ratio": s}, k) for s in SD_RATIOS
+                                         for k in grid.seeds],
+    "models": lambda grid: [({"n_questions": n}, r) for n in grid.questions
+                            for r in grid.repeats],
+    "models_clustered": _clustered_shapes,
+}
+
+
+def cluster_codes(generator) -> np.ndarray | None:
+    """The generator's fixed cluster code per question, or ``None`` if it has none."""
+    codes = getattr(generator, "clusters", None)
+    return None if codes is None else np.asarray(codes())
+
+
+def cell_protocols(cell: Cell, names=None) -> dict[str, protocols.Protocol]:
+    """Protocols that can run on ``cell``'s data (calibration's replicate summary for the
+    z-bootstraps); a cluster-robust one only where the generator has clusters."""
+    g = cell.generator
+    codes = cluster_codes(g)
+    chosen = {}
+    for name in (protocols.names() if names is None else names):
+        params = ({"replicates": DEFAULT_REPLICATES}
+                  if protocols.PROTOCOLS.accepts(name, "replicates") else {})
+        protocol = protocols.get(name, **params)
+        if protocol.applicable(cell.k, g.n, g.binary, codes) is None:
+            chosen[name] = protocol
+    return chosen
+
+
+@dataclass(frozen=True)
+class CheckRow:
+    """False-positive rate of one protocol on one cell (a row of ``design_check.csv``).
+
+    ``rate``, ``rate_low``, ``rate_high``, ``mc_se`` are fractions; ``mc_se`` is the SE of
+    the estimated rate, ``sqrt(rate (1 - rate) / sims)``.
+    """
+
+    kind: str
+    label: str
+    reportable: bool
+    protocol: str
+    generator: str
+    params: str
+    n_questions: int
+    n_clusters: int
+    icc: float
+    k: int
+    sims: int
+    alpha: float
+    rejections: int
+    rate: float
+    rate_low: float
+    rate_high: float
+    mc_se: float
+    holds_level: bool
+
+
+def check_cell(cell: Cell, grid: CheckGrid) -> list[CheckRow]:
+    """Evaluate every applicable protocol on ``grid.sims`` null experiments of ``cell``."""
+    g, k = cell.generator, cell.k
+    chosen = cell_protocols(cell, grid.protocols)
+    if not chosen:
+        return []
+    codes = cluster_codes(g)
+    rngs = {name: protocol_rng(name, "", g, k, 0.0, grid.seed) for name in chosen}
+    hits = dict.fromkeys(chosen, 0)
+    with protocols.kernel_threads(1):
+        for batch in draw_cell(g, k, 0.0, grid.sims, grid.seed):
+            if codes is not None:
+                # Before any protocol derives anything: the batch's shared quantities then
+                # serve every protocol, clustered or not.
+                batch = batch.with_clusters(codes)
+            for name, protocol in chosen.items():
+                r = protocol.evaluate(batch, alpha=grid.alpha, rng=rngs[name])
+                hits[name] += int(np.count_nonzero(r.significant))
+    se_alpha = math.sqrt(grid.alpha * (1 - grid.alpha) / grid.sims)
+    params = g.params()
+    rows = []
+    for name, protocol in chosen.items():
+        count = hits[name]
+        rate = count / grid.sims
+        low, high = wilson(count, grid.sims)
+        label = type(protocol).label(cell.kind)
+        rows.append(CheckRow(
+            kind=cell.kind, label=label or "reportable", reportable=not label, protocol=name,
+            generator=g.name, params=g.describe(), n_questions=g.n,
+            n_clusters=int(params.get("n_clusters", 0)), icc=float(params.get("icc", 0.0)),
+            k=k, sims=grid.sims, alpha=grid.alpha, rejections=count, rate=rate, rate_low=low,
+            rate_high=high, mc_se=math.sqrt(rate * (1 - rate) / grid.sims),
+            holds_level=rate <= grid.alpha + 2 * se_alpha + 1e-12))
+    return rows
+
+
+def design_check(grid: CheckGrid, progress=None) -> pd.DataFrame:
+    """False-positive rates of every applicable protocol on every cell of ``grid``.
+
+    Parameters
+    ----------
+    grid : CheckGrid
+    progress : callable or None
+        Called with each finished cell.
+
+    Returns
+    -------
+    pandas.DataFrame
+        One :class:`CheckRow` per (cell, protocol), sorted by design kind, reportable
+        protocols first, then protocol and cell.
+    """
+    cells = grid_cells(grid)
+    for cell in cells:
+        check_memory(cell.generator, cell.k, min(grid.sims, _chunk(cell)))
+    rows = []
+    for cell in cells:
+        rows.extend(check_cell(cell, grid))
+        if progress is not None:
+            progress(cell)
+    return sort_rows(pd.DataFrame([asdict(r) for r in rows], columns=_COLUMNS))
+
+
+_COLUMNS = [f.name for f in CheckRow.__dataclass_fields__.values()]
+
+
+def _chunk(cell):
+    from .cells import chunk_size
+
+    return chunk_size(cell.generator, cell.k)
+
+
+def sort_rows(frame: pd.DataFrame) -> pd.DataFrame:
+    """Design kind (in :data:`KINDS` order), reportable first, protocol, then the cell."""
+    order = frame["kind"].map({k: i for i, k in enumerate(KINDS)})
+    frame = frame.assign(_kind=order, _pit=~frame["reportable"].astype(bool))
+    frame = frame.sort_values(["_kind", "_pit", "protocol", "n_questions", "n_clusters", "icc",
+                               "k", "params"], kind="stable")
+    return frame.drop(columns=["_kind", "_pit"]).reset_index(drop=True)
+
+
+def summary(frame: pd.DataFrame) -> pd.DataFrame:
+    """Per design and protocol: cells, cells over the level, and the worst cell's rate."""
+    out = []
+    for (kind, protocol), part in frame.groupby(["kind", "protocol"], sort=False):
+        worst = part.loc[part["rate"].idxmax()]
+        out.append({"kind": kind, "protocol": protocol, "label": worst["label"],
+                    "reportable": bool(worst["reportable"]), "cells": len(part),
+                    "over_level": int((~part["holds_level"].astype(bool)).sum()),
+                    "mean_rate": float(part["rate"].mean()), "worst_rate": worst["rate"],
+                    "worst_low": worst["rate_low"], "worst_high": worst["rate_high"],
+                    "worst_cell": _cell_name(worst)})
+    return pd.DataFrame(out)
+
+
+def _cell_name(row) -> str:
+    if row["kind"].startswith("methods"):
+        extra = f"n={row['n_questions']}" if row["n_questions"] > 1 else row["params"]
+        return f"k={row['k']} {extra}"
+    cl = f" G={row['n_clusters']} icc={row['icc']:g}" if row["n_clusters"] else ""
+    return f"n={row['n_questions']}{cl} r={row['k']}"
+
+
+def format_summary(table: pd.DataFrame) -> str:
+    """The printed table: one line per design and protocol."""
+    head = (f"{'design':<20} {'protocol':<26} {'cells':>5} {'over':>4} {'mean':>6} "
+            f"{'worst FPR [95% Wilson]':>23}  {'worst cell':<26} label")
+    lines = [head, "-" * len(head)]
+    for _, r in table.iterrows():
+        ci = f"{r['worst_rate']:.3f} [{r['worst_low']:.3f}, {r['worst_high']:.3f}]"
+        lines.append(f"{r['kind']:<20} {r['protocol']:<26} {r['cells']:>5} {r['over_level']:>4} "
+                     f"{r['mean_rate']:>6.3f} {ci:>23}  {r['worst_cell']:<26} {r['label']}")
+    return "\n".join(lines)
+
+
+# --------------------------------------------------------------------------------------------
+# Command line
+
+
+def build_parser() -> ArgumentParser:
+    p = ArgumentParser(prog="python -m sim.design_check", description=__doc__)
+    d = CheckGrid()
+    p.add_argument("--kinds", nargs="+", default=list(d.kinds), help="design kinds")
+    p.add_argument("--questions", nargs="+", type=int, default=list(d.questions),
+                   help="questions per benchmark (question-level designs)")
+    p.add_argument("--clusters", nargs="+", type=int, default=list(d.clusters),
+                   help="clusters per benchmark (models_clustered)")
+    p.add_argument("--icc", nargs="+", type=float, default=list(d.icc),
+                   help="latent intra-cluster correlations (models_clustered)")
+    p.add_argument("--repeats", nargs="+", type=int, default=list(d.repeats),
+                   help="runs per question of a fixed model (models designs)")
+    p.add_argument("--seeds", nargs="+", type=int, default=list(d.seeds),
+                   help="seeds per arm (methods designs)")
+    p.add_argument("--sims", type=int, default=d.sims, help="experiments per cell")
+    p.add_argument("--alpha", type=float, default=d.alpha)
+    p.add_argument("--seed", type=int, default=d.seed, help="root seed")
+    p.add_argument("--protocols", nargs="+", default=None, help="default: all that can run")
+    p.add_argument("--out", default=DEFAULT_OUT, help="folder for design_check.csv")
+    p.add_argument("--quiet", action="store_true", help="no progress lines")
+    return p
+
+
+def main(argv=None) -> int:
+    args = build_parser().parse_args(argv)
+    grid = CheckGrid(kinds=tuple(args.kinds), questions=tuple(args.questions),
+                     clusters=tuple(args.clusters), icc=tuple(args.icc),
+                     repeats=tuple(args.repeats), seeds=tuple(args.seeds), sims=args.sims,
+                     alpha=args.alpha, seed=args.seed,
+                     protocols=None if args.protocols is None else tuple(args.protocols))
+    with locked_out(args.out) as out:
+        cells = len(grid_cells(grid))
+        done = [0]
+
+        def progress(cell):
+            done[0] += 1
+            if not args.quiet:
+                print(f"[{done[0]}/{cells}] {cell.kind} {cell.generator.describe()} "
+                      f"k={cell.k}", flush=True)
+
+        frame = design_check(grid, progress)
+        write_atomic(out / "design_check.csv", frame.to_csv(index=False))
+    print(format_summary(summary(frame)))
+    print(f"wrote {out / 'design_check.csv'} ({len(frame)} rows, {grid.sims} sims per cell)")
+    return 0
+
+
+if __name__ == "__main__":
+    run_main(main, "python -m sim.design_check")

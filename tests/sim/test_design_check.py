@@ -1,0 +1,251 @@
+"""``sim.design_check``: the table's structure and arithmetic on a tiny grid (fast), and the
+false-positive rates that decide which protocol is honest under which design (slow)."""
+
+import math
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+from statsmodels.stats.proportion import proportion_confint
+
+import protocols
+from evalcal_core.cli import call_main
+from evalcal_core.designs import KINDS
+from sim import design_check as dc
+
+TINY = dc.CheckGrid(questions=(40,), clusters=(4,), icc=(0.3,), repeats=(1, 2), seeds=(3,),
+                    sims=60)
+
+
+@pytest.fixture(scope="module")
+def tiny():
+    return dc.design_check(TINY)
+
+
+def test_grid_cells_per_kind():
+    cells = dc.grid_cells(dc.CheckGrid(questions=(100, 1000), clusters=(10, 50), icc=(0, 0.3),
+                                       repeats=(1, 3), seeds=(3, 8)))
+    count = pd.Series([c.kind for c in cells]).value_counts()
+    assert count["methods_paired"] == 2 * 2
+    assert count["methods_independent"] == len(dc.SD_RATIOS) * 2
+    assert count["models"] == 2 * 2
+    assert count["models_clustered"] == 2 * 2 * 2 * 2
+    for c in cells:
+        assert getattr(c.generator, "design", c.kind) == c.kind
+    # 50 clusters need 100 questions at the minimum size of 2: 100 is the smallest that fits
+    small = dc.grid_cells(dc.CheckGrid(kinds=("models_clustered",), questions=(99,),
+                                       clusters=(10, 50), icc=(0.1,), repeats=(1,)))
+    assert [c.generator.n_clusters for c in small] == [10]
+
+
+def test_rows_are_sorted_by_design_with_reportable_first(tiny):
+    kinds = list(tiny["kind"])
+    order = [KINDS.index(k) for k in kinds]
+    assert order == sorted(order) and set(kinds) == set(KINDS)
+    for _, part in tiny.groupby("kind", sort=False):
+        flags = list(part["reportable"])
+        assert flags == sorted(flags, reverse=True)
+
+
+def test_rates_intervals_and_labels(tiny):
+    """Rate = rejections / sims; Wilson interval as statsmodels' ``proportion_confint``;
+    ``mc_se`` the binomial SE of the rate; ``holds_level`` against alpha + 2 SE at alpha;
+    the label is the protocol's own for the design."""
+    assert (tiny["sims"] == TINY.sims).all()
+    se_alpha = math.sqrt(TINY.alpha * (1 - TINY.alpha) / TINY.sims)
+    for _, r in tiny.iterrows():
+        assert r["rate"] == r["rejections"] / r["sims"]
+        low, high = proportion_confint(r["rejections"], r["sims"], method="wilson")
+        assert r["rate_low"] == pytest.approx(low, abs=1e-12)
+        assert r["rate_high"] == pytest.approx(high, abs=1e-12)
+        assert r["mc_se"] == pytest.approx(math.sqrt(r["rate"] * (1 - r["rate"]) / r["sims"]))
+        assert r["holds_level"] == (r["rate"] <= TINY.alpha + 2 * se_alpha + 1e-12)
+        label = protocols.protocol_class(r["protocol"]).label(r["kind"])
+        assert r["reportable"] == (label == "")
+        assert r["label"] == (label or "reportable")
+
+
+def test_cluster_protocols_only_where_there_are_clusters(tiny):
+    clustered = {n for n in protocols.names()
+                 if protocols.protocol_class(n).needs_clusters}
+    rows = tiny[tiny["protocol"].isin(clustered)]
+    assert set(rows["kind"]) <= {"models_clustered"}
+    if clustered:
+        assert clustered <= set(tiny.loc[tiny["kind"] == "models_clustered", "protocol"])
+
+
+def test_every_applicable_protocol_runs_on_every_cell(tiny):
+    for cell in dc.grid_cells(TINY):
+        g = cell.generator
+        got = set(tiny.loc[(tiny["params"] == g.describe()) & (tiny["k"] == cell.k),
+                           "protocol"])
+        assert got == set(dc.cell_protocols(cell))
+        assert got  # something can run everywhere
+
+
+def test_same_seed_same_table_and_common_random_numbers(tiny):
+    """The data do not depend on which protocols run: one protocol alone gets the rejections
+    it got among all (seeds derived from names, ``sim.seeding``)."""
+    again = dc.design_check(TINY)
+    pd.testing.assert_frame_equal(again, tiny)
+    alone = dc.design_check(dc.CheckGrid(**{**TINY.__dict__, "protocols": ("paired_t",)}))
+    mine = tiny[tiny["protocol"] == "paired_t"].reset_index(drop=True)
+    np.testing.assert_array_equal(alone["rejections"], mine["rejections"])
+    other = dc.design_check(dc.CheckGrid(**{**TINY.__dict__, "seed": 1,
+                                            "protocols": ("paired_t",)}))
+    assert not np.array_equal(other["rejections"], alone["rejections"])
+
+
+def test_summary_one_line_per_design_and_protocol(tiny):
+    table = dc.summary(tiny)
+    assert len(table) == len(tiny.groupby(["kind", "protocol"]))
+    for _, r in table.iterrows():
+        part = tiny[(tiny["kind"] == r["kind"]) & (tiny["protocol"] == r["protocol"])]
+        assert r["worst_rate"] == part["rate"].max()
+        assert r["over_level"] == (~part["holds_level"]).sum()
+    text = dc.format_summary(table)
+    assert text.splitlines()[0].startswith("design")
+
+
+@pytest.mark.parametrize("params, match", [
+    ({"kinds": ("models", "fixed")}, r"'kinds' parameter of sim.design_check must be a list "
+                                     r"of .*Got 'fixed' instead"),
+    ({"kinds": ()}, r"'kinds'.*non-empty"),
+    ({"questions": (3,)}, r"'questions'.*>= 4.*Got 3"),
+    ({"clusters": (1,)}, r"'clusters'.*>= 2"),
+    ({"icc": (1.0,)}, r"'icc'.*< 1"),
+    ({"icc": ()}, r"'icc'.*non-empty"),
+    ({"repeats": (0,)}, r"'repeats'.*>= 1"),
+    ({"seeds": (1,)}, r"'seeds'.*>= 2"),
+    ({"sims": 0}, r"'sims'.*>= 1"),
+    ({"alpha": 1.5}, "alpha"),
+    ({"protocols": ("paired_t", "nope")}, r"'protocols'.*Got 'nope'"),
+])
+def test_grid_validation(params, match):
+    with pytest.raises(ValueError, match=match):
+        dc.CheckGrid(**params)
+
+
+def _cli(*args, tmp_path):
+    root = Path(dc.__file__).resolve().parents[1]
+    return subprocess.run([sys.executable, "-m", "sim.design_check", *args],
+                          capture_output=True, text=True, cwd=tmp_path,
+                          env={**os.environ, "PYTHONPATH": str(root)})
+
+
+def test_cli_writes_the_csv(tmp_path):
+    out = tmp_path / "out"
+    res = _cli("--kinds", "models_clustered", "--questions", "40", "--clusters", "4",
+               "--icc", "0.3", "--repeats", "1", "--sims", "30", "--out", str(out), "--quiet",
+               tmp_path=tmp_path)
+    assert res.returncode == 0, res.stderr
+    frame = pd.read_csv(out / "design_check.csv")
+    assert set(frame["kind"]) == {"models_clustered"}
+    assert list(frame.columns) == dc._COLUMNS
+    assert "paired_t_questions" in res.stdout
+
+
+@pytest.mark.parametrize("args, match", [
+    (["--sims", "0"], "'sims'"),
+    (["--icc", "2"], "'icc'"),
+    (["--kinds", "models", "nonsense"], "'kinds'"),
+    (["--repeats", "x"], "invalid int value"),
+])
+def test_cli_errors_are_one_line_exit_2(args, match, tmp_path, capsys):
+    """In-process through ``call_main`` (what ``run_main`` exits with)."""
+    argv = [*args, "--out", str(tmp_path / "never")]
+    try:
+        code = call_main(dc.main, "python -m sim.design_check", argv)
+    except SystemExit as exc:  # argparse's own errors
+        code = exc.code
+    assert code == 2
+    lines = capsys.readouterr().err.strip().splitlines()
+    assert len(lines) == 1 and match in lines[0]
+    assert not (tmp_path / "never").exists()  # validated before the folder is made
+
+
+def test_cli_error_as_a_command(tmp_path):
+    res = _cli("--sims", "0", "--out", str(tmp_path / "never"), tmp_path=tmp_path)
+    assert res.returncode == 2
+    assert res.stderr.strip() == ("python -m sim.design_check: error: The 'sims' parameter of "
+                                  "sim.design_check must be an integer >= 1 and <= 1000000. "
+                                  "Got 0 instead.")
+
+
+# ------------------------------------------------------------------------------------------
+# Slow: the calibration itself (2,000 experiments per cell)
+
+REDUCED = dc.CheckGrid(questions=(200, 1000), clusters=(10, 50), icc=(0.0, 0.1, 0.3),
+                       repeats=(1, 3), seeds=(3, 8), sims=2000)
+
+
+@pytest.fixture(scope="module")
+def reduced():
+    return dc.design_check(REDUCED)
+
+
+def _se_alpha(grid):
+    return math.sqrt(grid.alpha * (1 - grid.alpha) / grid.sims)
+
+
+@pytest.mark.slow
+def test_slow_every_reportable_protocol_holds_its_level(reduced):
+    """Each design's reportable protocols reject a true null at most alpha + 2 Monte Carlo SE
+    (SE at the nominal level, sqrt(alpha (1 - alpha) / sims)) in every cell of the reduced
+    grid, on the generator of that design."""
+    bound = REDUCED.alpha + 2 * _se_alpha(REDUCED)
+    rows = reduced[reduced["reportable"]]
+    assert set(rows["kind"]) == set(KINDS)
+    bad = rows[rows["rate"] > bound]
+    assert bad.empty, bad[["kind", "protocol", "params", "k", "rate"]].to_string()
+
+
+@pytest.mark.slow
+def test_slow_iid_question_test_over_rejects_under_clustering(reduced):
+    """paired_t_questions treats questions as independent: with clustered difficulty and
+    effects (icc 0.1, 0.3) and clusters of ~100 questions its rate is well above alpha;
+    at icc 0 it holds."""
+    rows = reduced[(reduced["kind"] == "models_clustered")
+                   & (reduced["protocol"] == "paired_t_questions")]
+    bound = REDUCED.alpha + 2 * _se_alpha(REDUCED)
+    big = rows[(rows["n_questions"] == 1000) & (rows["n_clusters"] == 10)]
+    for icc in (0.1, 0.3):
+        assert (big.loc[big["icc"] == icc, "rate"] > bound).all(), big.to_string()
+    assert (rows.loc[rows["icc"] == 0, "rate"] <= bound).all()
+    assert rows["label"].iloc[0] != "reportable"
+
+
+@pytest.mark.slow
+def test_slow_question_test_ignoring_seeds_over_rejects_for_methods(reduced):
+    """Under methods_paired (seed_question, seed-effect sd 0.3) the per-question test counts
+    only the question noise: its rate is far above alpha."""
+    rows = reduced[(reduced["kind"] == "methods_paired")
+                   & (reduced["protocol"] == "paired_t_questions")]
+    assert (rows["rate"] > 2 * REDUCED.alpha).all(), rows.to_string()
+    assert not rows["reportable"].any()
+
+
+@pytest.mark.slow
+def test_slow_welch_holds_its_level_on_independent_seeds(reduced):
+    rows = reduced[(reduced["kind"] == "methods_independent")
+                   & (reduced["protocol"] == "welch_t")]
+    assert len(rows) == len(dc.SD_RATIOS) * len(REDUCED.seeds)
+    assert (rows["rate"] <= REDUCED.alpha + 2 * _se_alpha(REDUCED)).all(), rows.to_string()
+
+
+@pytest.mark.slow
+def test_slow_cr1_over_rejects_at_10_clusters(reduced):
+    """CR1 (the Stata-style sandwich) is biased down with few, unequal clusters (Cameron,
+    Gelbach & Miller 2008): at 10 clusters it over-rejects; CR2 with Bell-McCaffrey df does
+    not (it is reportable, checked above)."""
+    if "cluster_cr1" not in protocols.names():
+        pytest.skip("cluster_cr1 not registered in this tree")
+    rows = reduced[(reduced["kind"] == "models_clustered")
+                   & (reduced["protocol"] == "cluster_cr1") & (reduced["n_clusters"] == 10)]
+    assert len(rows) > 0
+    assert rows["rate"].mean() > REDUCED.alpha + 2 * _se_alpha(REDUCED) / math.sqrt(len(rows))
+    assert not rows["reportable"].any()

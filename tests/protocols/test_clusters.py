@@ -55,6 +55,72 @@ def _hand_cr2(d, codes):
     return beta.item(), variance, np.trace(b) ** 2 / np.trace(b @ b)
 
 
+def _hand_ik_df(d, codes):
+    """Imbens–Kolesár df by the definitions: the columns p_g of ``_hand_cr2``, a working
+    covariance Omega = (1 - rho) I + rho B (B_qr = 1 when q and r share a cluster) with rho
+    from a one-way random-effects ANOVA written out by loops over clusters, and
+    df = tr(P' Omega P)^2 / tr((P' Omega P)^2)."""
+    n = d.size
+    hat = np.full((n, n), 1.0 / n)
+    labels = np.unique(codes)
+    columns = []
+    for g in labels:
+        idx = np.flatnonzero(codes == g)
+        lam, vec = np.linalg.eigh(np.eye(idx.size) - hat[np.ix_(idx, idx)])
+        a_g = vec @ np.diag(lam ** -0.5) @ vec.T
+        columns.append(((np.eye(n) - hat)[:, idx] @ a_g @ np.ones(idx.size) / n))
+    p = np.array(columns).T
+    groups = [d[codes == g] for g in labels]
+    sizes = np.array([len(x) for x in groups], dtype=float)
+    ms_between = sum(len(x) * (x.mean() - d.mean()) ** 2 for x in groups) / (len(groups) - 1)
+    ms_within = sum(((x - x.mean()) ** 2).sum() for x in groups) / (n - len(groups))
+    n0 = (n - (sizes ** 2).sum() / n) / (len(groups) - 1)
+    between = max(ms_between - ms_within, 0.0) / n0
+    rho = between / (between + ms_within)
+    same = (codes[:, None] == codes[None, :]).astype(float)
+    omega = (1 - rho) * np.eye(n) + rho * same
+    b = p.T @ omega @ p
+    return np.trace(b) ** 2 / np.trace(b @ b), rho
+
+
+@pytest.mark.parametrize("sizes", [[2, 3, 4], [1, 2, 7, 30, 4, 4], [3] * 12])
+def test_cr2_ik_df_matches_the_matrix_algebra(sizes):
+    """Reference: ``_hand_ik_df`` (dense N x N working covariance, ANOVA by loops) to 1e-10,
+    on data with a strong cluster effect (rho well above 0) and on data without; the default
+    ``cluster_cr2`` uses that df for its t quantiles (p checked through scipy.stats.t)."""
+    from protocols.methods.cluster_robust import ik_df, one_way_icc
+
+    codes = np.random.default_rng(5).permutation(_sizes_codes(sizes))
+    rng = np.random.default_rng(6)
+    effect = rng.normal(size=(4, len(sizes)))[:, codes]
+    d = np.concatenate([0.05 * rng.normal(size=(4, codes.size)) + 0.1 * effect,
+                        0.05 * rng.normal(size=(4, codes.size))])
+    df = ik_df(d, codes, len(sizes))
+    rho = one_way_icc(d, codes, len(sizes))
+    for i in range(len(d)):
+        hand_df, hand_rho = _hand_ik_df(d[i], codes)
+        np.testing.assert_allclose(rho[i], hand_rho, rtol=1e-10, atol=1e-14)
+        np.testing.assert_allclose(df[i], max(hand_df, 1.0), rtol=1e-10)
+    assert rho[:4].min() > 0.2  # the cluster effect is seen
+    res = protocols.get("cluster_cr2").evaluate(np.zeros((8, 1, codes.size)), d[:, None, :],
+                                                ALPHA, clusters=codes)
+    _, variance, _ = protocols.methods.cluster_robust.cr2_intercept(d, codes, len(sizes))
+    t = np.abs(d.mean(axis=1)) / np.sqrt(variance)
+    np.testing.assert_allclose(res.p_value, 2 * stats.t.sf(t, df), rtol=1e-8)
+
+
+def test_cr2_ik_df_is_the_bm_df_without_a_cluster_effect():
+    """Analytic: with rho = 0 the working covariance is I, so the IK df is the BM df."""
+    from protocols.methods.cluster_robust import _df_matrices
+
+    sizes = np.array([1.0, 2, 7, 30, 4, 4])
+    m0, _ = _df_matrices(sizes)
+    codes = _sizes_codes(sizes.astype(int))
+    _, _, bm = protocols.methods.cluster_robust.cr2_intercept(np.zeros((1, codes.size)),
+                                                              codes, len(sizes))
+    assert np.trace(m0) ** 2 / np.sum(m0 * m0.T) == pytest.approx(bm, rel=1e-12)
+
+
 def test_cr2_matches_the_matrix_algebra_on_three_clusters_of_sizes_2_3_4():
     """Reference: the CR2 sandwich and BM df computed from their definitions
     (``_hand_cr2``) on 3 clusters of sizes 2, 3, 4, to 1e-10 relative; p and CI are then
@@ -63,8 +129,8 @@ def test_cr2_matches_the_matrix_algebra_on_three_clusters_of_sizes_2_3_4():
     rng = np.random.default_rng(0)
     d = rng.normal(0.02, 0.05, size=(5, 9))
     base = rng.random((5, 1, 9))
-    res = protocols.get("cluster_cr2").evaluate(base, base + d[:, None, :], ALPHA,
-                                                clusters=codes)
+    res = protocols.get("cluster_cr2", df="bm").evaluate(base, base + d[:, None, :], ALPHA,
+                                                         clusters=codes)
     for i in range(5):
         est, var, df = _hand_cr2(d[i], codes)
         se = np.sqrt(var)

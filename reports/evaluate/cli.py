@@ -1,0 +1,319 @@
+"""``python -m reports.evaluate``: arguments -> :class:`EvalConfig` -> :func:`run_config`."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from dataclasses import asdict, dataclass, field
+from importlib import resources
+
+import numpy as np
+
+from evalcal_core.cli import ArgumentParser, run_main
+from evalcal_core.params import parse_key_values
+from evalcal_core.results_io import MAX_RANGE
+from evalcal_core.validate import check_alpha, check_int, check_number
+from protocols import names, protocol_class
+from protocols._base import PROTOCOLS
+
+from . import _compat
+from .compare import compare_arms
+from .design import cluster_codes, infer_design
+from .load import check_arm_scores, parse_arm_options, read_log_arms, read_tidy
+from .protocols_table import evaluate_protocols, format_table, notes_for
+from .render import Units, as_json, clean, latex, markdown, text
+
+PROG = "python -m reports.evaluate"
+CLAIMS = ("superiority", "non-inferiority", "equivalence")
+FORMATS = ("text", "markdown", "latex")
+
+GATE_HELP = """\
+claims and --gate (exit status):
+  0  the claim is shown for every comparison (its simultaneous interval clears the margin)
+  1  the claim is refuted for some comparison (the interval lies on the wrong side)
+  3  inconclusive (the interval straddles the margin): more seeds or questions needed
+  2  bad input or options (one line on stderr)
+"""
+
+
+def example_path() -> str:
+    """Path of the example results CSV shipped with the package."""
+    return str(resources.files("protocols") / "examples" / "example_results.csv")
+
+
+@dataclass(frozen=True)
+class EvalConfig:
+    """What one ``evaluate`` run does (the CLI only parses into this)."""
+
+    results: str | None = None
+    arms: dict = field(default_factory=dict)
+    metric: str | None = None
+    task: str | None = None
+    filter: str | None = None
+    compare: str | None = None
+    unpaired: bool = False
+    cluster: str | None = None
+    reference: str | None = None
+    correction: str = "holm"
+    claim: str | None = None
+    margin: float | None = None
+    gate: bool = False
+    alpha: float = 0.05
+    protocols: tuple | None = None
+    params: dict = field(default_factory=dict)
+    percent: bool = False
+    metric_range: tuple | None = None
+    partial_credit: bool = False
+    seed: int = 0
+    json: bool = False
+    format: str = "text"
+    forest: str | None = None
+
+
+def build_parser() -> ArgumentParser:
+    honest = [n for n in names() if not protocol_class(n).label("methods_paired")]
+    others = [n for n in names() if protocol_class(n).label("methods_paired")]
+    epilog = ("protocols reportable for methods with paired seeds (labels depend on the "
+              "design; the output labels each row for yours):\n"
+              + "".join(f"  {n:<26} {protocol_class(n).summary}\n" for n in honest)
+              + "pitfalls for methods with paired seeds (shown for teaching):\n"
+              + "".join(f"  {n:<26} {protocol_class(n).label('methods_paired')}\n"
+                        for n in others)
+              + "\n" + GATE_HELP)
+    p = ArgumentParser(
+        prog=PROG,
+        description="Compare the arms of your own results: the study design first, then one "
+                    "reportable protocol per comparison with multiplicity-adjusted p-values "
+                    "and simultaneous intervals, effect sizes, a ranking and an optional "
+                    "claim gate.",
+        epilog=epilog, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("results", nargs="?", default=None,
+                   help="tidy CSV: seed,arm,metric or seed,arm,question,score with any arm "
+                        "names (default: the shipped example)")
+    g = p.add_argument_group("harness logs")
+    g.add_argument("--arm", action="append", default=[], metavar="NAME=PATH",
+                   help="one arm's harness log (lm-eval samples_*.jsonl, Inspect .eval, HELM "
+                        "per_instance_stats.json, a one-arm CSV, or a folder); repeat per arm")
+    g.add_argument("--baseline", metavar="LOG",
+                   help="two-arm shorthand: --arm baseline=LOG (needs --variant)")
+    g.add_argument("--variant", metavar="LOG", help="two-arm shorthand: --arm variant=LOG")
+    g.add_argument("--metric", help="metric, scorer or stat to read from the logs")
+    g.add_argument("--task", help="task to read when a log holds several")
+    g.add_argument("--filter", help="lm-eval filter, HELM perturbation or CSV arm")
+    d = p.add_argument_group("design (inferred when omitted; always printed first)")
+    d.add_argument("--compare", choices=("methods", "models"),
+                   help="methods: training procedures, seeds are the units; models: fixed "
+                        "checkpoints, questions are the units")
+    d.add_argument("--unpaired", action="store_true",
+                   help="the arms' seeds are independent (methods only)")
+    d.add_argument("--cluster", metavar="COLUMN",
+                   help="questions are clustered by this column (models only)")
+    c = p.add_argument_group("comparisons")
+    c.add_argument("--reference", metavar="ARM",
+                   help="compare every arm with this one (many-to-one); default all pairs")
+    c.add_argument("--correction", choices=_compat.CORRECTIONS, default="holm",
+                   help="multiplicity: holm (default), maxt, bh, bonferroni, none")
+    c.add_argument("--claim", choices=CLAIMS, help="the claim to check against --margin")
+    c.add_argument("--margin", type=float, metavar="M",
+                   help="claim margin in the file's units (0.01 = 1 pp for fractions)")
+    c.add_argument("--gate", action="store_true",
+                   help="exit 0 if the claim is shown, 1 refuted, 3 inconclusive")
+    p.add_argument("--alpha", type=float, default=0.05, help="two-sided level (0.05)")
+    p.add_argument("--protocols", nargs="+", metavar="NAME", choices=names(),
+                   help="protocols of the two-arm table (default: all applicable)")
+    p.add_argument("--protocol-param", nargs="+", default=[], metavar="KEY=VALUE",
+                   help="set on every selected protocol that has the parameter")
+    p.add_argument("--threshold", type=float, default=None, metavar="T",
+                   help="single_run's smallest difference called a result, in the file's "
+                        "units (default 0.01 = 1 pp for fractions; required for others)")
+    p.add_argument("--percent", action="store_true",
+                   help="scores are percentages (91.2) rather than fractions (0.912)")
+    p.add_argument("--metric-range", nargs=2, type=float, metavar=("LOW", "HIGH"),
+                   help="valid scores of a metric that is not a fraction in [0, 1]")
+    p.add_argument("--partial-credit", action="store_true",
+                   help="allow a few scores other than 0 and 1 in a per-question file")
+    p.add_argument("--seed", type=int, default=0, help="seed of the resampling (0)")
+    p.add_argument("--json", action="store_true", help="machine-readable output")
+    p.add_argument("--format", choices=FORMATS, default="text",
+                   help="text (default), markdown or latex")
+    p.add_argument("--forest", metavar="PATH.png", help="write a forest plot")
+    return p
+
+
+def config_from_args(args) -> EvalConfig:
+    """Check the options (one-line errors) and build the config."""
+    check_alpha(args.alpha, "--alpha")
+    check_int(args.seed, "--seed", low=0, high=2**63 - 1)
+    if args.metric_range is not None:
+        low, high = args.metric_range
+        check_number(low, "--metric-range", low=-MAX_RANGE, high=MAX_RANGE)
+        check_number(high, "--metric-range", low=low, high=MAX_RANGE, low_open=True)
+        if args.percent:
+            raise ValueError("--percent and --metric-range exclude each other: declare the "
+                             "range in the file's own units")
+    if (args.baseline is None) != (args.variant is None):
+        raise ValueError("--baseline and --variant go together: name both arms' logs")
+    arms = parse_arm_options(args.arm)
+    if args.baseline is not None:
+        if arms:
+            raise ValueError("give --baseline/--variant or --arm NAME=PATH, not both")
+        arms = {"baseline": args.baseline, "variant": args.variant}
+    if arms and args.results is not None:
+        raise ValueError(f"give either a results CSV ({args.results}) or --baseline and "
+                         f"--variant (or --arm), not both")
+    if arms and len(arms) < 2:
+        raise ValueError(f"--arm names one arm ({next(iter(arms))}); a comparison needs two "
+                         f"or more")
+    if not arms and any(v is not None for v in (args.metric, args.task, args.filter)):
+        raise ValueError("--metric, --task and --filter read harness logs: use them with "
+                         "--baseline and --variant (or --arm NAME=PATH)")
+    if args.unpaired and args.compare == "models":
+        raise ValueError("--unpaired applies to --compare methods (independent seeds); "
+                         "models are compared on the same questions, always paired")
+    if args.gate and args.claim is None:
+        raise ValueError("--gate needs a --claim (superiority, non-inferiority or "
+                         "equivalence) to decide")
+    if args.margin is not None and args.claim is None:
+        raise ValueError("--margin needs a --claim")
+    if args.claim in ("non-inferiority", "equivalence") and args.margin is None:
+        raise ValueError(f"--claim {args.claim} needs a --margin > 0 in the file's units")
+    params = parse_key_values(args.protocol_param, "--protocol-param")
+    scale = 0.01 if args.percent else 1.0
+    if args.threshold is not None:
+        if "threshold" in params:
+            raise ValueError("Give single_run's threshold once: --threshold or "
+                             "--protocol-param threshold=, not both.")
+        params["threshold"] = args.threshold * scale
+    chosen = names() if args.protocols is None else args.protocols
+    for key in params:
+        if not any(PROTOCOLS.accepts(name, key) for name in chosen):
+            raise ValueError(f"--protocol-param {key!r} is not a parameter of any selected "
+                             f"protocol ({', '.join(chosen)})")
+    margin = None
+    if args.margin is not None:
+        margin = check_margin(args.margin, args.metric_range, args.percent,
+                              args.claim) * scale
+    return EvalConfig(
+        results=args.results, arms=arms, metric=args.metric, task=args.task,
+        filter=args.filter, compare=args.compare, unpaired=args.unpaired,
+        cluster=args.cluster, reference=args.reference, correction=args.correction,
+        claim=args.claim, margin=margin, gate=args.gate, alpha=args.alpha,
+        protocols=None if args.protocols is None else tuple(args.protocols), params=params,
+        percent=args.percent,
+        metric_range=None if args.metric_range is None else tuple(args.metric_range),
+        partial_credit=args.partial_credit, seed=args.seed, json=args.json,
+        format=args.format, forest=args.forest)
+
+
+def check_margin(margin, metric_range, percent, claim) -> float:
+    """The margin in the file's units, refused where it cannot be meant (5 on fractions)."""
+    check_number(margin, "--margin", low=0.0, high=MAX_RANGE)
+    if claim in ("non-inferiority", "equivalence") and margin == 0:
+        raise ValueError(f"--margin must be > 0 for --claim {claim}")
+    if metric_range is not None:
+        width = metric_range[1] - metric_range[0]
+        if margin >= width:
+            raise ValueError(f"--margin {margin:g} is not below the metric's range "
+                             f"{metric_range[0]:g}..{metric_range[1]:g}")
+    elif percent:
+        if margin >= 100:
+            raise ValueError(f"--margin {margin:g} is in percentage points with --percent; "
+                             f"it must be below 100")
+    elif margin >= 1:
+        raise ValueError(f"--margin {margin:g} is in the file's units, fractions here "
+                         f"(0.01 = 1 pp); did you mean --margin {margin / 100:g} "
+                         f"({margin:g} pp)?")
+    return float(margin)
+
+
+def _load(config: EvalConfig):
+    scale = 0.01 if config.percent else 1.0
+    if config.arms:
+        if config.cluster is not None:
+            raise ValueError("--cluster with harness logs needs the shared log readers; "
+                             "give a tidy CSV with the cluster column")
+        loaded = read_log_arms(config.arms, metric=config.metric, task=config.task,
+                               filter=config.filter, scale=scale)
+    else:
+        loaded = read_tidy(config.results or example_path(), scale=scale,
+                           cluster=config.cluster)
+        arms = loaded.scores.arms
+        if set(arms) == {"baseline", "variant"} and arms[0] != "baseline":
+            s = loaded.scores
+            from dataclasses import replace
+            loaded = replace(loaded, scores=replace(s, arms=arms[::-1],
+                                                    scores=s.scores[::-1]))
+    declared = config.metric_range is not None
+    check_arm_scores(loaded.scores, per_question=loaded.per_question,
+                     value_range=config.metric_range if declared else (0.0, 1.0),
+                     percent=config.percent, declared=declared,
+                     partial=config.partial_credit)
+    return loaded
+
+
+def run_config(config: EvalConfig, out=None) -> int:
+    """Run one evaluation and write its output; the exit status (``--gate`` decides it)."""
+    out = out or sys.stdout
+    loaded = _load(config)
+    scores = loaded.scores
+    design = infer_design(scores, compare=config.compare, unpaired=config.unpaired,
+                          runs_from=loaded.runs_from)
+    binary = bool(np.isin(scores.scores, (0.0, 1.0)).all()) and loaded.per_question
+    fraction = config.metric_range is None
+    analysis = compare_arms(scores, design, alpha=check_alpha(config.alpha),
+                            correction=config.correction, reference=config.reference,
+                            claim=config.claim, margin=config.margin, fraction=fraction,
+                            seed=config.seed, binary=binary)
+    units = Units(fraction, scores.metric)
+    pre = list(scores.notes)
+    if loaded.paired_logs is not None:
+        pre = loaded.paired_logs.summary_lines() + pre
+    table, rows, skipped, notes = "", [], {}, []
+    if scores.m == 2:
+        base, var = scores.arm(scores.arms[0]), scores.arm(scores.arms[1])
+        rows, skipped = evaluate_protocols(
+            base, var, kind=design.kind, alpha=config.alpha, protocols=config.protocols,
+            rng=config.seed, params=config.params, clusters=cluster_codes(scores),
+            factor=units.factor)
+        notes = notes_for(base, var, config.alpha, rows, kind=design.kind,
+                          factor=units.factor, unit=units.name, names_=scores.arms)
+        table = format_table(rows, skipped, notes, config.alpha, unit=units.short or
+                             "metric units")
+    if config.forest:
+        from .forest import forest_plot
+        forest_plot(analysis, units, config.forest)
+    if config.json:
+        extra = {"source": scores.source, "k": scores.r, "n": scores.n,
+                 "alpha": config.alpha}
+        body = as_json(analysis, units, extra=extra)
+        if scores.m == 2:
+            body["rows"] = clean([asdict(r) for r in rows])
+            body["not_applicable"] = skipped
+            body["notes"] = notes
+        if loaded.paired_logs is not None:
+            pl = loaded.paired_logs
+            body["matching"] = {"matched": pl.n, "dropped_baseline": list(pl.dropped_baseline),
+                                "dropped_variant": list(pl.dropped_variant)}
+        if config.forest:
+            body["forest"] = config.forest
+        json.dump(body, out, indent=2)
+        out.write("\n")
+    elif config.format == "markdown":
+        out.write(markdown(analysis, units, source=scores.source) + "\n")
+    elif config.format == "latex":
+        out.write(latex(analysis, units, source=scores.source) + "\n")
+    else:
+        out.write(text(analysis, units, source=scores.source, pre=pre,
+                       protocol_table=table) + "\n")
+    return analysis.gate if (config.gate and analysis.gate is not None) else 0
+
+
+def main(argv=None) -> int:
+    args = build_parser().parse_args(argv)
+    return run_config(config_from_args(args))
+
+
+def run() -> None:
+    """Console entry point."""
+    run_main(main, "python -m protocols.evaluate")

@@ -1,0 +1,304 @@
+"""Comparisons between arms: one reportable protocol per comparison, adjusted for multiplicity.
+
+Which protocol (the design's *primary* protocol, reported for every comparison):
+
+==================== ====================================================================
+design               primary protocol
+==================== ====================================================================
+methods_paired       ``paired_t`` on the per-seed deltas (its CI is exact under normality
+                     at any level, which the simultaneous intervals need; with k >= 6
+                     ``paired_bca_perm`` is also reportable and shown in the 2-arm table)
+methods_independent  ``welch_t`` on the per-seed metrics
+models               ``mcnemar`` (exact) for one run of 0/1 scores; otherwise
+                     ``paired_t_questions`` on the per-question deltas of the run means
+models_clustered     ``cluster_cr2`` (CR2 with Bell-McCaffrey df) when registered; until
+                     then a CR1 cluster-robust t computed here (``cluster_cr1``)
+==================== ====================================================================
+
+Multiplicity (``--correction``): Holm (default), Bonferroni and Benjamini-Hochberg adjust the
+primary protocol's p-values; their intervals are Bonferroni-simultaneous (the protocol's CI at
+level ``alpha / C`` for ``C`` comparisons; BH adjusts p only). ``maxt``: Westfall-Young
+step-down max-T over joint sign flips of the paired units (seeds, questions or clusters), with
+intervals ``estimate +- q * se`` from the max-|t| quantile ``q``. ``none``: raw p and
+intervals (a warning is printed).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+from scipy import optimize, stats
+
+from evalcal_core.designs import Design
+from evalcal_core.scores import ArmScores
+from protocols import get, names, protocol_class
+
+from . import _compat
+from .design import cluster_codes
+
+#: flips drawn for the max-T null
+N_FLIPS = 10_000
+#: fewer units than this get a note with d_z
+DZ_FEW = 10
+
+
+@dataclass(frozen=True)
+class Comparison:
+    """One comparison ``variant - base`` (fractions for accuracies, else metric units)."""
+
+    base: str
+    variant: str
+    protocol: str
+    estimate: float
+    ci_low: float
+    ci_high: float
+    sim_low: float
+    sim_high: float
+    p_value: float
+    p_adjusted: float
+    significant: bool
+    degenerate: bool
+    d: float
+    d_low: float
+    d_high: float
+    d_kind: str
+    rer: float | None = None
+    rer_low: float | None = None
+    rer_high: float | None = None
+    claim: str | None = None
+
+
+@dataclass(frozen=True)
+class Analysis:
+    """Everything the renderers print."""
+
+    design: Design
+    arms: tuple
+    means: tuple
+    comparisons: tuple
+    mode: str
+    reference: str | None
+    correction: str
+    primary: str
+    alpha: float
+    sim_level: float
+    units: int
+    ranking: dict = field(default_factory=dict)
+    claim: str | None = None
+    margin: float | None = None
+    gate: int | None = None
+    notes: tuple = ()
+
+
+def primary_protocol(design: Design, binary: bool) -> str:
+    """The protocol each comparison reports under ``design`` (see the module table)."""
+    kind = design.kind
+    if kind == "methods_paired":
+        return "paired_t"
+    if kind == "methods_independent":
+        return "welch_t"
+    if kind == "models_clustered":
+        return "cluster_cr2" if "cluster_cr2" in names() else "cluster_cr1"
+    return "mcnemar" if (design.runs == 1 and binary) else "paired_t_questions"
+
+
+def pairs_of(arms, reference: str | None) -> list[tuple[str, str]]:
+    """(base, variant) pairs: many-to-one against ``reference``, else all pairs."""
+    if reference is not None:
+        if reference not in arms:
+            raise ValueError(f"--reference {reference!r} is not an arm; the arms are "
+                             f"{', '.join(arms)}")
+        return [(reference, a) for a in arms if a != reference]
+    return [(arms[i], arms[j]) for i in range(len(arms)) for j in range(i + 1, len(arms))]
+
+
+def _units(base: np.ndarray, variant: np.ndarray, design: Design, codes) -> np.ndarray:
+    """The paired units' deltas (seeds, questions or cluster means scaled to the total)."""
+    if design.kind == "methods_paired":
+        return variant.mean(axis=1) - base.mean(axis=1)
+    dq = variant.mean(axis=0) - base.mean(axis=0)
+    if design.kind == "models_clustered":
+        g = codes.max() + 1
+        # cluster sums scaled so that their mean is the mean over questions
+        return np.bincount(codes, weights=dq, minlength=g) * g / dq.size
+    return dq
+
+
+def _cr1(dq: np.ndarray, codes: np.ndarray, alpha: float):
+    """CR1 cluster-robust t (G - 1 df) on the mean per-question delta: estimate, CI, p."""
+    n = dq.size
+    est = dq.mean()
+    g = codes.max() + 1
+    resid = np.bincount(codes, weights=dq - est, minlength=g)
+    se = np.sqrt(g / (g - 1) * np.sum(resid**2)) / n
+    if se == 0:
+        return est, np.nan, np.nan, np.nan
+    q = stats.t.ppf(1 - alpha / 2, g - 1)
+    p = 2 * stats.t.sf(abs(est / se), g - 1)
+    return est, est - q * se, est + q * se, p
+
+
+def _run(name: str, base, variant, alpha, seed, codes, design):
+    """(estimate, ci_low, ci_high, p, degenerate) of protocol ``name`` at level ``alpha``."""
+    if name == "cluster_cr1" and "cluster_cr1" not in names():
+        dq = variant.mean(axis=0) - base.mean(axis=0)
+        est, lo, hi, p = _cr1(dq, codes, alpha)
+        return est, lo, hi, p, bool(np.isnan(p))
+    kwargs = {"exact": True} if name == "mcnemar" else {}
+    protocol = get(name, **kwargs)
+    extra = {"clusters": codes} if getattr(protocol_class(name), "needs_clusters", False) else {}
+    if design.kind == "methods_independent" or name in ("paired_t", "welch_t"):
+        base, variant = base.mean(axis=1), variant.mean(axis=1)
+    r = protocol.evaluate(base, variant, alpha, rng=np.random.default_rng(seed), **extra)
+    return (float(r.estimate), float(r.ci_low), float(r.ci_high), float(r.p_value),
+            bool(r.degenerate))
+
+
+def _dz(units: np.ndarray, alpha: float):
+    """d_z = mean / sd of the paired deltas, with the noncentral-t CI (exact under
+    normality: the ncp interval of t = d_z sqrt(G), divided by sqrt(G))."""
+    g = units.size
+    sd = units.std(ddof=1)
+    if g < 2 or sd == 0:
+        return np.nan, np.nan, np.nan
+    d = units.mean() / sd
+    t = d * np.sqrt(g)
+    df = g - 1
+
+    def ncp_for(target):
+        f = lambda ncp: stats.nct.cdf(t, df, ncp) - target  # noqa: E731
+        width = 10 + 2 * abs(t)
+        try:
+            return optimize.brentq(f, t - width, t + width)
+        except ValueError:
+            return np.nan
+    lo, hi = ncp_for(1 - alpha / 2), ncp_for(alpha / 2)
+    return d, lo / np.sqrt(g), hi / np.sqrt(g)
+
+
+def _cohen_d(a: np.ndarray, b: np.ndarray, alpha: float):
+    """Cohen's d (pooled sd) of two independent samples, with a normal-approximation CI."""
+    na, nb = a.size, b.size
+    pooled = np.sqrt(((na - 1) * a.var(ddof=1) + (nb - 1) * b.var(ddof=1)) / (na + nb - 2))
+    if pooled == 0:
+        return np.nan, np.nan, np.nan
+    d = (b.mean() - a.mean()) / pooled
+    se = np.sqrt((na + nb) / (na * nb) + d**2 / (2 * (na + nb)))
+    z = stats.norm.ppf(1 - alpha / 2)
+    return d, d - z * se, d + z * se
+
+
+def compare_arms(scores: ArmScores, design: Design, *, alpha=0.05, correction="holm",
+                 reference=None, claim=None, margin=None, fraction=True, seed=0,
+                 binary=False) -> Analysis:
+    """Compare the arms of ``scores`` under ``design``.
+
+    Parameters
+    ----------
+    scores : ArmScores
+    design : Design
+    alpha : float
+        Family-wise (holm, bonferroni, maxt) or false-discovery (bh) level.
+    correction : {"holm", "maxt", "bh", "bonferroni", "none"}
+    reference : str or None
+        Many-to-one comparisons against this arm; all pairs when ``None``.
+    claim : {"superiority", "non-inferiority", "equivalence"} or None
+    margin : float or None
+        In the scores' units (fractions for accuracies).
+    fraction : bool
+        Whether the metric is a fraction (accuracy): relative error reduction is given.
+    seed : int
+        Seed of the resampling (protocols and the max-T null).
+    binary : bool
+        Whether the scores are 0/1 per question.
+    """
+    if correction not in _compat.CORRECTIONS:
+        raise ValueError(f"--correction must be one of {', '.join(_compat.CORRECTIONS)}, "
+                         f"got {correction!r}")
+    pairs = pairs_of(scores.arms, reference)
+    c = len(pairs)
+    primary = primary_protocol(design, binary)
+    codes = cluster_codes(scores)
+    if correction == "maxt" and design.kind == "methods_independent":
+        raise ValueError("--correction maxt flips the signs of paired units; with "
+                         "--unpaired (independent seeds) use holm, bonferroni or bh")
+    sim_alpha = alpha / c if correction in ("holm", "bonferroni", "bh") else alpha
+    raw, sim, units = [], [], []
+    for b, v in pairs:
+        base, var = scores.arm(b), scores.arm(v)
+        raw.append(_run(primary, base, var, alpha, seed, codes, design))
+        sim.append(_run(primary, base, var, sim_alpha, seed, codes, design)
+                   if sim_alpha != alpha else raw[-1])
+        if design.kind != "methods_independent":
+            units.append(_units(base, var, design, codes))
+    p = np.array([r[3] for r in raw])
+    notes = []
+    if correction == "maxt":
+        u = np.stack(units, axis=1)
+        obs = _compat._t_of(u)
+        null = _compat.paired_signflip_null(u, N_FLIPS, np.random.default_rng(seed))
+        p_adj = _compat.maxt_stepdown(obs, null)
+        q = float(np.quantile(np.abs(null).max(axis=1), 1 - alpha))
+        se = u.std(axis=0, ddof=1) / np.sqrt(u.shape[0])
+        est = u.mean(axis=0)
+        bounds = [(e - q * s, e + q * s) for e, s in zip(est, se)]
+        notes.append(f"max-T: {N_FLIPS:,} joint sign flips of the {u.shape[0]:,} paired "
+                     f"units; simultaneous intervals estimate +- {q:.3g} se.")
+    else:
+        p_adj = _compat.adjust(p, correction) if c > 1 else p.copy()
+        bounds = [(s[1], s[2]) for s in sim]
+    means = tuple(float(scores.arm(a).mean()) for a in scores.arms)
+    mean_of = dict(zip(scores.arms, means))
+    out = []
+    for i, (b, v) in enumerate(pairs):
+        est, lo, hi, p_raw, degenerate = raw[i]
+        sim_lo, sim_hi = bounds[i]
+        if design.kind == "methods_independent":
+            d, d_lo, d_hi = _cohen_d(scores.arm(b).mean(axis=1), scores.arm(v).mean(axis=1),
+                                     alpha)
+            d_kind = "d"
+        else:
+            d, d_lo, d_hi = _dz(units[i], alpha)
+            d_kind = "d_z"
+        rer = rer_lo = rer_hi = None
+        err = 1.0 - mean_of[b]
+        if fraction and err > 0:
+            rer, rer_lo, rer_hi = est / err, sim_lo / err, sim_hi / err
+        verdict = None
+        if claim is not None:
+            verdict = _compat.claim_verdict(claim, est, sim_lo, sim_hi,
+                                            0.0 if margin is None else margin)
+        pa = float(p_adj[i])
+        out.append(Comparison(
+            base=b, variant=v, protocol=primary, estimate=float(est), ci_low=float(lo),
+            ci_high=float(hi), sim_low=float(sim_lo), sim_high=float(sim_hi),
+            p_value=float(p_raw), p_adjusted=pa,
+            significant=bool(not np.isnan(pa) and pa < alpha and not degenerate),
+            degenerate=degenerate, d=float(d), d_low=float(d_lo), d_high=float(d_hi),
+            d_kind=d_kind, rer=rer, rer_low=rer_lo, rer_high=rer_hi, claim=verdict))
+    g = (scores.r if design.compare == "methods"
+         else design.n_clusters if design.kind == "models_clustered" else scores.n)
+    if g < DZ_FEW:
+        notes.append(f"{'d' if design.kind == 'methods_independent' else 'd_z'} from "
+                     f"{g} units (fewer than {DZ_FEW}): its interval is wide and the point "
+                     f"value unstable.")
+    if correction == "bh" and c > 1:
+        notes.append("bh controls the false discovery rate of the p-values; the intervals "
+                     "shown are Bonferroni-simultaneous.")
+    ranking = {}
+    mode = "many-to-one" if reference is not None else "all pairs"
+    if reference is None and len(scores.arms) > 2:
+        order = sorted(scores.arms, key=lambda a: -mean_of[a])
+        sep = {frozenset((x.base, x.variant)) for x in out if x.significant}
+        ranking = _compat.cld(order, sep)
+    gate = None
+    if claim is not None:
+        verdicts = [x.claim for x in out]
+        gate = (1 if "refuted" in verdicts else 0 if all(v == "shown" for v in verdicts)
+                else 3)
+    return Analysis(design=design, arms=tuple(scores.arms), means=means,
+                    comparisons=tuple(out), mode=mode, reference=reference,
+                    correction=correction, primary=primary, alpha=alpha,
+                    sim_level=1 - sim_alpha, units=g, ranking=ranking, claim=claim,
+                    margin=margin, gate=gate, notes=tuple(notes))

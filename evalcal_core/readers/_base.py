@@ -1,0 +1,522 @@
+"""What every log reader shares: the per-log result, the reader base class, safe file access.
+
+Safe access means: only regular files are opened (a FIFO would block, a device never ends),
+symbolic-link loops are named as such, JSON nested past Python's recursion limit is a one-line
+``ValueError``, and zip members are inflated as a stream with a running size cap, so a zip bomb
+is refused after reading at most the cap.
+"""
+
+from __future__ import annotations
+
+import errno
+import json
+import os
+import re
+import stat
+import struct
+import zipfile
+import zlib
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import ClassVar
+
+import numpy as np
+
+#: default cap on what one zip member may inflate to, in bytes (the CLI's --max-member-mb)
+DEFAULT_MAX_MEMBER_BYTES = 512 * 2**20
+#: what a reader may say its runs are (see :data:`evalcal_core.scores.RUN_KINDS`)
+_SHOW_IDS = 5
+_CHUNK = 1 << 20
+_ZIP_MAGIC = b"PK\x03\x04"
+_ZSTD = 93  # zip compression method of Zstandard (APPNOTE 4.4.5)
+
+
+@dataclass(frozen=True)
+class ReadOptions:
+    """What the user asked a reader for (validated once by :func:`evalcal_core.readers.read_log`).
+
+    Attributes
+    ----------
+    task, metric, filter, cluster : str or None
+        ``--task``, ``--metric``, ``--filter``, ``--cluster`` (see ``read_log``).
+    max_member_bytes : int
+        Largest size, in bytes, one zip member may inflate to (``--max-member-mb``).
+    """
+
+    task: str | None = None
+    metric: str | None = None
+    filter: str | None = None
+    cluster: str | None = None
+    max_member_bytes: int = DEFAULT_MAX_MEMBER_BYTES
+
+
+@dataclass(frozen=True)
+class RunLog:
+    """Per-question scores of one arm read from one harness log.
+
+    Attributes
+    ----------
+    scores : ndarray of float, shape (runs, questions)
+        The metric per run and question, in the metric's own units (a fraction for accuracy);
+        read-only.
+    questions : tuple of str
+        Question ids (``doc_id``, sample ``id``, ``instance_id``, CSV ``question``), column order.
+    runs : tuple of str
+        Run labels (``"epoch 2"``, ``"trial 0"``, ``"seed 3"``, an lm-eval file's date), row
+        order.
+    metric : str
+        The metric, scorer or column read.
+    task : str or None
+        The task or run name, when the log names one.
+    model : str or None
+        The model, when the log names one.
+    format : str
+        The registered reader's name (``"lm-eval"``, ``"inspect"``, ...).
+    source : str
+        The file or folder read.
+    runs_are : {"seeds", "repeats", "unknown"}
+        What the runs are: Inspect epochs, HELM trials and several lm-eval runs of one model
+        are decoding repeats; CSV seeds are seeds.
+    clusters : tuple of str or None
+        Cluster label of each question (``--cluster``), or None.
+    cluster_name : str or None
+        The field or column the clusters came from.
+    notes : tuple of str
+        Findings the user must see (runs ordered by file date, ...).
+    """
+
+    scores: np.ndarray
+    questions: tuple
+    runs: tuple
+    metric: str
+    task: str | None
+    model: str | None
+    format: str
+    source: str
+    runs_are: str = "unknown"
+    clusters: tuple | None = None
+    cluster_name: str | None = None
+    notes: tuple = field(default=())
+
+    @property
+    def k(self) -> int:
+        """Number of runs."""
+        return self.scores.shape[0]
+
+    @property
+    def n(self) -> int:
+        """Number of questions."""
+        return self.scores.shape[1]
+
+    @property
+    def score_range(self) -> tuple[float, float]:
+        """Smallest and largest score, in the metric's units."""
+        return float(self.scores.min()), float(self.scores.max())
+
+    def about(self) -> str:
+        """Format, task and model, comma-separated."""
+        return ", ".join([self.format] + [f"{name} {value}" for name, value in
+                                          (("task", self.task), ("model", self.model))
+                                          if value is not None])
+
+    def describe(self) -> str:
+        """One line: source, format, task, model, metric and its range."""
+        low, high = self.score_range
+        return (f"{self.source} ({self.about()}): {self.k} run(s) x {self.n} questions, "
+                f"metric {self.metric!r} in [{num(low)}, {num(high)}], "
+                f"mean {num(self.scores.mean())}")
+
+
+class Reader:
+    """One log format: subclass, set the class attributes, override :meth:`read`.
+
+    Attributes
+    ----------
+    name : str
+        The ``--format`` value.
+    suffixes : tuple of str
+        File-name endings of this format, lower case with the dot (``(".jsonl",)``).
+    folder_glob : str or None
+        Pattern of this format's files inside a folder (``"samples_*.jsonl"``); None when a
+        folder is never read as this format.
+    """
+
+    name: ClassVar[str] = ""
+    suffixes: ClassVar[tuple] = ()
+    folder_glob: ClassVar[str | None] = None
+
+    @classmethod
+    def sniff(cls, path: Path) -> bool:
+        """Whether ``path`` (a regular file) looks like this format; default: its suffix."""
+        return path.suffix.lower() in cls.suffixes
+
+    @classmethod
+    def find(cls, root: Path) -> list[Path]:
+        """This format's files under folder ``root`` (any depth), sorted."""
+        if cls.folder_glob is None:
+            return []
+        return sorted(p for p in root.rglob(cls.folder_glob) if is_regular(p) and cls.sniff(p))
+
+    @classmethod
+    def read(cls, path: Path, opts: ReadOptions) -> RunLog:  # pragma: no cover - abstract
+        """Read the file ``path`` into a :class:`RunLog`; ``ValueError`` naming the file."""
+        raise NotImplementedError
+
+    @classmethod
+    def read_folder(cls, root: Path, opts: ReadOptions) -> RunLog:
+        """Read a folder: the one file of the chosen ``--task`` (override for several runs)."""
+        files = cls.find(root)
+        if not files:
+            raise ValueError(f"{root}: no {cls.name} logs in this folder")
+        by_task: dict = {}
+        for file in files:
+            by_task.setdefault(cls.task_of(file, opts), []).append(file)
+        return cls.read(pick_file(root, by_task, opts.task, f"{cls.name} logs"), opts)
+
+    @classmethod
+    def task_of(cls, path: Path, opts: ReadOptions) -> str:
+        """The task a file holds, for picking files in a folder; default: the file name."""
+        return path.stem
+
+
+# --- safe file access -------------------------------------------------------------------------
+
+def check_path(path: Path) -> os.stat_result:
+    """``os.stat`` of ``path``; one-line ``ValueError`` for what cannot be read.
+
+    A missing file, a broken link and a symbolic-link loop are told apart; nothing is opened.
+    """
+    try:
+        return os.stat(path)
+    except FileNotFoundError:
+        if os.path.islink(path):
+            raise ValueError(f"{path}: a broken symbolic link (its target "
+                             f"{os.readlink(path)!r} does not exist)") from None
+        raise ValueError(f"{path}: no such file or folder") from None
+    except OSError as exc:
+        if exc.errno == errno.ELOOP:
+            raise ValueError(f"{path}: a symbolic link loop (the link points back to "
+                             f"itself); pass the real file") from None
+        raise ValueError(f"{path}: cannot be read ({exc.strerror})") from None
+
+
+def check_regular(path: Path) -> os.stat_result:
+    """``os.stat`` of a regular file; ``ValueError`` for FIFOs, devices, sockets, folders."""
+    info = check_path(path)
+    if stat.S_ISDIR(info.st_mode):
+        raise ValueError(f"{path}: is a folder; pass a file")
+    if not stat.S_ISREG(info.st_mode):
+        kind = ("a FIFO (named pipe)" if stat.S_ISFIFO(info.st_mode) else
+                "a socket" if stat.S_ISSOCK(info.st_mode) else
+                "a device" if stat.S_ISCHR(info.st_mode) or stat.S_ISBLK(info.st_mode) else
+                "not a regular file")
+        raise ValueError(f"{path}: is {kind}, not a regular file; logs are read from regular "
+                         f"files only")
+    return info
+
+
+def is_regular(path: Path) -> bool:
+    """Whether ``path`` is a readable regular file (no error; for folder searches)."""
+    try:
+        return stat.S_ISREG(os.stat(path).st_mode)
+    except OSError:
+        return False
+
+
+def head(path: Path, size: int = 4096) -> bytes:
+    """The first ``size`` bytes of a regular file (empty when it cannot be read)."""
+    if not is_regular(path):
+        return b""
+    try:
+        with open(path, "rb") as fh:
+            return fh.read(size)
+    except OSError:
+        return b""
+
+
+def load_json(data, where: str, what: str):
+    """``json.loads`` with one-line errors naming ``where``; deep nesting included."""
+    if isinstance(data, bytes):
+        try:
+            data = data.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            raise ValueError(f"{where}: not UTF-8 text ({exc.reason})") from None
+    if not data.strip():
+        raise ValueError(f"{where}: empty file")
+    try:
+        return json.loads(data)
+    except RecursionError:
+        raise ValueError(f"{where}: JSON nested too deeply to read (past Python's recursion "
+                         f"limit); expected {what}") from None
+    except json.JSONDecodeError as exc:
+        raise ValueError(f"{where}: not valid JSON ({exc.msg} at line {exc.lineno} column "
+                         f"{exc.colno}); expected {what}") from None
+
+
+def read_json_file(path: Path, what: str):
+    """A whole JSON file, checked to be a regular file first."""
+    check_regular(path)
+    try:
+        data = path.read_bytes()
+    except OSError as exc:
+        raise ValueError(f"{path}: cannot be read ({exc.strerror})") from None
+    return load_json(data, str(path), what)
+
+
+def mib(size: int) -> str:
+    return f"{size / 2**20:g} MiB"
+
+
+class Archive:
+    """A zip archive whose members are read as streams under a size cap.
+
+    Members compressed with Zstandard (method 93, which Inspect writes and Python's
+    ``zipfile`` before 3.14 cannot read) are inflated with the ``zstandard`` package.
+    """
+
+    def __init__(self, path: Path, max_member_bytes: int = DEFAULT_MAX_MEMBER_BYTES,
+                 what: str = "zip archive"):
+        check_regular(path)
+        self.path = path
+        self.cap = max_member_bytes
+        try:
+            self.zip = zipfile.ZipFile(path)
+        except (zipfile.BadZipFile, OSError) as exc:
+            raise ValueError(f"{path}: not a zip archive, or a truncated one ({exc}); "
+                             f"expected {what}") from None
+        self.infos = {info.filename: info for info in self.zip.infolist()}
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.zip.close()
+
+    def names(self) -> list[str]:
+        return list(self.infos)
+
+    def _fail(self, name: str, text: str) -> ValueError:
+        return ValueError(f"{self.path}: member {name}: {text}")
+
+    def _too_big(self, name: str, size: int | None = None) -> ValueError:
+        said = f"declares {mib(size)}, more than" if size is not None else "inflates past"
+        return self._fail(name, f"{said} the {mib(self.cap)} cap on one member (a zip bomb?); "
+                                f"raise it with --max-member-mb if the file is trusted")
+
+    def read(self, name: str) -> bytes:
+        """The inflated bytes of member ``name``, at most the cap; CRC checked."""
+        info = self.infos[name]
+        if info.flag_bits & 0x1:
+            raise self._fail(name, "is encrypted; decrypt the archive first")
+        if info.file_size > self.cap:
+            raise self._too_big(name, info.file_size)
+        chunks, total, crc = [], 0, 0
+        try:
+            for chunk in self._stream(info):
+                total += len(chunk)
+                if total > self.cap:
+                    raise self._too_big(name)
+                crc = zlib.crc32(chunk, crc)
+                chunks.append(chunk)
+        except ValueError:
+            raise
+        except (zipfile.BadZipFile, EOFError, OSError, zlib.error, NotImplementedError,
+                RuntimeError) as exc:
+            raise self._fail(name, f"cannot be inflated ({_first_line(exc)}); a truncated "
+                                   f"or damaged archive?") from None
+        if total != info.file_size or crc != info.CRC:
+            raise self._fail(name, f"inflates to {total} bytes with CRC {crc:08x}, the "
+                                   f"archive says {info.file_size} with {info.CRC:08x}; a "
+                                   f"truncated or damaged archive")
+        return b"".join(chunks)
+
+    def _stream(self, info: zipfile.ZipInfo):
+        if info.compress_type == _ZSTD:
+            yield from self._zstd_stream(info)
+            return
+        with self.zip.open(info) as member:
+            # zipfile checks the CRC itself once the end is read; a bad one is BadZipFile.
+            while chunk := member.read(_CHUNK):
+                yield chunk
+
+    def _zstd_stream(self, info: zipfile.ZipInfo):
+        try:
+            import zstandard
+        except ImportError:
+            raise self._fail(info.filename, "is Zstandard-compressed (as Inspect writes), "
+                                            "which needs the zstandard package: pip install "
+                                            "zstandard") from None
+        with open(self.path, "rb") as fh:
+            fh.seek(info.header_offset)
+            local = fh.read(30)
+            if len(local) < 30 or not local.startswith(_ZIP_MAGIC):
+                raise self._fail(info.filename, "its local header is missing; a damaged "
+                                                "archive")
+            name_len, extra_len = struct.unpack("<HH", local[26:30])
+            fh.seek(info.header_offset + 30 + name_len + extra_len)
+            raw = _Limited(fh, info.compress_size)
+            reader = zstandard.ZstdDecompressor().stream_reader(raw, read_across_frames=True)
+            try:
+                while chunk := reader.read(_CHUNK):
+                    yield chunk
+            except zstandard.ZstdError as exc:
+                raise zlib.error(str(exc)) from None
+            if raw.left:
+                raise zlib.error(f"{raw.left} compressed bytes left after the end of the data")
+
+
+class _Limited:
+    """The next ``size`` bytes of ``fh`` as a file for the decompressor."""
+
+    def __init__(self, fh, size: int):
+        self.fh, self.left = fh, size
+
+    def read(self, n: int = -1) -> bytes:
+        n = self.left if n is None or n < 0 else min(n, self.left)
+        data = self.fh.read(n)
+        self.left -= len(data)
+        return data
+
+
+def _first_line(exc: BaseException) -> str:
+    text = str(exc).strip()
+    return text.splitlines()[0] if text else type(exc).__name__
+
+
+# --- shared helpers ---------------------------------------------------------------------------
+
+def num(x) -> str:
+    return f"{float(x):.4g}"
+
+
+def show(value, limit: int = 60) -> str:
+    text = repr(value)
+    return text if len(text) <= limit else text[:limit - 3] + "..."
+
+
+def ids(values: Iterable, limit: int = _SHOW_IDS) -> str:
+    values = list(values)
+    shown = ", ".join(str(i) for i in values[:limit])
+    return shown + (f", ... ({len(values) - limit} more)" if len(values) > limit else "")
+
+
+def qname(word: str, qid: str) -> str:
+    return f"{word} {qid}" if qid.isdigit() else f"{word} {qid!r}"
+
+
+def sort_key(label: str):
+    # Natural order: doc_id 2 before 10, then the non-numeric ids as text.
+    return (0, int(label), label) if label.isdigit() else (1, 0, label)
+
+
+def run_key(label: str):
+    # "epoch 10" after "epoch 2": compare the trailing number when there is one.
+    match = re.fullmatch(r"(.*?)(\d+)", label)
+    return (match.group(1), int(match.group(2)), "") if match else (label, -1, label)
+
+
+def frozen(array) -> np.ndarray:
+    array = np.array(array, dtype=float)
+    array.setflags(write=False)
+    return array
+
+
+def choose(kind: str, present: list, chosen: str | None, where: str, flag: str) -> str:
+    """The one value of ``kind`` to read: the chosen one, or the only one present.
+
+    ``flag`` is the command-line option that picks it (``"--metric"``).
+    """
+    if chosen is not None:
+        if chosen not in present:
+            raise ValueError(f"{where}: {kind} {chosen!r} is absent; {kind}s present: "
+                             f"{', '.join(map(str, present)) or 'none'}")
+        return chosen
+    if len(present) > 1:
+        raise ValueError(f"{where}: holds several {kind}s ({', '.join(map(str, present))}); "
+                         f"pass {flag} to pick one")
+    return present[0]
+
+
+def number(value, where: str, field: str) -> float:
+    """A JSON score as float; non-finite values are left for :func:`matrix` to report."""
+    if isinstance(value, (bool, int, float)):
+        return float(value)
+    raise ValueError(f"{where}: field {field!r} must be a number, got {show(value)}")
+
+
+def put(cells: dict, key: tuple, value: float, where: str, first_seen: dict, what: str,
+        at: str) -> None:
+    """``cells[key] = value``; a duplicate names where the first one was (``at``)."""
+    if key in cells:
+        raise ValueError(f"{where}: duplicate entry for {what} (first at {first_seen[key]})")
+    cells[key] = value
+    first_seen[key] = at
+
+
+def matrix(cells: dict, source: str, word: str, field: str, runs_order=None) -> tuple:
+    """Scores ``(runs, questions)`` from ``{(question, run): value}``, every cell filled.
+
+    ``cells`` keys are strings; ``word`` names a question in messages (``doc_id``).
+    ``runs_order`` fixes the run order (default: natural order of the labels).
+    """
+    questions = sorted({q for q, _ in cells}, key=sort_key)
+    runs = list(runs_order) if runs_order is not None else sorted({r for _, r in cells},
+                                                                   key=run_key)
+    q_index = {q: j for j, q in enumerate(questions)}
+    r_index = {r: i for i, r in enumerate(runs)}
+    scores = np.full((len(runs), len(questions)), np.nan)
+    filled = np.zeros(scores.shape, dtype=bool)
+    for (q, r), value in cells.items():
+        scores[r_index[r], q_index[q]] = value
+        filled[r_index[r], q_index[q]] = True
+    if not filled.all():
+        i, j = np.argwhere(~filled)[0]
+        raise ValueError(f"{source}: {qname(word, questions[j])} has no {field!r} score in "
+                         f"{runs[i]} (every question needs a score in each of the "
+                         f"{len(runs)} runs: {ids(runs)})")
+    finite = np.isfinite(scores)
+    if not finite.all():
+        i, j = np.argwhere(~finite)[0]
+        rest = scores[finite]
+        span = (f"the other scores lie in [{num(rest.min())}, {num(rest.max())}]"
+                if rest.size else "no score is finite")
+        raise ValueError(f"{source}: {qname(word, questions[j])} ({runs[i]}): field "
+                         f"{field!r} is {scores[i, j]}; scores must be finite ({span})")
+    return frozen(scores), tuple(questions), tuple(runs)
+
+
+def cluster_labels(labels: dict, questions: tuple, source: str, name: str) -> tuple:
+    """One cluster label per question from ``{question: label}``, all present."""
+    missing = [q for q in questions if q not in labels]
+    if missing:
+        raise ValueError(f"{source}: --cluster {name!r}: question {missing[0]} has no "
+                         f"{name!r} label")
+    return tuple(labels[q] for q in questions)
+
+
+def note_cluster(labels: dict, qid: str, label, where: str, name: str) -> None:
+    """Record question ``qid``'s cluster; one question must keep one cluster."""
+    label = str(label)
+    if labels.setdefault(qid, label) != label:
+        raise ValueError(f"{where}: --cluster {name!r} is {label!r} here but "
+                         f"{labels[qid]!r} in another run of this question")
+
+
+def pick_file(root: Path, by_task: dict, task: str | None, kind: str) -> Path:
+    """The one log file under ``root`` for ``task`` (``by_task``: task -> files)."""
+    tasks = sorted(by_task)
+    if not tasks:
+        raise ValueError(f"{root}: no {kind} in this folder")
+    if task is None and len(tasks) > 1:
+        raise ValueError(f"{root}: holds several tasks ({', '.join(tasks)}); pass --task "
+                         f"to pick one")
+    name = tasks[0] if task is None else task
+    if name not in by_task:
+        raise ValueError(f"{root}: task {task!r} is absent; tasks present: {', '.join(tasks)}")
+    files = sorted(by_task[name])
+    if len(files) > 1:
+        raise ValueError(f"{root}: several {kind} for task {name!r} "
+                         f"({', '.join(str(f.relative_to(root)) for f in files)}); "
+                         f"pass the file to read")
+    return files[0]

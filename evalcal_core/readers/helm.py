@@ -1,0 +1,177 @@
+"""HELM ``per_instance_stats.json``: per-instance stats of one run.
+
+A list of ``{instance_id, train_trial_index, perturbation?, stats: [{name: {name: ...}, mean,
+count, sum, ...}]}``. Each train trial is a run (repeats of one model). Perturbed entries are
+skipped unless ``--filter`` names the perturbation. Task and model come from
+``run_spec.json`` beside it (``name``, ``adapter_spec.model``).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+from . import register
+from ._base import (
+    Reader,
+    ReadOptions,
+    RunLog,
+    choose,
+    head,
+    ids,
+    is_regular,
+    matrix,
+    note_cluster,
+    number,
+    put,
+    qname,
+    read_json_file,
+)
+
+
+def _run(path: Path) -> tuple[str, str | None]:
+    """Run name and model of a HELM run folder, from ``run_spec.json`` or the folder name."""
+    name, model = path.parent.name, None
+    spec_file = path.parent / "run_spec.json"
+    if is_regular(spec_file):
+        try:
+            spec = json.loads(spec_file.read_text(encoding="utf-8"))
+        except (OSError, UnicodeDecodeError, json.JSONDecodeError, RecursionError):
+            spec = None  # metadata only: the scores do not depend on it
+        if isinstance(spec, dict):
+            name = spec.get("name") if isinstance(spec.get("name"), str) else name
+            adapter = spec.get("adapter_spec")
+            if isinstance(adapter, dict) and isinstance(adapter.get("model"), str):
+                model = adapter["model"]
+    if model is None:
+        # Run folders are named like "mmlu:subject=anatomy,method=...,model=openai_gpt2".
+        match = re.search(r"(?:^|[:,])model=([^,]+)", name)
+        model = match.group(1) if match else None
+    return name, model
+
+
+def _task_matches(run_name: str, task: str) -> bool:
+    return task in (run_name, run_name.split(":", 1)[0])
+
+
+def _mean(stat: dict, chosen: str, where: str) -> float:
+    if "mean" in stat:
+        return number(stat["mean"], where, f"{chosen}.mean")
+    if "sum" in stat and "count" in stat:
+        count = number(stat["count"], where, f"{chosen}.count")
+        if count <= 0:
+            raise ValueError(f"{where}: field '{chosen}.count' is {stat['count']}, so the "
+                             f"stat has no mean")
+        return number(stat["sum"], where, f"{chosen}.sum") / count
+    raise ValueError(f"{where}: field '{chosen}.mean' is missing")
+
+
+@register
+class HelmReader(Reader):
+    name = "helm"
+    suffixes = (".json",)
+    folder_glob = "per_instance_stats.json"
+
+    @classmethod
+    def sniff(cls, path: Path) -> bool:
+        return path.suffix.lower() in cls.suffixes and (
+            path.name == "per_instance_stats.json" or head(path, 64).lstrip().startswith(b"["))
+
+    @classmethod
+    def read_folder(cls, root: Path, opts: ReadOptions) -> RunLog:
+        files = cls.find(root)
+        if not files:
+            raise ValueError(f"{root}: no HELM per_instance_stats.json here")
+        names = {file: _run(file)[0] for file in files}
+        if opts.task is None:
+            if len(files) > 1:
+                raise ValueError(f"{root}: holds several HELM runs "
+                                 f"({', '.join(sorted(names.values()))}); pass --task to "
+                                 f"pick one")
+            return cls.read(files[0], opts)
+        picked = [f for f in files if names[f] == opts.task] or [
+            f for f in files if _task_matches(names[f], opts.task)]
+        if not picked:
+            raise ValueError(f"{root}: task {opts.task!r} is absent; tasks present: "
+                             f"{', '.join(sorted(names.values()))}")
+        if len(picked) > 1:
+            raise ValueError(f"{root}: several HELM runs match task {opts.task!r} "
+                             f"({', '.join(names[f] for f in picked)}); pass the full run "
+                             f"name to --task")
+        return cls.read(picked[0], opts)
+
+    @classmethod
+    def read(cls, path: Path, opts: ReadOptions) -> RunLog:
+        run_name, model = _run(path)
+        if opts.task is not None and not _task_matches(run_name, opts.task):
+            raise ValueError(f"{path}: task {opts.task!r} is absent; this file holds run "
+                             f"{run_name!r}")
+        entries = read_json_file(path, "a list of per-instance stats")
+        if not isinstance(entries, list):
+            raise ValueError(f"{path}: expected a JSON list of per-instance stats, got "
+                             f"{type(entries).__name__}")
+        if not entries:
+            raise ValueError(f"{path}: empty file (the list holds no instances)")
+        tagged = [(i, e, cls._perturbation(path, i, e)) for i, e in enumerate(entries)]
+        perturbations = sorted({p for *_, p in tagged if p is not None})
+        if opts.filter is not None and opts.filter not in perturbations:
+            raise ValueError(f"{path}: perturbation {opts.filter!r} is absent; perturbations "
+                             f"present: {', '.join(perturbations) or 'none'}")
+        kept = [(i, e) for i, e, p in tagged if p == opts.filter]
+        if not kept:
+            raise ValueError(f"{path}: all {len(entries)} instances are perturbed; pass "
+                             f"--filter with one of: {', '.join(perturbations)}")
+        stats = [(i, e, cls._stats(path, e)) for i, e in kept]
+        names = list(dict.fromkeys(n for *_, s in stats for n in s))
+        chosen = choose("stat", names, opts.metric, str(path), "--metric")
+        cells: dict = {}
+        seen: dict = {}
+        clusters: dict = {}
+        for index, entry, named in stats:
+            qid = str(entry["instance_id"])
+            trial = entry.get("train_trial_index", 0)
+            where = f"{path}: entry {index}: {qname('instance_id', qid)}"
+            if chosen not in named:
+                raise ValueError(f"{where}: stat {chosen!r} is missing (this instance's "
+                                 f"stats: {ids(named, 8)})")
+            put(cells, (qid, f"trial {trial}"), _mean(named[chosen], chosen, where), where,
+                seen, f"train_trial_index {trial}", f"entry {index}")
+            if opts.cluster is not None:
+                if opts.cluster not in entry:
+                    raise ValueError(f"{where}: --cluster {opts.cluster!r} is not a field of "
+                                     f"the instance (fields: {', '.join(map(str, entry))})")
+                note_cluster(clusters, qid, entry[opts.cluster], where, opts.cluster)
+        scores, questions, runs = matrix(cells, str(path), "instance_id", chosen)
+        return RunLog(scores=scores, questions=questions, runs=runs, metric=chosen,
+                      task=run_name, model=model, format=cls.name, source=str(path),
+                      runs_are="repeats",
+                      clusters=tuple(clusters[q] for q in questions) if opts.cluster else None,
+                      cluster_name=opts.cluster)
+
+    @staticmethod
+    def _perturbation(path: Path, index: int, entry) -> str | None:
+        if not isinstance(entry, dict):
+            raise ValueError(f"{path}: entry {index}: expected an object, got "
+                             f"{type(entry).__name__}")
+        if "instance_id" not in entry:
+            raise ValueError(f"{path}: entry {index}: field 'instance_id' is missing")
+        described = entry.get("perturbation")
+        if described is None:
+            return None
+        return str(described.get("name")) if isinstance(described, dict) else str(described)
+
+    @staticmethod
+    def _stats(path: Path, entry: dict) -> dict:
+        stats = entry.get("stats")
+        where = f"{path}: {qname('instance_id', str(entry['instance_id']))}"
+        if not isinstance(stats, list):
+            raise ValueError(f"{where}: field 'stats' is missing or not a list")
+        named = {}
+        for stat in stats:
+            name = stat.get("name") if isinstance(stat, dict) else None
+            label = name.get("name") if isinstance(name, dict) else None
+            if not isinstance(label, str):
+                raise ValueError(f"{where}: field 'stats[].name.name' is missing")
+            named.setdefault(label, stat)
+        return named

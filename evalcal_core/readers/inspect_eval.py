@@ -1,0 +1,65 @@
+"""Inspect AI ``.eval`` logs: a zip archive of JSON members.
+
+``header.json`` (``eval.task``, ``eval.model``, ``eval.config.epochs``, written when the eval
+finishes) and ``samples/<id>_epoch_<n>.json``, one per sample and epoch. inspect-ai 0.3.285
+compresses the members with Zstandard (zip method 93), which Python's ``zipfile`` cannot read
+before 3.14; they are inflated with the ``zstandard`` package. Members are inflated as streams
+under a size cap (``--max-member-mb``, default 512 MiB), so a zip bomb is refused early.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+from . import register
+from ._base import Archive, Reader, ReadOptions, RunLog, head, load_json
+from ._inspect import check_spec, check_task, run_log, sample_entry
+
+_SAMPLE = re.compile(r"^samples/(?P<id>.+)_epoch_(?P<epoch>\d+)\.json$")
+
+
+def _header(archive: Archive) -> dict:
+    path = archive.path
+    if "header.json" not in archive.infos:
+        raise ValueError(f"{path}: the archive has no header.json, which Inspect writes when "
+                         f"the eval finishes (an unfinished or crashed run?)")
+    header = load_json(archive.read("header.json"), f"{path}: member header.json",
+                       "Inspect's eval header")
+    return check_spec(f"{path}: header.json", header)
+
+
+@register
+class InspectEvalReader(Reader):
+    name = "inspect"
+    suffixes = (".eval",)
+    folder_glob = "*.eval"
+
+    @classmethod
+    def sniff(cls, path: Path) -> bool:
+        return head(path, 4).startswith(b"PK\x03\x04") or (
+            path.suffix.lower() in cls.suffixes and not head(path, 4))
+
+    @classmethod
+    def task_of(cls, path: Path, opts: ReadOptions) -> str:
+        with Archive(path, opts.max_member_bytes, "an Inspect .eval log") as archive:
+            return str(_header(archive).get("task"))
+
+    @classmethod
+    def read(cls, path: Path, opts: ReadOptions) -> RunLog:
+        with Archive(path, opts.max_member_bytes, "an Inspect .eval log") as archive:
+            spec = _header(archive)
+            check_task(path, spec, opts)
+            members = [n for n in archive.names() if _SAMPLE.match(n)]
+            if not members:
+                raise ValueError(f"{path}: no samples/<id>_epoch_<n>.json in the archive (was "
+                                 f"the eval run with samples logged?)")
+            samples = []
+            for name in members:
+                match = _SAMPLE.match(name)
+                sample = load_json(archive.read(name), f"{path}: member {name}",
+                                   "an Inspect sample")
+                where = path if isinstance(sample, dict) else f"{path}: member {name}"
+                samples.append(sample_entry(where, sample, match.group("id"),
+                                            int(match.group("epoch"))))
+        return run_log(path, spec, samples, opts, cls.name)

@@ -1,0 +1,45 @@
+"""Inspect AI JSON logs (``--log-format json``): one ``.json`` object.
+
+Top level ``{"version", "status", "eval": {...}, "samples": [...]}``; each sample has ``id``,
+``epoch``, ``scores`` and ``metadata``, as in the ``.eval`` archive. Each epoch is a run.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+from . import register
+from ._base import Reader, ReadOptions, RunLog, head, read_json_file
+from ._inspect import check_spec, check_task, run_log, sample_entry
+
+# The top-level keys Inspect writes first (EvalLog field order: version, status, eval).
+_START = re.compile(rb'^\s*\{\s*"version"\s*:\s*\d+\s*,\s*"status"\s*:')
+
+
+@register
+class InspectJsonReader(Reader):
+    name = "inspect-json"
+    suffixes = (".json",)
+    folder_glob = "*.json"
+
+    @classmethod
+    def sniff(cls, path: Path) -> bool:
+        return path.suffix.lower() in cls.suffixes and bool(_START.match(head(path, 512)))
+
+    @classmethod
+    def task_of(cls, path: Path, opts: ReadOptions) -> str:
+        log = read_json_file(path, "an Inspect JSON log")
+        return str(check_spec(path, log).get("task"))
+
+    @classmethod
+    def read(cls, path: Path, opts: ReadOptions) -> RunLog:
+        log = read_json_file(path, "an Inspect JSON log")
+        spec = check_spec(path, log)
+        check_task(path, spec, opts)
+        samples = log.get("samples")
+        if not isinstance(samples, list) or not samples:
+            status = log.get("status")
+            raise ValueError(f"{path}: field 'samples' is missing or empty (status "
+                             f"{status!r}; was the eval run with samples logged?)")
+        return run_log(path, spec, [sample_entry(path, s) for s in samples], opts, cls.name)

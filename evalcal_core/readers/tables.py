@@ -1,0 +1,157 @@
+"""Tidy tables, CSV or Parquet: one arm's ``question, score[, run]``, or both arms.
+
+``question, score`` with an optional ``run`` (or ``seed``) column holds one arm; ``seed, arm,
+question, score`` holds several and ``--filter`` picks the arm. A ``task`` column is picked
+with ``--task``; ``--cluster COLUMN`` reads a column as cluster labels; ``--metric`` names
+the score column. Runs named by a ``seed`` column are seeds. Parquet needs pyarrow or
+fastparquet, which this project does not install.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from . import register
+from ._base import (
+    Reader,
+    ReadOptions,
+    RunLog,
+    check_regular,
+    choose,
+    matrix,
+    note_cluster,
+    put,
+    qname,
+    show,
+)
+
+
+def _load(path: Path, fmt: str) -> pd.DataFrame:
+    check_regular(path)
+    if fmt == "parquet":
+        if not any(importlib.util.find_spec(m) for m in ("pyarrow", "fastparquet")):
+            raise ValueError(f"{path}: reading Parquet needs pyarrow (pip install pyarrow) or "
+                             f"fastparquet, which this environment lacks; or save the table "
+                             f"as CSV")
+        try:
+            return pd.read_parquet(path)
+        except (OSError, ValueError) as exc:
+            first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+            raise ValueError(f"{path}: not a readable Parquet file ({first})") from None
+    try:
+        # Ids stay text ("007" is not 7); scores are parsed below, column by column.
+        return pd.read_csv(path, dtype=str, keep_default_na=False, skipinitialspace=True)
+    except pd.errors.EmptyDataError:
+        raise ValueError(f"{path}: empty file") from None
+    except (pd.errors.ParserError, UnicodeDecodeError) as exc:
+        first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        raise ValueError(f"{path}: not a readable CSV ({first})") from None
+
+
+def _text(frame: pd.DataFrame, column: str, path: Path) -> pd.Series:
+    values = frame[column]
+    text = values.astype(str).str.strip()
+    blank = values.isna().to_numpy() | (text == "").to_numpy()
+    if blank.any():
+        raise ValueError(f"{path}: row {int(np.argmax(blank)) + 2}: column {column!r} is empty")
+    return text
+
+
+def read_table(path: Path, fmt: str, opts: ReadOptions) -> RunLog:
+    """One arm of a tidy table (see the module docstring)."""
+    frame = _load(path, fmt)
+    frame.columns = [str(c).strip().lower() for c in frame.columns]
+    frame = frame.reset_index(drop=True)
+    value_column = "score" if opts.metric is None else opts.metric.strip().lower()
+    two_arm = "arm" in frame.columns
+    needed = ("seed", "arm", "question", value_column) if two_arm else ("question", value_column)
+    missing = [c for c in needed if c not in frame.columns]
+    if missing:
+        raise ValueError(f"{path}: column {missing[0]!r} is missing: needs columns "
+                         f"seed, arm, question, {value_column} (several arms) or question, "
+                         f"{value_column}[, run] (one arm); found "
+                         f"{', '.join(frame.columns) or 'none'}")
+    if frame.empty:
+        raise ValueError(f"{path}: empty file (a header but no rows)")
+    cluster = None if opts.cluster is None else opts.cluster.strip().lower()
+    if cluster is not None and cluster not in frame.columns:
+        raise ValueError(f"{path}: --cluster {opts.cluster!r} is not a column; columns: "
+                         f"{', '.join(frame.columns)}")
+    questions = _text(frame, "question", path)
+    keep = np.ones(len(frame), dtype=bool)
+    chosen_task = None
+    if "task" in frame.columns:
+        tasks = _text(frame, "task", path)
+        chosen_task = choose("task", list(dict.fromkeys(tasks)), opts.task, str(path), "--task")
+        keep &= (tasks == chosen_task).to_numpy()
+    elif opts.task is not None:
+        raise ValueError(f"{path}: task {opts.task!r} is absent; the table has no 'task' "
+                         f"column (drop --task)")
+    run_column = "seed" if two_arm else next((c for c in ("run", "seed") if c in frame.columns),
+                                             None)
+    if two_arm:
+        arms = _text(frame, "arm", path).str.lower()
+        chosen_arm = choose("arm", list(dict.fromkeys(arms[keep])),
+                            None if opts.filter is None else opts.filter.lower(), str(path),
+                            "--filter")
+        keep &= (arms == chosen_arm).to_numpy()
+    elif opts.filter is not None:
+        raise ValueError(f"{path}: arm {opts.filter!r} is absent; the table has no 'arm' "
+                         f"column (drop --filter)")
+    runs = (_text(frame, run_column, path) if run_column is not None
+            else pd.Series(["0"] * len(frame)))
+    raw = frame[value_column]
+    values = pd.to_numeric(raw, errors="coerce").to_numpy(dtype=float, na_value=np.nan)
+    # "nan" and "inf" parse as numbers and are reported by matrix() with the metric's range.
+    spelled_nan = raw.astype(str).str.strip().str.lower().isin(["nan", "-nan"]).to_numpy()
+    bad = np.isnan(values) & ~spelled_nan & keep
+    if bad.any():
+        i = int(np.argmax(bad))
+        raise ValueError(f"{path}: row {i + 2}: {qname('question', questions[i])}: column "
+                         f"{value_column!r} must be a number, got {show(raw.iloc[i])}")
+    labels_of = _text(frame, cluster, path) if cluster is not None else None
+    cells: dict = {}
+    seen: dict = {}
+    clusters: dict = {}
+    label = "seed" if run_column == "seed" else "run"
+    for i in np.flatnonzero(keep):
+        where = f"{path}: row {i + 2}: {qname('question', questions[i])}"
+        put(cells, (questions[i], f"{label} {runs[i]}"), float(values[i]), where, seen,
+            f"{label} {runs[i]}", f"row {i + 2}")
+        if labels_of is not None:
+            note_cluster(clusters, questions[i], labels_of[i], where, cluster)
+    scores, question_ids, run_labels = matrix(cells, str(path), "question", value_column)
+    model = None
+    if "model" in frame.columns:
+        models = frame["model"][keep].astype(str).str.strip().unique()
+        model = str(models[0]) if len(models) == 1 else None
+    return RunLog(scores=scores, questions=question_ids, runs=run_labels, metric=value_column,
+                  task=chosen_task, model=model, format=fmt, source=str(path),
+                  runs_are="seeds" if run_column == "seed" else "unknown",
+                  clusters=(tuple(clusters[q] for q in question_ids) if cluster is not None
+                            else None),
+                  cluster_name=cluster)
+
+
+@register
+class CsvReader(Reader):
+    name = "csv"
+    suffixes = (".csv", ".tsv", ".txt")
+
+    @classmethod
+    def read(cls, path: Path, opts: ReadOptions) -> RunLog:
+        return read_table(path, cls.name, opts)
+
+
+@register
+class ParquetReader(Reader):
+    name = "parquet"
+    suffixes = (".parquet", ".pq")
+
+    @classmethod
+    def read(cls, path: Path, opts: ReadOptions) -> RunLog:
+        return read_table(path, cls.name, opts)

@@ -9,12 +9,41 @@ import numpy as np
 
 from evalcal_core.designs import KIND_WORDS
 from evalcal_core.registry import Registry
-from evalcal_core.validate import check_alpha
+from evalcal_core.validate import check_alpha, check_int, fail
 
 from ._batch import ScoreBatch
 from ._result import ProtocolResult
 
 PROTOCOLS = Registry("protocol", "name", "protocols.get")
+
+# Reasons shared by several protocols' ``pitfall_for`` (one line each, shown in tables).
+#: a per-seed test applied where the seeds are not paired
+UNPAIRED_SEEDS = "pairs seeds that share nothing: the verdict depends on an arbitrary matching"
+#: a per-seed (per-run) test applied to repeats of fixed models
+REPEATS_NOT_SEEDS = ("tests the repeats of fixed models on these questions only: the "
+                     "sampling of the questions is ignored")
+#: a question-level test applied across training seeds
+SEEDS_IGNORED = "questions as the only noise, seeds ignored"
+#: a test that treats clustered questions as independent
+CLUSTERS_IGNORED = "treats clustered questions as independent: its SE is too small"
+#: a cluster-level test where no clusters are declared
+NEEDS_CLUSTERS = "for clustered questions; with independent questions use paired_t_questions"
+
+#: most resamples or permutations a protocol draws per experiment: beyond it the draws of
+#: even one experiment (8 bytes each, times k or n) no longer fit in memory or in an hour
+MAX_DRAWS = 10_000_000
+
+
+def check_draws(value, name: str, owner: str, low: int = 1) -> int:
+    """A number of resamples or permutations: an integer in ``[low, MAX_DRAWS]``.
+
+    Refused before anything is allocated; the message names the parameter.
+    """
+    value = check_int(value, name, owner, low=low)
+    if value > MAX_DRAWS:
+        raise fail(name, f"an integer <= {MAX_DRAWS:,} (a bound on memory and time)", value,
+                   owner)
+    return value
 
 
 @dataclass(frozen=True)
@@ -51,6 +80,8 @@ class Protocol:
     #: why it misleads under a design it is not valid for (kind -> reason); kinds missing
     #: here fall back to :attr:`pitfall` or a generic reason
     pitfall_for: ClassVar[dict[str, str]] = {}
+    #: needs the cluster of each question (``evaluate(..., clusters=codes)``)
+    needs_clusters: ClassVar[bool] = False
 
     @classmethod
     def label(cls, kind: str) -> str:
@@ -60,21 +91,32 @@ class Protocol:
         return (cls.pitfall_for.get(kind) or cls.pitfall
                 or f"not valid for {KIND_WORDS.get(kind, kind)}")
 
-    def applicable(self, k: int, n: int, binary: bool) -> str | None:
-        """Why the protocol cannot run on data of this kind, or ``None`` if it can."""
+    def applicable(self, k: int, n: int, binary: bool, clusters=None) -> str | None:
+        """Why the protocol cannot run on data of this kind, or ``None`` if it can.
+
+        ``clusters`` is the cluster code of each question (shape ``(n,)``) or ``None``; only
+        protocols with :attr:`needs_clusters` read it.
+        """
         if k < self.min_k:
             return f"needs k >= {self.min_k} seeds, got k = {k}"
         if self.needs_questions and n < 2:
             return f"needs per-question scores (n >= 2), got n = {n}"
         if self.binary and not binary:
             return "needs binary 0/1 per-question scores"
+        if self.needs_clusters:
+            if clusters is None:
+                return ("needs the cluster of each question (evaluate(..., clusters=codes), "
+                        "codes of shape (n,))")
+            if len(np.unique(clusters)) < 2:
+                return "needs at least 2 clusters of questions, got 1"
         return None
 
     def decision_note(self, batch: ScoreBatch) -> str:
         """A sentence the reader of this protocol's verdict on ``batch`` needs ("" if none)."""
         return ""
 
-    def evaluate(self, base, variant=None, alpha: float = 0.05, *, rng=None) -> ProtocolResult:
+    def evaluate(self, base, variant=None, alpha: float = 0.05, *, rng=None,
+                 clusters=None) -> ProtocolResult:
         """Apply the protocol to a batch of experiments.
 
         Parameters
@@ -90,6 +132,10 @@ class Protocol:
             Two-sided significance level, in (0, 1).
         rng : numpy.random.Generator, int or None
             Source of randomness for resampling protocols.
+        clusters : array_like of int, shape (n,), optional
+            Cluster code of each question (questions with the same code are correlated: a
+            task, a category, a passage). Carried in the batch; read only by protocols with
+            :attr:`needs_clusters`, which cannot run without it.
 
         Returns
         -------
@@ -97,8 +143,8 @@ class Protocol:
             Arrays over the leading axes; estimates and CIs are fractions.
         """
         alpha = check_alpha(alpha)
-        batch = ScoreBatch.from_arrays(base, variant)
-        why = self.applicable(batch.k, batch.n, batch.binary)
+        batch = ScoreBatch.from_arrays(base, variant, clusters=clusters)
+        why = self.applicable(batch.k, batch.n, batch.binary, batch.clusters)
         if why is not None:
             raise ValueError(f"protocol {self.name!r} cannot evaluate scores of shape "
                              f"{batch.base.shape}: it {why}")
@@ -106,4 +152,6 @@ class Protocol:
 
     def _evaluate(self, batch: ScoreBatch, alpha: float, rng) -> ProtocolResult:
         raise NotImplementedError
+
+
 register = PROTOCOLS.register

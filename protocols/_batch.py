@@ -46,6 +46,22 @@ def _as_scores(x, arg: str) -> np.ndarray:
     return a
 
 
+def _as_clusters(clusters, n: int) -> np.ndarray:
+    """Cluster codes of the ``n`` questions as consecutive ints ``0 .. G - 1`` (read-only)."""
+    a = np.asarray(clusters)
+    whole = a.dtype.kind in "iu" or (a.dtype.kind == "f" and bool(np.all(np.isfinite(a)))
+                                     and bool(np.all(a == np.round(a))))
+    if a.dtype == bool or not whole:
+        raise ValueError(f"The 'clusters' parameter must be an array of integer cluster codes, "
+                         f"one per question. Got dtype {a.dtype} instead.")
+    if a.shape != (n,):
+        raise ValueError(f"The 'clusters' parameter must have shape (n,) = ({n},), one code "
+                         f"per question. Got shape {a.shape} instead.")
+    codes = np.unique(a, return_inverse=True)[1].reshape(n).astype(np.intp)
+    codes.setflags(write=False)
+    return codes
+
+
 def _is_binary(a: np.ndarray) -> bool:
     if a.dtype == bool:
         return True
@@ -94,16 +110,21 @@ class ScoreBatch:
         Scores (fraction for accuracy); float64, or bool/uint8 for binary data.
     binary : bool
         Every score is 0 or 1.
+    clusters : ndarray of int, shape (n,), or None
+        Cluster of each question, as codes ``0 .. G - 1`` (``G = n_clusters``); ``None``
+        when the questions are not clustered. Fixed across the batch's experiments.
     """
 
     def __init__(self, base: np.ndarray | None, variant: np.ndarray | None, binary: bool, *,
-                 shape: tuple[int, ...] | None = None, scores=None, **derived):
+                 shape: tuple[int, ...] | None = None, scores=None, clusters=None,
+                 **derived):
         if base is not None:
             self.__dict__["base"] = base
             self.__dict__["variant"] = variant
             shape = base.shape
         self.shape = tuple(shape)
         self.binary = bool(binary)
+        self.clusters = None if clusters is None else _as_clusters(clusters, self.shape[-1])
         # ``scores()`` returns (base, variant) for a batch that holds no arrays yet.
         self._scores = scores
         self._pool = self._order = None
@@ -113,17 +134,24 @@ class ScoreBatch:
             self.__dict__[name] = value
 
     @classmethod
-    def from_arrays(cls, base, variant) -> ScoreBatch:
+    def from_arrays(cls, base, variant, clusters=None) -> ScoreBatch:
         """Validate ``base`` and ``variant`` (array-likes or a batch) into a batch.
+
+        Parameters
+        ----------
+        base, variant : array_like, shape (..., k, n) or (k,), or a batch and ``None``
+        clusters : array_like of int, shape (n,), optional
+            Cluster code of each question (any integers; recoded ``0 .. G - 1``). Given with
+            a batch, it returns a batch with these clusters sharing the batch's arrays.
 
         Raises
         ------
         ValueError
             Naming the argument: not numeric, wrong shape, empty, non-finite, or shapes that
-            differ.
+            differ; clusters not integers or not of shape (n,).
         """
         if isinstance(base, ScoreBatch) and variant is None:
-            return base
+            return base if clusters is None else base.with_clusters(clusters)
         base = _as_scores(base, "base")
         variant = _as_scores(variant, "variant")
         if base.shape != variant.shape:
@@ -132,7 +160,23 @@ class ScoreBatch:
         binary = _is_binary(base) and _is_binary(variant)
         if base.dtype != variant.dtype:
             base, variant = base.astype(float), variant.astype(float)
-        return cls(base, variant, binary)
+        return cls(base, variant, binary, clusters=clusters)
+
+    def with_clusters(self, clusters) -> ScoreBatch:
+        """The same experiments with question clusters ``clusters`` (shape ``(n,)``).
+
+        The new batch shares this one's arrays and the derived quantities computed so far.
+        """
+        other = object.__new__(type(self))
+        other.__dict__.update(self.__dict__)
+        other.__dict__.pop("_shared", None)
+        other.clusters = _as_clusters(clusters, self.n)
+        return other
+
+    @property
+    def n_clusters(self) -> int:
+        """Number of question clusters G (0 when not clustered)."""
+        return 0 if self.clusters is None else int(self.clusters.max()) + 1
 
     @classmethod
     def from_pool(cls, pool, order) -> ScoreBatch:
@@ -263,10 +307,11 @@ class ScoreBatch:
                    if name in self.__dict__}
         if "base" in self.__dict__:
             return ScoreBatch(self.base[..., :1, :], self.variant[..., :1, :], self.binary,
-                              **derived)
+                              clusters=self.clusters, **derived)
         pool, order = self._pool, self._order[:, :1]
         return ScoreBatch(None, None, self.binary, shape=self.shape[:-2] + (1, self.n),
-                          scores=lambda: (pool.base[order], pool.variant[order]), **derived)
+                          scores=lambda: (pool.base[order], pool.variant[order]),
+                          clusters=self.clusters, **derived)
 
     # ---------------------------------------------------------------------------------------
 

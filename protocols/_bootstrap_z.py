@@ -7,9 +7,7 @@ from typing import ClassVar
 
 import numpy as np
 
-from evalcal_core.validate import check_int
-
-from ._base import Protocol
+from ._base import Protocol, check_draws
 from ._decisions import z_decision
 from ._replicate_law import check_replicates, replicate_summary
 from ._result import make_result
@@ -22,7 +20,7 @@ class ReplicateZProtocol(Protocol):
     Parameters
     ----------
     n_resamples : int, default 1000
-        Bootstrap replicates, >= 2.
+        Bootstrap replicates, in [2, 10,000,000] (``MAX_DRAWS``).
     replicates : {'drawn', 'summary'}, default 'drawn'
         'drawn' resamples every replicate; 'summary' draws the replicates' mean and SD
         from their exact-moment law (:mod:`protocols._replicate_law`): the same rejection
@@ -36,7 +34,7 @@ class ReplicateZProtocol(Protocol):
     aliases: ClassVar[dict[str, str]] = {"B": "n_resamples"}
 
     def __post_init__(self):
-        check_int(self.n_resamples, "n_resamples", self.name, low=2)
+        check_draws(self.n_resamples, "n_resamples", self.name, low=2)
         check_replicates(self.replicates, self.name)
 
     def _summary(self, batch_shape, law, rng, drawn):

@@ -8,6 +8,13 @@ This departs from scipy (1.17), whose ``ttest_rel``/``ttest_ind`` give t = inf a
 there: calling it p = 0, the limit of a vanishing SE, gave ``paired_t`` and ``welch_t`` a
 12.5% false-positive rate at k = 2 on binary per-seed metrics. ``make_result`` marks such
 experiments ``degenerate``.
+
+"Zero" is relative to the data's scale, not exact: per-seed deltas that are equal on paper
+come out of floating point unequal (seeds 0.81/0.83/0.85 against 0.82/0.84/0.86 give deltas
+whose sd is 6.4e-17, not 0), and a t statistic of 0.01 / 3.7e-17 is rounding, not evidence.
+A standard error at most :data:`SE_RTOL` times ``max(|estimate|, scale)`` (``scale``: the
+magnitude of the numbers the variance was computed from) counts as no variance estimate,
+and an estimate at most ``SE_RTOL * scale`` as a zero estimate.
 """
 
 from __future__ import annotations
@@ -15,15 +22,28 @@ from __future__ import annotations
 import numpy as np
 from scipy import special, stats
 
+#: a standard error at most this fraction of the data's scale is rounding, not variance
+#: (4,500 float64 epsilons: far above the rounding of a mean or a difference of means, far
+#: below any real spread of scores that are themselves rounded to a few digits)
+SE_RTOL = 1e-12
 
-def _no_variance_estimate(estimate, se, p, half_width):
-    zero_se = se == 0
-    p = np.where(zero_se, np.where(estimate == 0, 1.0, np.nan), p)
-    half_width = np.where(zero_se, np.where(estimate == 0, 0.0, np.nan), half_width)
+
+def _no_variance_estimate(estimate, se, p, half_width, scale):
+    scale = 0.0 if scale is None else np.abs(np.asarray(scale, dtype=float))
+    zero_estimate = np.abs(estimate) <= SE_RTOL * scale
+    zero_se = se <= SE_RTOL * np.maximum(np.abs(estimate), scale)
+    p = np.where(zero_se, np.where(zero_estimate, 1.0, np.nan), p)
+    half_width = np.where(zero_se, np.where(zero_estimate, 0.0, np.nan), half_width)
     return p, half_width
 
 
-def z_decision(estimate, se, alpha):
+def data_scale(*arrays):
+    """Largest ``|value|`` of each experiment over the arrays' last axis, shape ``(...)``:
+    the ``scale`` a spread computed from these values is judged against."""
+    return np.max([np.abs(a).max(axis=-1) for a in arrays], axis=0)
+
+
+def z_decision(estimate, se, alpha, scale=None):
     """Two-sided normal test and Wald CI.
 
     Parameters
@@ -32,12 +52,15 @@ def z_decision(estimate, se, alpha):
         Estimate and its standard error (same units, e.g. fraction).
     alpha : float
         Two-sided level.
+    scale : ndarray or float, optional
+        Magnitude of the data the SE was computed from (e.g. the largest |score|); ``None``
+        judges the SE against ``|estimate|`` alone.
 
     Returns
     -------
     p_value, ci_low, ci_high, significant : ndarray
-        ``se == 0``: p = 1 and CI [0, 0] for a zero estimate; p and CI NaN, not
-        significant, otherwise.
+        No variance estimate (``se <= SE_RTOL * max(|estimate|, scale)``): p = 1 and the CI
+        the estimate itself for a zero estimate; p and CI NaN, not significant, otherwise.
     """
     estimate = np.asarray(estimate, dtype=float)
     se = np.asarray(se, dtype=float)
@@ -45,11 +68,12 @@ def z_decision(estimate, se, alpha):
         z = np.abs(estimate) / se
     p = 2.0 * special.ndtr(-z)
     half = special.ndtri(1.0 - alpha / 2.0) * se
-    p, half = _no_variance_estimate(estimate, se, p, half)
-    return p, estimate - half, estimate + half, p < alpha
+    p, half = _no_variance_estimate(estimate, se, p, half, scale)
+    with np.errstate(invalid="ignore"):
+        return p, estimate - half, estimate + half, p < alpha
 
 
-def t_decision(estimate, se, df, alpha):
+def t_decision(estimate, se, df, alpha, scale=None):
     """Two-sided Student t test and t CI, as ``scipy.stats.ttest_*`` compute them.
 
     Parameters
@@ -60,11 +84,13 @@ def t_decision(estimate, se, df, alpha):
         Degrees of freedom (may be fractional, as in Welch's test).
     alpha : float
         Two-sided level.
+    scale : ndarray or float, optional
+        As in :func:`z_decision`.
 
     Returns
     -------
     p_value, ci_low, ci_high, significant : ndarray
-        ``se == 0``: as :func:`z_decision`.
+        No variance estimate: as :func:`z_decision`.
     """
     estimate = np.asarray(estimate, dtype=float)
     se = np.asarray(se, dtype=float)
@@ -76,6 +102,6 @@ def t_decision(estimate, se, df, alpha):
         df = np.where(np.isfinite(df) & (df > 0), df, 1.0)
     p = 2.0 * stats.t.sf(t, df)
     half = stats.t.ppf(1.0 - alpha / 2.0, df) * se
-    p, half = _no_variance_estimate(estimate, se, p, half)
+    p, half = _no_variance_estimate(estimate, se, p, half, scale)
     with np.errstate(invalid="ignore"):
         return p, estimate - half, estimate + half, p < alpha

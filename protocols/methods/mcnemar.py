@@ -9,7 +9,7 @@ from scipy import special, stats
 
 from evalcal_core.validate import check_bool
 
-from .._base import Protocol, register
+from .._base import CLUSTERS_IGNORED, SEEDS_IGNORED, Protocol, register
 from .._result import make_result
 
 
@@ -50,8 +50,10 @@ class McNemar(Protocol):
     binary = True
     needs_questions = True
     paired = True
-    pitfall = "one run, questions as the only noise: seeds ignored"
+    pitfall = "one run, " + SEEDS_IGNORED.replace(", ", ": ")
     uses_first_seed_only = True
+    valid_for = frozenset({"models"})
+    pitfall_for = {"methods_independent": pitfall, "models_clustered": CLUSTERS_IGNORED}
 
     def __post_init__(self):
         for field in ("exact", "correction"):

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 
 from evalcal_core.validate import check_choice, check_int
 
-from .._base import Protocol, register
+from .._base import REPEATS_NOT_SEEDS, UNPAIRED_SEEDS, Protocol, check_draws, register
 from .._resample import bca_interval, n_ideal_multisets, sign_flip_pvalue
 from .._result import make_result
 
@@ -45,10 +45,13 @@ class _PairedDeltaProtocol(Protocol):
     min_k = 2
     paired = True
     stochastic = True
+    valid_for = frozenset({"methods_paired"})
+    pitfall_for = {"methods_independent": UNPAIRED_SEEDS, "models": REPEATS_NOT_SEEDS,
+                   "models_clustered": REPEATS_NOT_SEEDS}
 
     def __post_init__(self):
-        check_int(self.n_resamples, "n_resamples", self.name, low=2)
-        check_int(self.n_permutations, "n_permutations", self.name, low=1)
+        check_draws(self.n_resamples, "n_resamples", self.name, low=2)
+        check_draws(self.n_permutations, "n_permutations", self.name, low=1)
         # 2**k patterns are enumerated: beyond 24 that is no longer a quick exact test.
         check_int(self.max_exact_k, "max_exact_k", self.name, low=1, high=24)
         check_choice(self.bootstrap, "bootstrap", BOOTSTRAP_MODES, self.name)
@@ -99,6 +102,10 @@ class Bca(_PairedDeltaProtocol):
     name = "bca"
     summary = "BCa bootstrap CI on the mean delta alone"
     pitfall = "a bootstrap CI at small k"
+    valid_for = frozenset()
+    pitfall_for = {"methods_independent": "a bootstrap CI at small k, on arbitrarily "
+                                          "matched seeds",
+                   "models": REPEATS_NOT_SEEDS, "models_clustered": REPEATS_NOT_SEEDS}
 
     def _evaluate(self, batch, alpha, rng):
         d = batch.seed_deltas

@@ -4,8 +4,15 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from .._base import Protocol, register
-from .._decisions import t_decision, z_decision
+from .._base import (
+    CLUSTERS_IGNORED,
+    REPEATS_NOT_SEEDS,
+    SEEDS_IGNORED,
+    UNPAIRED_SEEDS,
+    Protocol,
+    register,
+)
+from .._decisions import data_scale, t_decision, z_decision
 from .._result import make_result
 
 
@@ -21,13 +28,19 @@ class PairedT(Protocol):
     summary = "paired t-test on per-seed deltas"
     min_k = 2
     paired = True
+    valid_for = frozenset({"methods_paired"})
+    pitfall_for = {"methods_independent": UNPAIRED_SEEDS, "models": REPEATS_NOT_SEEDS,
+                   "models_clustered": REPEATS_NOT_SEEDS}
 
     def _evaluate(self, batch, alpha, rng):
         d = batch.seed_deltas
         k = d.shape[-1]
         estimate = d.mean(axis=-1)
         se = d.std(axis=-1, ddof=1) / k**0.5
-        p, lo, hi, sig = t_decision(estimate, se, k - 1, alpha)
+        # Deltas equal on paper differ by rounding of the per-seed metrics, whose scale
+        # decides what a zero spread is.
+        scale = data_scale(batch.seed_base, batch.seed_variant)
+        p, lo, hi, sig = t_decision(estimate, se, k - 1, alpha, scale)
         return make_result(estimate, lo, hi, p, sig)
 
 
@@ -37,22 +50,28 @@ class PairedTQuestions(Protocol):
     """z-test on per-question differences of the k-run means.
 
     ``d_q = mean_k variant - mean_k base``; estimate ``mean(d_q)``, SE ``sd(d_q) / sqrt(n)``.
-    Treats questions as the sampling unit and so ignores seed-to-seed training noise: a
-    pitfall when the runs come from several seeds (under ``seed_question`` with seed-effect
-    sd 0.3 it rejects a true null in more than half the experiments); ``paired_two_level``
-    is the honest test on the same data.
+    Treats questions as the sampling unit, the k runs as measurement noise averaged within a
+    question: the honest test between two fixed models on independent questions (design
+    ``models``; a large-n test, the questions' CLT). It ignores seed-to-seed training noise,
+    a pitfall when the runs come from several training seeds (under ``seed_question`` with
+    seed-effect sd 0.3 it rejects a true null in more than half the experiments;
+    ``paired_two_level`` is the honest test on the same data), and it treats clustered
+    questions as independent (``cluster_cr2`` is the honest test there).
     """
 
     name = "paired_t_questions"
     summary = "z-test on per-question differences of k-run means"
     needs_questions = True
     paired = True
-    pitfall = "questions as the only noise, seeds ignored"
+    pitfall = SEEDS_IGNORED
+    valid_for = frozenset({"models"})
+    pitfall_for = {"methods_independent": SEEDS_IGNORED, "models_clustered": CLUSTERS_IGNORED}
 
     def _evaluate(self, batch, alpha, rng):
         dq = batch.question_deltas
         n = dq.shape[-1]
         estimate = dq.mean(axis=-1)
         se = dq.std(axis=-1, ddof=1) / n**0.5
-        p, lo, hi, sig = z_decision(estimate, se, alpha)
+        scale = data_scale(batch.question_base, batch.question_variant)
+        p, lo, hi, sig = z_decision(estimate, se, alpha, scale)
         return make_result(estimate, lo, hi, p, sig)

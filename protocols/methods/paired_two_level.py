@@ -6,8 +6,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .._base import Protocol, register
-from .._decisions import t_decision
+from .._base import REPEATS_NOT_SEEDS, UNPAIRED_SEEDS, Protocol, register
+from .._decisions import data_scale, t_decision
 from .._resample import TIE_RTOL
 from .._result import make_result
 
@@ -141,7 +141,11 @@ class PairedTwoLevel(Protocol):
     Its power is at most ``paired_t``'s, which it requires to reject: without assuming
     that seeds do not matter, k seeds cannot tell a seed variance of 0 from one of the size
     of the within-seed question noise. :mod:`sim.seed_power_bound` computes how little any
-    test valid at every seed variance can gain over ``paired_t`` at seed variance 0.
+    test valid at every seed variance can gain over ``paired_t`` at seed variance 0. Where
+    ``paired_t`` has no variance estimate (per-seed deltas equal up to rounding, e.g. every
+    seed answers every question alike) neither has this protocol: p and CI NaN,
+    ``degenerate``, not significant (the question component alone would give a tiny p
+    from k copies of one seed).
     """
 
     name = "paired_two_level"
@@ -149,6 +153,9 @@ class PairedTwoLevel(Protocol):
     min_k = 2
     needs_questions = True
     paired = True
+    valid_for = frozenset({"methods_paired"})
+    pitfall_for = {"methods_independent": UNPAIRED_SEEDS, "models": REPEATS_NOT_SEEDS,
+                   "models_clustered": REPEATS_NOT_SEEDS}
 
     def _evaluate(self, batch, alpha, rng):
         if batch.binary and batch.k * batch.n <= MAX_EXACT_KN:
@@ -160,12 +167,15 @@ class PairedTwoLevel(Protocol):
             variance, df, seed_variance = two_level_variance(
                 np.subtract(batch.variant, batch.base, dtype=float))
         estimate = batch.seed_deltas.mean(axis=-1)
-        p, lo, hi, _ = t_decision(estimate, np.sqrt(variance), df, alpha)
+        scale = data_scale(batch.seed_base, batch.seed_variant)
+        p, lo, hi, _ = t_decision(estimate, np.sqrt(variance), df, alpha, scale)
         p_seed, lo_seed, hi_seed, _ = t_decision(estimate, np.sqrt(seed_variance),
-                                                 batch.k - 1, alpha)
-        # Both tests must reject. A leg without a variance estimate (NaN: the seeds agree
-        # exactly, or nothing varies) gives no constraint; NaN only where both are NaN.
-        p = np.fmax(p, p_seed)
+                                                 batch.k - 1, alpha, scale)
+        # Both tests must reject. Without paired_t's variance estimate (the seeds agree up
+        # to rounding) there is none: the two-level variance alone would then rest on k
+        # copies of one seed's questions.
+        p = np.where(np.isnan(p_seed), np.nan, np.fmax(p, p_seed))
+        lo = np.where(np.isnan(p_seed), np.nan, np.fmin(lo, lo_seed))
+        hi = np.where(np.isnan(p_seed), np.nan, np.fmax(hi, hi_seed))
         with np.errstate(invalid="ignore"):
-            return make_result(estimate, np.fmin(lo, lo_seed), np.fmax(hi, hi_seed), p,
-                               p < alpha)
+            return make_result(estimate, lo, hi, p, p < alpha)

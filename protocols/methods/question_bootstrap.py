@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from .._base import register
+from .._base import CLUSTERS_IGNORED, SEEDS_IGNORED, register
 from .._bootstrap_z import ReplicateZProtocol, z_result_from_sd
 from .._replicate_law import question_mean_law, rows
 from .._resample import resampled_means, resampled_sums_of_integers
@@ -37,6 +37,11 @@ class QuestionBootstrap(ReplicateZProtocol):
     summary = "question bootstrap, independent indices per arm"
     needs_questions = True
     pitfall = "a question bootstrap that ignores pairing"
+    valid_for = frozenset()
+    pitfall_for = {"methods_independent": SEEDS_IGNORED,
+                   "models": "ignores the pairing of the questions: loses the power of "
+                             "pairing",
+                   "models_clustered": CLUSTERS_IGNORED}
 
     def _evaluate(self, batch, alpha, rng):
         qb, qv = batch.question_base, batch.question_variant
@@ -65,8 +70,11 @@ class PairedQuestionBootstrap(ReplicateZProtocol):
 
     Resamples the per-question differences ``d_q = mean_k variant - mean_k base``; SE = sd
     of the ``n_resamples`` replicate means; significant iff ``|estimate| / SE > z_{1-alpha/2}``.
-    The seeds are averaged away and only the questions are resampled: a pitfall across
-    seeds (see ``paired_two_level``).
+    The seeds are averaged away and only the questions are resampled: the bootstrap twin
+    of ``paired_t_questions``, honest between fixed models on independent questions
+    (design ``models``; its SE is the plug-in ``sd(d_q) sqrt((n - 1) / n) / sqrt(n)``, a
+    large-n test) and a pitfall across seeds (see ``paired_two_level``) or clustered
+    questions (see ``cluster_cr2``).
 
     Parameters
     ----------
@@ -78,7 +86,9 @@ class PairedQuestionBootstrap(ReplicateZProtocol):
     summary = "question bootstrap, same indices for both arms"
     needs_questions = True
     paired = True
-    pitfall = "questions as the only noise, seeds ignored"
+    pitfall = SEEDS_IGNORED
+    valid_for = frozenset({"models"})
+    pitfall_for = {"methods_independent": SEEDS_IGNORED, "models_clustered": CLUSTERS_IGNORED}
 
     def _evaluate(self, batch, alpha, rng):
         dq = batch.question_deltas

@@ -32,6 +32,8 @@ class RunBootstrap(ReplicateZProtocol):
     needs_questions = True
     pitfall = "a run bootstrap that resamples decoding noise only"
     divide_by_sqrt_b = False
+    valid_for = frozenset()
+    pitfall_for = dict.fromkeys(("methods_independent", "models", "models_clustered"), pitfall)
 
     def _evaluate(self, batch, alpha, rng):
         k, b = batch.k, self.n_resamples
@@ -76,3 +78,4 @@ class RunBootstrapSqrtB(RunBootstrap):
     summary = "run bootstrap with SE / sqrt(B)"
     pitfall = "dividing the bootstrap SE by sqrt(B)"
     divide_by_sqrt_b = True
+    pitfall_for = dict.fromkeys(("methods_independent", "models", "models_clustered"), pitfall)

@@ -41,6 +41,12 @@ class SingleRun(Protocol):
     summary = "one run per arm; a difference of at least a threshold (1 pp) is called a result"
     pitfall = "one run is not evidence"
     uses_first_seed_only = True
+    valid_for = frozenset()
+    pitfall_for = {"methods_independent": pitfall,
+                   "models": "a difference with no test: the sampling of the questions is "
+                             "ignored",
+                   "models_clustered": "a difference with no test: the sampling of the "
+                                       "questions is ignored"}
 
     def __post_init__(self):
         if self.threshold is not None:

@@ -6,8 +6,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .._base import Protocol, register
-from .._decisions import t_decision
+from .._base import REPEATS_NOT_SEEDS, Protocol, register
+from .._decisions import data_scale, t_decision
 from .._result import make_result
 
 
@@ -23,7 +23,13 @@ class WelchT(Protocol):
     name = "welch_t"
     summary = "unpaired Welch t-test on per-seed metrics"
     min_k = 2
+    #: the reason under ``methods_paired``: valid there, conservative on positively
+    #: correlated pairs, but it throws away what the pairing buys
     pitfall = "an unpaired test on paired seeds"
+    valid_for = frozenset({"methods_independent"})
+    pitfall_for = {"methods_paired": "an unpaired test on paired seeds: loses the power of "
+                                     "pairing",
+                   "models": REPEATS_NOT_SEEDS, "models_clustered": REPEATS_NOT_SEEDS}
 
     def _evaluate(self, batch, alpha, rng):
         mb = batch.seed_base
@@ -37,5 +43,5 @@ class WelchT(Protocol):
             # Welch-Satterthwaite; 0/0 when both arms are constant, where t_decision's
             # zero-SE limit decides.
             df = (vb + vv) ** 2 / ((vb**2 + vv**2) / (k - 1))
-        p, lo, hi, sig = t_decision(estimate, se, df, alpha)
+        p, lo, hi, sig = t_decision(estimate, se, df, alpha, data_scale(mb, mv))
         return make_result(estimate, lo, hi, p, sig)

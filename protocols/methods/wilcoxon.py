@@ -9,7 +9,7 @@ from scipy import stats
 
 from evalcal_core.validate import check_int
 
-from .._base import Protocol, register
+from .._base import REPEATS_NOT_SEEDS, UNPAIRED_SEEDS, Protocol, check_draws, register
 from .._resample import TIE_RTOL, sign_flip_pvalue
 from .._result import make_result
 
@@ -62,10 +62,13 @@ class Wilcoxon(Protocol):
     min_k = 2
     paired = True
     stochastic = True
+    valid_for = frozenset({"methods_paired"})
+    pitfall_for = {"methods_independent": UNPAIRED_SEEDS, "models": REPEATS_NOT_SEEDS,
+                   "models_clustered": REPEATS_NOT_SEEDS}
 
     def __post_init__(self):
         check_int(self.max_exact_k, "max_exact_k", self.name, low=1, high=24)
-        check_int(self.n_permutations, "n_permutations", self.name, low=1)
+        check_draws(self.n_permutations, "n_permutations", self.name, low=1)
 
     def _evaluate(self, batch, alpha, rng):
         d = batch.seed_deltas

@@ -502,17 +502,25 @@ def test_paired_two_level_without_question_effects_is_paired_t():
 
 
 def test_paired_two_level_without_seed_effects_is_a_t_test_on_questions():
-    """Analytic limit: deltas that vary by question only (``D[s, q] = c_q``): the per-seed
-    deltas agree exactly (paired_t has no variance estimate and is left out) and
-    MS_seed = MS_resid = 0, so V = var(per-question delta) / n on n - 1 df:
-    ``scipy.stats.ttest_1samp`` on the per-question deltas."""
+    """Analytic limit: deltas that vary by question only (``D[s, q] = c_q``): MS_seed =
+    MS_resid = 0 (up to rounding), so V = var(per-question delta) / n on n - 1 df, the
+    squared SE of ``scipy.stats.ttest_1samp`` on the per-question deltas. The per-seed
+    deltas agree up to rounding, so paired_t has no variance estimate, and neither has the
+    protocol, which needs paired_t to reject: degenerate, p NaN, not significant."""
+    from protocols.methods.paired_two_level import two_level_variance
+
     rng = np.random.default_rng(12)
     base = rng.random((40, 3, 9))
     variant = base + rng.normal(0.01, 0.05, size=(40, 1, 9))
-    res = protocols.get("paired_two_level").evaluate(base, variant)
+    variance, df, _ = two_level_variance(variant - base)
     ref = stats.ttest_1samp(variant.mean(-2) - base.mean(-2), 0.0, axis=-1)
-    np.testing.assert_allclose(res.p_value, ref.pvalue, rtol=1e-7)
-    assert not res.degenerate.any()
+    dq = variant.mean(-2) - base.mean(-2)
+    np.testing.assert_allclose(variance, dq.var(-1, ddof=1) / 9, rtol=1e-7)
+    np.testing.assert_allclose(df, 8.0, rtol=1e-7)
+    assert ref.df[0] == 8
+    res = protocols.get("paired_two_level").evaluate(base, variant)
+    assert res.degenerate.all() and not res.significant.any()
+    assert np.isnan(res.p_value).all() and np.isnan(res.ci_low).all()
 
 
 def test_paired_two_level_rejects_only_where_paired_t_does_when_questions_add_nothing():

@@ -16,6 +16,7 @@ from evalcal_core.results_io import MAX_RANGE
 from evalcal_core.validate import check_alpha, check_int, check_number
 from protocols import names, protocol_class
 from protocols._base import PROTOCOLS
+from protocols.claims import check_margin as check_claim_margin
 
 from . import _compat
 from .compare import compare_arms
@@ -207,34 +208,28 @@ def config_from_args(args) -> EvalConfig:
 
 
 def check_margin(margin, metric_range, percent, claim) -> float:
-    """The margin in the file's units, refused where it cannot be meant (5 on fractions)."""
+    """The margin in the file's units, refused where it cannot be meant (5 on fractions:
+    :func:`protocols.claims.check_margin`'s hint); 0 only for superiority."""
     check_number(margin, "--margin", low=0.0, high=MAX_RANGE)
-    if claim in ("non-inferiority", "equivalence") and margin == 0:
-        raise ValueError(f"--margin must be > 0 for --claim {claim}")
-    if metric_range is not None:
-        width = metric_range[1] - metric_range[0]
-        if margin >= width:
-            raise ValueError(f"--margin {margin:g} is not below the metric's range "
-                             f"{metric_range[0]:g}..{metric_range[1]:g}")
-    elif percent:
-        if margin >= 100:
-            raise ValueError(f"--margin {margin:g} is in percentage points with --percent; "
-                             f"it must be below 100")
-    elif margin >= 1:
-        raise ValueError(f"--margin {margin:g} is in the file's units, fractions here "
-                         f"(0.01 = 1 pp); did you mean --margin {margin / 100:g} "
-                         f"({margin:g} pp)?")
+    if margin == 0:
+        if claim != "superiority":
+            raise ValueError(f"--margin must be > 0 for --claim {claim}")
+        return 0.0
+    score_range = (metric_range if metric_range is not None
+                   else (0.0, 100.0) if percent else (0.0, 1.0))
+    margin = check_claim_margin(margin, score_range, "--margin")
+    if margin >= score_range[1] - score_range[0]:
+        raise ValueError(f"--margin {margin:g} is not below the width of the metric's range "
+                         f"[{score_range[0]:g}, {score_range[1]:g}]")
     return float(margin)
 
 
 def _load(config: EvalConfig):
     scale = 0.01 if config.percent else 1.0
     if config.arms:
-        if config.cluster is not None:
-            raise ValueError("--cluster with harness logs needs the shared log readers; "
-                             "give a tidy CSV with the cluster column")
         loaded = read_log_arms(config.arms, metric=config.metric, task=config.task,
-                               filter=config.filter, scale=scale)
+                               filter=config.filter, scale=scale, cluster=config.cluster,
+                               partial_credit=config.partial_credit)
     else:
         loaded = read_tidy(config.results or example_path(), scale=scale,
                            cluster=config.cluster)
@@ -292,9 +287,13 @@ def run_config(config: EvalConfig, out=None) -> int:
             body["not_applicable"] = skipped
             body["notes"] = notes
         if loaded.paired_logs is not None:
-            pl = loaded.paired_logs
-            body["matching"] = {"matched": pl.n, "dropped_baseline": list(pl.dropped_baseline),
-                                "dropped_variant": list(pl.dropped_variant)}
+            dropped = loaded.paired_logs.dropped
+            body["matching"] = {"matched": scores.n,
+                                "dropped": {a: list(dropped[a]) for a in scores.arms},
+                                "matched_by": loaded.paired_logs.matched_by}
+            if scores.m == 2:
+                body["matching"]["dropped_baseline"] = list(dropped[scores.arms[0]])
+                body["matching"]["dropped_variant"] = list(dropped[scores.arms[1]])
         if config.forest:
             body["forest"] = config.forest
         json.dump(body, out, indent=2)

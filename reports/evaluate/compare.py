@@ -34,6 +34,9 @@ from evalcal_core.designs import Design
 from evalcal_core.scores import ArmScores
 from protocols import get, names, protocol_class
 
+from protocols import claims as claims_mod
+from protocols import multiplicity as mt
+
 from . import _compat
 from .design import cluster_codes
 
@@ -63,6 +66,8 @@ class Comparison:
     d_low: float
     d_high: float
     d_kind: str
+    claim_low: float = float("nan")
+    claim_high: float = float("nan")
     rer: float | None = None
     rer_low: float | None = None
     rer_high: float | None = None
@@ -113,16 +118,33 @@ def pairs_of(arms, reference: str | None) -> list[tuple[str, str]]:
     return [(arms[i], arms[j]) for i in range(len(arms)) for j in range(i + 1, len(arms))]
 
 
-def _units(base: np.ndarray, variant: np.ndarray, design: Design, codes) -> np.ndarray:
-    """The paired units' deltas (seeds, questions or cluster means scaled to the total)."""
+def _units(base: np.ndarray, variant: np.ndarray, design: Design) -> np.ndarray:
+    """The paired units' deltas for d_z: per seed (methods) or per question (models)."""
     if design.kind == "methods_paired":
         return variant.mean(axis=1) - base.mean(axis=1)
-    dq = variant.mean(axis=0) - base.mean(axis=0)
+    return variant.mean(axis=0) - base.mean(axis=0)
+
+
+def joint_null(scores: ArmScores, design: Design, comps, codes, rng) -> mt.JointNull:
+    """The joint null of all comparisons for max-T (:mod:`protocols.multiplicity`).
+
+    Paired seeds: joint sign flips of the per-seed deltas; independent seeds: a bootstrap of
+    each arm's centred seeds; models: the joint normal law of the per-question z statistics;
+    clustered questions: joint sign flips of whole clusters (cluster sums scaled so that
+    their mean is the mean over questions).
+    """
+    x = scores.scores
+    if design.kind == "methods_paired":
+        return mt.paired_signflip_null(mt.pair_deltas(x.mean(axis=2), comps), N_FLIPS, rng=rng)
+    if design.kind == "methods_independent":
+        return mt.unpaired_bootstrap_null(x.mean(axis=2), comps, N_FLIPS, rng=rng)
+    q = x.mean(axis=1)
     if design.kind == "models_clustered":
-        g = codes.max() + 1
-        # cluster sums scaled so that their mean is the mean over questions
-        return np.bincount(codes, weights=dq, minlength=g) * g / dq.size
-    return dq
+        g = int(codes.max()) + 1
+        sums = np.stack([np.bincount(codes, weights=row, minlength=g) for row in q])
+        return mt.paired_signflip_null(mt.pair_deltas(sums * g / q.shape[1], comps),
+                                       N_FLIPS, rng=rng)
+    return mt.gaussian_null(q, comps, N_FLIPS, rng=rng)
 
 
 def _cr1(dq: np.ndarray, codes: np.ndarray, alpha: float):
@@ -204,6 +226,8 @@ def compare_arms(scores: ArmScores, design: Design, *, alpha=0.05, correction="h
     reference : str or None
         Many-to-one comparisons against this arm; all pairs when ``None``.
     claim : {"superiority", "non-inferiority", "equivalence"} or None
+        Read off the two-sided ``1 - 2 alpha`` interval (:mod:`protocols.claims`), made
+        simultaneous over the comparisons like the others.
     margin : float or None
         In the scores' units (fractions for accuracies).
     fraction : bool
@@ -220,63 +244,67 @@ def compare_arms(scores: ArmScores, design: Design, *, alpha=0.05, correction="h
     c = len(pairs)
     primary = primary_protocol(design, binary)
     codes = cluster_codes(scores)
-    if correction == "maxt" and design.kind == "methods_independent":
-        raise ValueError("--correction maxt flips the signs of paired units; with "
-                         "--unpaired (independent seeds) use holm, bonferroni or bh")
-    sim_alpha = alpha / c if correction in ("holm", "bonferroni", "bh") else alpha
-    raw, sim, units = [], [], []
+    bonf = correction in ("holm", "bonferroni", "bh")
+    sim_alpha = alpha / c if bonf else alpha
+    claim_alpha = min(2 * alpha / c if bonf else 2 * alpha, 0.999)
+    raw, sim, cl = [], [], []
     for b, v in pairs:
         base, var = scores.arm(b), scores.arm(v)
         raw.append(_run(primary, base, var, alpha, seed, codes, design))
         sim.append(_run(primary, base, var, sim_alpha, seed, codes, design)
                    if sim_alpha != alpha else raw[-1])
-        if design.kind != "methods_independent":
-            units.append(_units(base, var, design, codes))
+        if claim is not None and correction != "maxt":
+            cl.append(_run(primary, base, var, claim_alpha, seed, codes, design))
     p = np.array([r[3] for r in raw])
     notes = []
     if correction == "maxt":
-        u = np.stack(units, axis=1)
-        obs = _compat._t_of(u)
-        null = _compat.paired_signflip_null(u, N_FLIPS, np.random.default_rng(seed))
-        p_adj = _compat.maxt_stepdown(obs, null)
-        q = float(np.quantile(np.abs(null).max(axis=1), 1 - alpha))
-        se = u.std(axis=0, ddof=1) / np.sqrt(u.shape[0])
-        est = u.mean(axis=0)
-        bounds = [(e - q * s, e + q * s) for e, s in zip(est, se)]
-        notes.append(f"max-T: {N_FLIPS:,} joint sign flips of the {u.shape[0]:,} paired "
-                     f"units; simultaneous intervals estimate +- {q:.3g} se.")
+        index = {a: i for i, a in enumerate(scores.arms)}
+        comps = [(index[v], index[b]) for b, v in pairs]
+        joint = joint_null(scores, design, comps, codes, np.random.default_rng(seed))
+        p_adj = mt.maxt_adjust(joint)
+        ci = mt.simultaneous_ci(joint, alpha, method="maxt")
+        bounds = list(zip(ci.low, ci.high))
+        if claim is not None:
+            ci2 = mt.simultaneous_ci(joint, claim_alpha, method="maxt")
+            cl = [(None, lo, hi) for lo, hi in zip(ci2.low, ci2.high)]
+        how = "every sign pattern (exact)" if joint.exact else f"{N_FLIPS:,} resamples"
+        notes.append(f"max-T: step-down adjusted p from the joint null of the "
+                     f"{c} comparisons ({how}); simultaneous intervals estimate +- "
+                     f"{float(np.max(ci.critical)):.3g} se.")
     else:
         p_adj = _compat.adjust(p, correction) if c > 1 else p.copy()
-        bounds = [(s[1], s[2]) for s in sim]
+        bounds = [(s_[1], s_[2]) for s_ in sim]
     means = tuple(float(scores.arm(a).mean()) for a in scores.arms)
     mean_of = dict(zip(scores.arms, means))
     out = []
     for i, (b, v) in enumerate(pairs):
         est, lo, hi, p_raw, degenerate = raw[i]
-        sim_lo, sim_hi = bounds[i]
+        sim_lo, sim_hi = (float(x) for x in bounds[i])
         if design.kind == "methods_independent":
             d, d_lo, d_hi = _cohen_d(scores.arm(b).mean(axis=1), scores.arm(v).mean(axis=1),
                                      alpha)
             d_kind = "d"
         else:
-            d, d_lo, d_hi = _dz(units[i], alpha)
+            d, d_lo, d_hi = _dz(_units(scores.arm(b), scores.arm(v), design), alpha)
             d_kind = "d_z"
         rer = rer_lo = rer_hi = None
         err = 1.0 - mean_of[b]
         if fraction and err > 0:
             rer, rer_lo, rer_hi = est / err, sim_lo / err, sim_hi / err
-        verdict = None
+        verdict, c_lo, c_hi = None, float("nan"), float("nan")
         if claim is not None:
-            verdict = _compat.claim_verdict(claim, est, sim_lo, sim_hi,
-                                            0.0 if margin is None else margin)
+            c_lo, c_hi = float(cl[i][1]), float(cl[i][2])
+            verdict = claims_mod.claim_verdict(claim.replace("-", "_"), est, c_lo, c_hi,
+                                               margin if margin else None)
         pa = float(p_adj[i])
         out.append(Comparison(
             base=b, variant=v, protocol=primary, estimate=float(est), ci_low=float(lo),
-            ci_high=float(hi), sim_low=float(sim_lo), sim_high=float(sim_hi),
+            ci_high=float(hi), sim_low=sim_lo, sim_high=sim_hi,
             p_value=float(p_raw), p_adjusted=pa,
             significant=bool(not np.isnan(pa) and pa < alpha and not degenerate),
             degenerate=degenerate, d=float(d), d_low=float(d_lo), d_high=float(d_hi),
-            d_kind=d_kind, rer=rer, rer_low=rer_lo, rer_high=rer_hi, claim=verdict))
+            d_kind=d_kind, claim_low=c_lo, claim_high=c_hi, rer=rer, rer_low=rer_lo,
+            rer_high=rer_hi, claim=verdict))
     g = (scores.r if design.compare == "methods"
          else design.n_clusters if design.kind == "models_clustered" else scores.n)
     if g < DZ_FEW:
@@ -286,6 +314,10 @@ def compare_arms(scores: ArmScores, design: Design, *, alpha=0.05, correction="h
     if correction == "bh" and c > 1:
         notes.append("bh controls the false discovery rate of the p-values; the intervals "
                      "shown are Bonferroni-simultaneous.")
+    if claim is not None:
+        notes.append(f"The claim reads the two-sided {100 * (1 - claim_alpha):g}% interval "
+                     f"(1 - 2 alpha{', simultaneous over the comparisons' if c > 1 else ''}; "
+                     f"TOST for equivalence).")
     ranking = {}
     mode = "many-to-one" if reference is not None else "all pairs"
     if reference is None and len(scores.arms) > 2:
@@ -295,8 +327,9 @@ def compare_arms(scores: ArmScores, design: Design, *, alpha=0.05, correction="h
     gate = None
     if claim is not None:
         verdicts = [x.claim for x in out]
-        gate = (1 if "refuted" in verdicts else 0 if all(v == "shown" for v in verdicts)
-                else 3)
+        gate = (claims_mod.EXIT_STATUS["refuted"] if "refuted" in verdicts
+                else claims_mod.EXIT_STATUS["shown"] if all(v == "shown" for v in verdicts)
+                else claims_mod.EXIT_STATUS["inconclusive"])
     return Analysis(design=design, arms=tuple(scores.arms), means=means,
                     comparisons=tuple(out), mode=mode, reference=reference,
                     correction=correction, primary=primary, alpha=alpha,

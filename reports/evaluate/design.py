@@ -41,6 +41,9 @@ def infer_design(scores: ArmScores, *, compare: str | None = None, unpaired: boo
         For contradictory flags or unusable clusters (one line, the CLI exits 2).
     """
     inferred = []
+    if scores.r == 1 and scores.n == 1:
+        raise ValueError(f"{scores.source}: one run per arm with one score each: there is no "
+                         f"noise to estimate; give several seeds or per-question scores")
     if compare is None:
         if scores.r == 1:
             compare = "models"

@@ -184,54 +184,25 @@ def parse_arm_options(values) -> dict:
     return arms
 
 
-def read_log_arms(paths: dict, *, metric=None, task=None, filter=None, scale=1.0) -> Loaded:
-    """Read one harness log per arm and align them (questions by id, runs by position)."""
-    from evalcal_core.harness_logs import pair_logs, read_log
-    from evalcal_core.results_io import _arm_filter
+def read_log_arms(paths: dict, *, metric=None, task=None, filter=None, scale=1.0,
+                  cluster=None, partial_credit=False) -> Loaded:
+    """Read one harness log per arm with :func:`evalcal_core.readers.read_logs` (questions
+    aligned by id, runs by label or position; what was dropped is in the notes)."""
+    from dataclasses import replace
 
-    logs = {}
+    from evalcal_core.readers import read_logs
+
     for name, path in paths.items():
         if not Path(path).exists():
             raise ValueError(f"arm {name!r}: log {path!r} does not exist")
-        own = filter if filter is not None else _arm_filter(
-            Path(path), name if name in ("baseline", "variant") else "")
-        logs[name] = read_log(path, metric=metric, task=task, filter=own or None)
-    names = list(logs)
-    metrics = {log.metric for log in logs.values()}
-    if len(metrics) > 1:
-        raise ValueError("the arms' logs score different metrics: " + ", ".join(
-            f"{n}: {logs[n].metric!r}" for n in names) + "; choose one with --metric")
-    runs = {n: logs[n].k for n in names}
-    if len(set(runs.values())) > 1:
-        raise ValueError("the arms have different numbers of runs (" + ", ".join(
-            f"{n}: {r}" for n, r in runs.items()) + "); runs are matched by position, so "
-            "every arm needs the same number")
-    paired = pair_logs(logs[names[0]], logs[names[1]]) if len(names) == 2 else None
-    common = [q for q in logs[names[0]].questions
-              if all(q in set(logs[n].questions) for n in names[1:])]
-    if not common:
-        raise ValueError("no question is in every arm's log: " + "; ".join(
-            f"{n}: {logs[n].source}" for n in names) + "; are they the same task?")
-    cube = np.stack([logs[n].scores[:, [logs[n].questions.index(q) for q in common]]
-                     for n in names]) * scale
-    notes = []
-    for n in names:
-        dropped = logs[n].n - len(common)
-        if dropped:
-            notes.append(f"arm {n!r}: {dropped} question(s) not in every arm left out")
-    formats = {log.format for log in logs.values()}
-    r = cube.shape[1]
-    runs_are, runs_from = "unknown", ""
-    if len(formats) == 1 and next(iter(formats)) in REPEAT_FORMATS:
-        runs_are, runs_from = "repeats", REPEAT_FORMATS[next(iter(formats))]
-    elif all(str(x).startswith("seed ") for x in logs[names[0]].runs) and r > 1:
-        runs_are, runs_from = "seeds", "a seed column"
-    source = " vs ".join(logs[n].source for n in names)
-    scores = ArmScores(arms=tuple(names), scores=cube, question_ids=tuple(common),
-                       run_ids=tuple(str(x) for x in logs[names[0]].runs),
-                       runs_are=runs_are, metric=logs[names[0]].metric, source=source,
-                       notes=tuple(notes))
-    return Loaded(scores, True, paired_logs=paired, runs_from=runs_from)
+    aligned = read_logs(paths, task=task, metric=metric, filter=filter, cluster=cluster,
+                        partial_credit=partial_credit)
+    scores = aligned.scores
+    if scale != 1.0:
+        scores = replace(scores, scores=scores.scores * scale)
+    formats = sorted({log.format for log in aligned.logs.values()})
+    runs_from = ", ".join(REPEAT_FORMATS.get(f, f"{f} runs") for f in formats)
+    return Loaded(scores, True, paired_logs=aligned, runs_from=runs_from)
 
 
 def check_arm_scores(scores: ArmScores, *, per_question: bool, value_range=FRACTION_RANGE,

@@ -20,7 +20,8 @@ def forest_plot(analysis, units, path) -> str:
     for i, c in enumerate(comps):
         y = len(comps) - 1 - i
         if not math.isnan(c.ci_low):
-            ax.plot([f * c.ci_low, f * c.ci_high], [y, y], color="0.7", lw=1)
+            ax.plot([f * c.ci_low, f * c.ci_high], [y + 0.18, y + 0.18], color="0.45", lw=1,
+                    marker="|", ms=6)
         if not math.isnan(c.sim_low):
             ax.plot([f * c.sim_low, f * c.sim_high], [y, y], color="C0" if c.significant
                     else "0.3", lw=3, solid_capstyle="butt")
@@ -31,13 +32,14 @@ def forest_plot(analysis, units, path) -> str:
         marks = {"superiority": [m], "non-inferiority": [-m], "equivalence": [-m, m]}
         for x in marks[analysis.claim]:
             ax.axvline(x, color="C3", ls="--", lw=1)
-        ax.plot([], [], color="C3", ls="--", label=f"{analysis.claim} margin")
-        ax.legend(loc="lower right", fontsize=8, frameon=False)
     ax.set_yticks(range(len(comps)))
     ax.set_yticklabels([f"{c.variant} - {c.base}" for c in reversed(comps)])
-    ax.set_xlabel(f"difference ({units.name}); thick: {100 * analysis.sim_level:g}% "
-                  f"interval ({analysis.correction}), thin: unadjusted")
-    ax.set_title(f"{analysis.primary}, {analysis.design.describe()}", fontsize=9)
+    ax.set_xlabel(f"difference ({units.name}); thick: {100 * analysis.sim_level:.4g}% "
+                  f"interval ({analysis.correction}), thin above: unadjusted")
+    margin = (f"; dashed: {analysis.claim} margin" if analysis.claim and analysis.margin
+              else "")
+    ax.set_title(f"{analysis.primary}, {analysis.design.describe()}{margin}", fontsize=9)
+    ax.set_ylim(-0.6, len(comps) - 0.3)
     fig.tight_layout()
     path = Path(path)
     fig.savefig(path, dpi=120)

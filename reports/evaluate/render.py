@@ -81,7 +81,7 @@ def header_lines(a: Analysis, units: Units) -> list[str]:
     lines = [design_line(a.design), f"arms (mean score): {arms}",
              f"comparisons: {what} ({c}); protocol {a.primary} (reportable for "
              f"{a.design.kind}); correction {a.correction}; "
-             f"{100 * a.sim_level:g}% {'simultaneous ' if c > 1 and a.correction != 'none' else ''}"
+             f"{100 * a.sim_level:.4g}% {'simultaneous ' if c > 1 and a.correction != 'none' else ''}"
              f"intervals"]
     if a.correction == "none" and c > 1:
         lines.append(f"warning: --correction none: {c} comparisons at alpha = {a.alpha:g} "
@@ -111,7 +111,7 @@ def effect_rows(a: Analysis) -> list[list[str]]:
 
 
 def comparison_headers(a: Analysis, units: Units) -> list[str]:
-    level = f"{100 * a.sim_level:g}% CI ({units.name})"
+    level = f"{100 * a.sim_level:.4g}% CI ({units.name})"
     return (["comparison", f"difference ({units.name})", level, "p", f"p adj ({a.correction})",
              "verdict"] + (["claim"] if a.claim else []))
 

@@ -38,6 +38,6 @@ def _cld(arms, separable) -> dict:
     return letters
 
 
-from protocols.multiplicity import adjust  # noqa: E402  (the shared implementation)
+from protocols.multiplicity import adjust  # noqa: E402, F401  (the shared implementation)
 
 cld = _cld

@@ -288,12 +288,14 @@ def run_config(config: EvalConfig, out=None) -> int:
             body["notes"] = notes
         if loaded.paired_logs is not None:
             dropped = loaded.paired_logs.dropped
-            body["matching"] = {"matched": scores.n,
-                                "dropped": {a: list(dropped[a]) for a in scores.arms},
-                                "matched_by": loaded.paired_logs.matched_by}
             if scores.m == 2:
-                body["matching"]["dropped_baseline"] = list(dropped[scores.arms[0]])
-                body["matching"]["dropped_variant"] = list(dropped[scores.arms[1]])
+                body["matching"] = {"matched": scores.n,
+                                    "dropped_baseline": list(dropped[scores.arms[0]]),
+                                    "dropped_variant": list(dropped[scores.arms[1]])}
+            else:
+                body["matching"] = {"matched": scores.n,
+                                    "dropped": {a: list(dropped[a]) for a in scores.arms}}
+            body["runs_matched_by"] = loaded.paired_logs.matched_by
         if config.forest:
             body["forest"] = config.forest
         json.dump(body, out, indent=2)

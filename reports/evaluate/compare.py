@@ -32,9 +32,8 @@ from scipy import optimize, stats
 
 from evalcal_core.designs import Design
 from evalcal_core.scores import ArmScores
-from protocols import get, names, protocol_class
-
 from protocols import claims as claims_mod
+from protocols import get, names, protocol_class
 from protocols import multiplicity as mt
 
 from . import _compat

@@ -77,12 +77,12 @@ def header_lines(a: Analysis, units: Units) -> list[str]:
     c = len(a.comparisons)
     arms = ", ".join(f"{n} {units.level(m)}" for n, m in zip(a.arms, a.means))
     what = (f"each arm against {a.reference}" if a.reference is not None
-            else f"all pairs" if len(a.arms) > 2 else "one pair")
+            else "all pairs" if len(a.arms) > 2 else "one pair")
+    simultaneous = "simultaneous " if c > 1 and a.correction != "none" else ""
     lines = [design_line(a.design), f"arms (mean score): {arms}",
              f"comparisons: {what} ({c}); protocol {a.primary} (reportable for "
              f"{a.design.kind}); correction {a.correction}; "
-             f"{100 * a.sim_level:.4g}% {'simultaneous ' if c > 1 and a.correction != 'none' else ''}"
-             f"intervals"]
+             f"{100 * a.sim_level:.4g}% {simultaneous}intervals"]
     if a.correction == "none" and c > 1:
         lines.append(f"warning: --correction none: {c} comparisons at alpha = {a.alpha:g} "
                      f"each, no family-wise control; do not report these as confirmed")

@@ -43,7 +43,10 @@ def per_question(path, arms=("a", "b"), n=200, runs=1, clusters=None, seed=0, p=
 
 
 def run(argv, capsys):
-    code = call_main(main, PROG, argv)
+    try:
+        code = call_main(main, PROG, argv)
+    except SystemExit as exc:  # argparse's usage errors
+        code = exc.code
     out, err = capsys.readouterr()
     return code, out, err
 

@@ -1,13 +1,16 @@
-"""Read a user's results from a tidy CSV into paired ``(k, n)`` score arrays.
+"""Read a user's results from a tidy CSV into aligned score arrays.
 
 Two layouts are accepted:
 
 * per seed: columns ``seed``, ``arm``, ``metric`` (one row per seed and arm);
 * per question: columns ``seed``, ``arm``, ``question``, ``score`` (one row per seed, arm and
-  question).
+  question), optionally with a cluster column (``--cluster``).
 
-``arm`` is ``baseline`` or ``variant``. Every seed must have both arms, and per-question
-files the same questions in every run. Rows are aligned by seed (sorted) and question.
+:func:`read_results_arms` reads any arm names into :class:`~evalcal_core.scores.ArmScores`
+(``runs_are="seeds"``) and checks the scores (:func:`check_arm_scores`). The older two-arm
+API (:func:`read_results`, :func:`read_any`, :class:`PairedResults`, arms ``baseline`` and
+``variant``) is kept for its callers. Every seed must have every arm, and per-question files
+the same questions in every run. Rows are aligned by seed (sorted) and question.
 """
 
 from __future__ import annotations
@@ -17,6 +20,8 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
+
+from evalcal_core.scores import ArmScores
 
 ARMS = ("baseline", "variant")
 SEED_COLUMNS = ("seed", "arm", "metric")
@@ -60,7 +65,10 @@ def _row(index) -> str:
 
 
 def read_results(path, *, scale: float = 1.0) -> PairedResults:
-    """Read a results CSV.
+    """Read a results CSV whose arms are ``baseline`` and ``variant``.
+
+    Kept for the callers of the two-arm layout; :func:`read_results_arms` reads any arm
+    names into :class:`~evalcal_core.scores.ArmScores`.
 
     Parameters
     ----------
@@ -78,9 +86,56 @@ def read_results(path, *, scale: float = 1.0) -> PairedResults:
     ValueError
         Naming the file and the offending row or column.
     """
+    arms = _read_tidy(path, scale=scale, allowed=ARMS)
+    return _paired(arms)
+
+
+def read_results_arms(path, *, percent: bool = False, metric_range=None,
+                      partial_credit: bool = False, cluster: str | None = None) -> ArmScores:
+    """Read a tidy results CSV with any arm names into checked :class:`ArmScores`.
+
+    Parameters
+    ----------
+    path : str or Path
+        A CSV with columns ``seed, arm, metric`` (one row per seed and arm) or ``seed, arm,
+        question, score`` (one row per seed, arm and question), plus optionally the cluster
+        column. Arms keep the order they first appear in, except that ``baseline`` (when
+        present) comes first.
+    percent : bool
+        Scores are percentages (``--percent``): they are divided by 100.
+    metric_range : (float, float), optional
+        Valid scores, inclusive, in the file's units (``--metric-range``); default: fractions
+        in [0, 1] with the guesses of :func:`check_arm_scores`.
+    partial_credit : bool
+        Allow a few non-0/1 scores among 0/1 per-question scores (``--partial-credit``).
+    cluster : str, optional
+        Column holding each question's cluster (``--cluster``); per-question files only.
+
+    Returns
+    -------
+    ArmScores
+        ``scores`` of shape (arms, seeds, questions) (``n = 1`` for per-seed files),
+        ``runs_are="seeds"``.
+
+    Raises
+    ------
+    ValueError
+        One line naming the file and the offending row, column or score.
+    """
+    scores = _read_tidy(path, scale=0.01 if percent else 1.0, cluster=cluster)
+    declared = metric_range is not None
+    return check_arm_scores(scores, value_range=tuple(metric_range) if declared
+                            else FRACTION_RANGE, percent=percent, declared=declared,
+                            partial=partial_credit)
+
+
+def _read_tidy(path, *, scale: float = 1.0, allowed=None, cluster=None) -> ArmScores:
     path = Path(path)
-    if not path.is_file():
+    if not path.exists():
         raise ValueError(f"results file {str(path)!r} does not exist")
+    from evalcal_core.readers._base import check_regular
+
+    check_regular(path)
     try:
         frame = pd.read_csv(path, skipinitialspace=True)
     except (pd.errors.ParserError, pd.errors.EmptyDataError, UnicodeDecodeError) as exc:
@@ -98,16 +153,27 @@ def read_results(path, *, scale: float = 1.0) -> PairedResults:
                          f"found {', '.join(frame.columns) or 'none'}")
     if frame.empty:
         raise ValueError(f"{path}: has a header but no rows")
-    for column in ("seed", "arm") + (("question",) if per_question else ()):
+    if cluster is not None:
+        cluster = cluster.strip().lower()
+        if not per_question:
+            raise ValueError(f"{path}: --cluster {cluster!r} needs per-question scores "
+                             f"(columns {', '.join(QUESTION_COLUMNS)})")
+        if cluster not in columns:
+            raise ValueError(f"{path}: --cluster {cluster!r} is not a column; columns: "
+                             f"{', '.join(frame.columns)}")
+    for column in ("seed", "arm") + (("question",) if per_question else ()) + (
+            (cluster,) if cluster is not None else ()):
         missing = frame[column].isna()
         if missing.any():
             raise ValueError(f"{path}: {_row(missing.idxmax())}: column {column!r} is empty")
-    arm = frame["arm"].astype(str).str.strip().str.lower()
-    bad_arm = ~arm.isin(ARMS)
-    if bad_arm.any():
-        i = bad_arm.idxmax()
-        raise ValueError(f"{path}: {_row(i)}: column 'arm' must be 'baseline' or 'variant', "
-                         f"got {frame['arm'][i]!r}")
+    arm = frame["arm"].astype(str).str.strip()
+    if allowed is not None:
+        arm = arm.str.lower()
+        bad_arm = ~arm.isin(allowed)
+        if bad_arm.any():
+            i = bad_arm.idxmax()
+            raise ValueError(f"{path}: {_row(i)}: column 'arm' must be 'baseline' or "
+                             f"'variant', got {frame['arm'][i]!r}")
     values = pd.to_numeric(frame[value], errors="coerce")
     bad_value = values.isna() | ~np.isfinite(values.to_numpy(dtype=float, na_value=np.nan))
     if bad_value.any():
@@ -124,19 +190,47 @@ def read_results(path, *, scale: float = 1.0) -> PairedResults:
         i = duplicated.idxmax()
         raise ValueError(f"{path}: {_row(i)}: duplicate entry for "
                          + ", ".join(f"{c}={tidy[c][i]!r}" for c in keys))
-    return _to_arrays(tidy, per_question, str(path))
+    arms = list(dict.fromkeys(arm))
+    if allowed is not None:
+        arms = [a for a in allowed if a in arms] or list(allowed)
+    elif "baseline" in arms:
+        arms.remove("baseline")
+        arms.insert(0, "baseline")
+    if allowed is None and len(arms) < 2:
+        raise ValueError(f"{path}: column 'arm' names one arm ({arms[0]!r}); a comparison "
+                         f"needs at least two")
+    labels = None
+    if cluster is not None:
+        labels = _cluster_of(frame, cluster, path)
+    return _to_arrays(tidy, per_question, str(path), arms if allowed is None else list(allowed),
+                      labels, cluster)
 
 
-def _to_arrays(tidy: pd.DataFrame, per_question: bool, source: str) -> PairedResults:
-    # Plain Python labels, so messages and PairedResults.seeds read 3, not np.int64(3).
-    seeds = sorted((getattr(s, "item", lambda s=s: s)() for s in tidy["seed"].unique()),
+def _cluster_of(frame: pd.DataFrame, cluster: str, path: Path) -> dict:
+    labels: dict = {}
+    for i, (question, label) in enumerate(zip(frame["question"], frame[cluster])):
+        question, label = _plain_label(question), str(label).strip()
+        if labels.setdefault(question, label) != label:
+            raise ValueError(f"{path}: {_row(i)}: question {question!r} is in cluster "
+                             f"{label!r} here but {labels[question]!r} on another row")
+    return labels
+
+
+def _plain_label(value):
+    return value.item() if hasattr(value, "item") else value
+
+
+def _to_arrays(tidy: pd.DataFrame, per_question: bool, source: str, arms: list,
+               labels: dict | None = None, cluster: str | None = None) -> ArmScores:
+    # Plain Python labels, so messages and run ids read 3, not np.int64(3).
+    seeds = sorted((_plain_label(s) for s in tidy["seed"].unique()),
                    key=lambda s: (str(type(s)), s))
-    questions = (sorted((getattr(q, "item", lambda q=q: q)() for q in tidy["question"].unique()),
-                        key=str) if per_question else [0])
+    questions = (sorted((_plain_label(q) for q in tidy["question"].unique()), key=str)
+                 if per_question else [0])
     if not per_question:
         tidy = tidy.assign(question=0)
-    arrays = {}
-    for arm in ARMS:
+    arrays = []
+    for arm in arms:
         part = tidy[tidy["arm"] == arm]
         table = part.pivot(index="seed", columns="question", values="value")
         table = table.reindex(index=seeds, columns=questions)
@@ -145,10 +239,22 @@ def _to_arrays(tidy: pd.DataFrame, per_question: bool, source: str) -> PairedRes
                 (s, q) for s in seeds for q in questions if pd.isna(table.loc[s, q]))
             where = f"seed {seed!r}" + (f", question {question!r}" if per_question else "")
             raise ValueError(f"{source}: arm {arm!r} has no score for {where}: every seed needs "
-                             f"both arms" + (" and every question" if per_question else ""))
-        arrays[arm] = table.to_numpy(dtype=float)
-    return PairedResults(base=arrays["baseline"], variant=arrays["variant"],
-                         seeds=tuple(seeds), per_question=per_question, source=source)
+                             f"every arm" + (" and every question" if per_question else ""))
+        arrays.append(table.to_numpy(dtype=float))
+    clusters = (np.array([labels[q] for q in questions], dtype=str) if labels is not None
+                else None)
+    return ArmScores(arms=tuple(arms), scores=np.stack(arrays),
+                     question_ids=tuple(map(str, questions)) if per_question else ("metric",),
+                     run_ids=tuple(seeds), runs_are="seeds", clusters=clusters,
+                     cluster_name=cluster, metric="score" if per_question else "metric",
+                     source=source)
+
+
+def _paired(arms: ArmScores, runs=None) -> PairedResults:
+    """The two-arm :class:`PairedResults` view of :class:`ArmScores` (first arm = baseline)."""
+    return PairedResults(base=np.array(arms.scores[0]), variant=np.array(arms.scores[1]),
+                         seeds=tuple(runs if runs is not None else arms.run_ids),
+                         per_question=arms.question_ids != ("metric",), source=arms.source)
 
 
 #: scores of a fraction metric (accuracy): the default declared range
@@ -158,7 +264,7 @@ MAX_RANGE = 1e12
 
 
 def from_logs(paired) -> PairedResults:
-    """:class:`PairedResults` of a :class:`core.harness_logs.PairedLogs` (per question).
+    """:class:`PairedResults` of a :class:`evalcal_core.harness_logs.PairedLogs`.
 
     ``seeds`` are the ``(baseline run, variant run)`` label pairs.
     """
@@ -176,28 +282,33 @@ def read_any(path, variant=None, *, metric: str | None = None, task: str | None 
              ) -> PairedResults:
     """Read paired results from a tidy CSV or from a pair of harness logs.
 
+    Kept for its callers; new code calls :func:`read_results_arms` (a tidy CSV, any arms)
+    or :func:`evalcal_core.readers.read_arms` (one harness log per arm), which return
+    :class:`~evalcal_core.scores.ArmScores`.
+
     Parameters
     ----------
     path : str or Path
         A tidy CSV with both arms (:func:`read_results`); or the baseline's harness log
-        (lm-eval, Inspect, HELM, a one-arm CSV; see :func:`evalcal_core.harness_logs.read_log`),
-        then ``variant`` is needed. ``"BASELINE,VARIANT"`` (two existing paths joined by a
-        comma) names both logs in one string, for options that take one path.
+        (see :func:`evalcal_core.readers.read_log`), then ``variant`` is needed.
+        ``"BASELINE,VARIANT"`` (two existing paths joined by a comma) names both logs in one
+        string, for options that take one path.
     variant : str or Path, optional
         The variant's harness log.
     metric, task, filter : str, optional
-        Passed to :func:`evalcal_core.harness_logs.read_log`.
+        Passed to :func:`evalcal_core.readers.read_log`.
     scale : float
         Multiply every score by this (0.01 reads percentages as fractions).
     logs : list, optional
-        When given, the :class:`~core.harness_logs.PairedLogs` read is appended to it (for
-        its summary of matched and dropped questions).
+        When given, the :class:`~evalcal_core.harness_logs.PairedLogs` read is appended to
+        it (for its summary of matched and dropped questions).
 
     Returns
     -------
     PairedResults
     """
-    from evalcal_core.harness_logs import pair_logs, read_log
+    from evalcal_core.harness_logs import paired_from_alignment
+    from evalcal_core.readers import read_logs
 
     text = str(path)
     if variant is None and not Path(text).exists() and "," in text:
@@ -205,7 +316,7 @@ def read_any(path, variant=None, *, metric: str | None = None, task: str | None 
         if Path(first).exists() and Path(second).exists():
             text, variant = first, second
     path = Path(text)
-    if not path.exists():
+    if not path.exists() and not path.is_symlink():
         raise ValueError(f"results file {text!r} does not exist")
     if variant is None:
         if path.is_dir():
@@ -216,12 +327,9 @@ def read_any(path, variant=None, *, metric: str | None = None, task: str | None 
             return read_results(path, scale=scale)
         raise ValueError(f"{path} holds one arm's log; name the variant's log too "
                          f"(--variant, or 'BASELINE,VARIANT')")
-    base_log = read_log(path, metric=metric, task=task,
-                        filter=filter if filter is not None else _arm_filter(path, "baseline"))
-    var_log = read_log(variant, metric=metric, task=task,
-                       filter=filter if filter is not None
-                       else _arm_filter(Path(variant), "variant"))
-    paired = pair_logs(base_log, var_log)
+    alignment = read_logs({"baseline": path, "variant": variant}, metric=metric, task=task,
+                          filter=filter)
+    paired = paired_from_alignment(alignment)
     if logs is not None:
         logs.append(paired)
     results = from_logs(paired)
@@ -242,15 +350,16 @@ def _has_arms(path: Path) -> bool:
     return "arm" in names or not {"question", "score"} <= names
 
 
-def _arm_filter(path: Path, arm: str) -> str | None:
-    """The arm of a two-arm tidy CSV given as one side of a pair; None for other logs."""
-    if not _is_table(path):
-        return None
-    try:
-        header = pd.read_csv(path, nrows=0).columns
-    except (pd.errors.ParserError, pd.errors.EmptyDataError, UnicodeDecodeError):
-        return None
-    return arm if "arm" in {str(c).strip().lower() for c in header} else None
+def check_arm_scores(scores: ArmScores, *, value_range=FRACTION_RANGE, percent: bool = False,
+                     declared: bool = False, partial: bool = False) -> ArmScores:
+    """``scores`` if every score is a plausible value of its metric, else ``ValueError``.
+
+    The checks of :func:`check_scores`, for any number of arms.
+    """
+    per_question = scores.question_ids != ("metric",)
+    _check([(arm, scores.scores[a]) for a, arm in enumerate(scores.arms)], scores.run_ids,
+           per_question, scores.source, value_range, percent, declared, partial)
+    return scores
 
 
 def check_scores(results: PairedResults, *, value_range=FRACTION_RANGE, percent: bool = False,
@@ -277,16 +386,23 @@ def check_scores(results: PairedResults, *, value_range=FRACTION_RANGE, percent:
     ValueError
         Naming the seed (and question), the value and how to fix the file or the options.
     """
+    _check([("baseline", results.base), ("variant", results.variant)], results.seeds,
+           results.per_question, results.source, value_range, percent, declared, partial)
+    return results
+
+
+def _check(arrays, seeds, per_question, source, value_range, percent, declared, partial):
     low, high = value_range
-    scores = np.concatenate([results.base.ravel(), results.variant.ravel()])
+    scores = np.concatenate([np.asarray(a, dtype=float).ravel() for _, a in arrays])
     if not np.isfinite(scores).all():
-        raise ValueError(f"{results.source}: scores must be finite numbers; "
+        raise ValueError(f"{source}: scores must be finite numbers; "
                          f"found {_plain(scores[~np.isfinite(scores)][0])}")
     outside = (scores < low) | (scores > high)
     if outside.any():
-        arm, seed, question, value = _first(results, lambda a: (a < low) | (a > high))
-        where = (f"{results.source}: {arm} seed {seed!r}"
-                 + (f", question {question}" if results.per_question else "")
+        arm, seed, question, value = _first(arrays, seeds, per_question,
+                                            lambda a: (a < low) | (a > high))
+        where = (f"{source}: {arm} seed {seed!r}"
+                 + (f", question {question}" if per_question else "")
                  + f": score {_plain(value)} is outside [{_plain(low)}, {_plain(high)}]")
         if declared:
             raise ValueError(f"{where} (the --metric-range declared)")
@@ -303,18 +419,17 @@ def check_scores(results: PairedResults, *, value_range=FRACTION_RANGE, percent:
         raise ValueError(f"{where}; accuracy-like metrics are fractions in [0, 1]; for "
                          f"another metric declare its range with --metric-range LOW HIGH")
     if percent and not declared and scores.max() <= 0.01 and scores.max() > 0:
-        raise ValueError(f"{results.source}: --percent was given but every score is at most "
+        raise ValueError(f"{source}: --percent was given but every score is at most "
                          f"1 (already fractions?); drop --percent")
-    if results.per_question and not declared and not partial:
-        binary = np.isin(scores, (0.0, 1.0))
-        odd = ~binary
+    if per_question and not declared and not partial:
+        odd = ~np.isin(scores, (0.0, 1.0))
         if odd.any() and odd.mean() < 0.05:
-            arm, seed, question, value = _first(results, lambda a: ~np.isin(a, (0.0, 1.0)))
-            raise ValueError(f"{results.source}: {arm} seed {seed!r}, question {question}: "
+            arm, seed, question, value = _first(arrays, seeds, per_question,
+                                                lambda a: ~np.isin(a, (0.0, 1.0)))
+            raise ValueError(f"{source}: {arm} seed {seed!r}, question {question}: "
                              f"score {_plain(value)} in a file of 0/1 scores "
                              f"({int(odd.sum())} of {scores.size} are not 0 or 1); fix them, "
                              f"or pass --partial-credit if partial scores are meant")
-    return results
 
 
 def _plain(x) -> str:
@@ -323,11 +438,11 @@ def _plain(x) -> str:
     return plain(float(x))
 
 
-def _first(results: PairedResults, bad):
-    for arm, array in (("baseline", results.base), ("variant", results.variant)):
-        hits = np.argwhere(bad(array))
+def _first(arrays, seeds, per_question, bad):
+    for arm, array in arrays:
+        hits = np.argwhere(bad(np.asarray(array)))
         if hits.size:
             i, j = hits[0]
-            question = f"#{j + 1}" if results.per_question else None
-            return arm, results.seeds[i], question, array[i, j]
+            question = f"#{j + 1}" if per_question else None
+            return arm, seeds[i], question, array[i, j]
     raise AssertionError("no bad score")  # pragma: no cover

@@ -39,11 +39,11 @@ def check_draws(value, name: str, owner: str, low: int = 1) -> int:
 
     Refused before anything is allocated; the message names the parameter.
     """
-    value = check_int(value, name, owner, low=low)
-    if value > MAX_DRAWS:
+    number = check_int(value, name, owner, low=low)
+    if number > MAX_DRAWS:
         raise fail(name, f"an integer <= {MAX_DRAWS:,} (a bound on memory and time)", value,
                    owner)
-    return value
+    return number
 
 
 @dataclass(frozen=True)

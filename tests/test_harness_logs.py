@@ -153,13 +153,13 @@ def test_lm_eval_several_filters_need_a_choice(tmp_path):
             + [lm_row(i, filter="flexible-extract", exact_match=float(i == 0)) for i in range(3)])
     path = write_lm_eval(tmp_path, "gsm8k", rows)
     with pytest.raises(ValueError, match=r"several filters \(strict-match, flexible-extract\)"
-                                         r".*pass filter="):
+                                         r".*pass --filter"):
         read_log(path)
     strict = read_log(path, filter="strict-match")
     flexible = read_log(path, filter="flexible-extract")
     np.testing.assert_array_equal(strict.scores, [[1.0, 1.0, 1.0]])
     np.testing.assert_array_equal(flexible.scores, [[1.0, 0.0, 0.0]])
-    with pytest.raises(ValueError, match=r"filter 'none' is absent; filters present: "
+    with pytest.raises(ValueError, match=r"filter 'none' \(--filter\) is absent; filters present: "
                                          r"strict-match, flexible-extract"):
         read_log(path, filter="none")
 
@@ -175,7 +175,7 @@ def test_lm_eval_repeats_are_one_run_with_the_logged_per_document_value(tmp_path
 def test_lm_eval_several_metrics_need_a_choice(tmp_path):
     path = write_lm_eval(tmp_path, "hellaswag",
                          [lm_row(i, acc=1.0, acc_norm=float(i)) for i in range(2)])
-    with pytest.raises(ValueError, match=r"several metrics \(acc, acc_norm\); pass metric="):
+    with pytest.raises(ValueError, match=r"several metrics \(acc, acc_norm\); pass --metric"):
         read_log(path)
     log = read_log(path, metric="acc_norm")
     assert log.metric == "acc_norm"
@@ -201,26 +201,36 @@ def test_lm_eval_folder_with_several_tasks(tmp_path):
     write_lm_eval(tmp_path, "arc_easy", [lm_row(0)])
     write_lm_eval(tmp_path, "arc_challenge", [lm_row(0), lm_row(1)])
     with pytest.raises(ValueError, match=r"several tasks \(arc_challenge, arc_easy\); "
-                                         r"pass task="):
+                                         r"pass --task"):
         read_log(tmp_path)
     assert read_log(tmp_path, task="arc_challenge").n == 2
-    with pytest.raises(ValueError, match=r"task 'mmlu' is absent; tasks present: "
+    with pytest.raises(ValueError, match=r"task 'mmlu' \(--task\) is absent; tasks present: "
                                          r"arc_challenge, arc_easy"):
         read_log(tmp_path, task="mmlu")
 
 
-def test_lm_eval_folder_with_two_runs_of_one_task(tmp_path):
-    write_lm_eval(tmp_path, "arc_easy", [lm_row(0)])
-    write_lm_eval(tmp_path, "arc_easy", [lm_row(0)], date="2024-06-01T00-00-00.000001")
-    with pytest.raises(ValueError, match=r"several sample files for task 'arc_easy'.*pass "
-                                         r"the file"):
-        read_log(tmp_path)
+def test_lm_eval_folder_with_two_runs_of_one_task_reads_two_runs(tmp_path):
+    """Two sample files of one task are two runs: by recorded seed, else by file date."""
+    write_lm_eval(tmp_path, "arc_easy", [lm_row(0, acc=1.0), lm_row(1, acc=0.0)])
+    write_lm_eval(tmp_path, "arc_easy", [lm_row(0, acc=0.0), lm_row(1, acc=0.0)],
+                  date="2024-06-01T00-00-00.000001")
+    log = read_log(tmp_path)
+    assert log.runs == ("run 1", "run 2") and log.runs_are == "repeats"
+    np.testing.assert_array_equal(log.scores, [[1, 0], [0, 0]])
+    assert "numbered by file date" in log.notes[0]
+    seeded = tmp_path / "seeded"
+    for seed, date, acc in ((7, "2024-06-01T00-00-00.000001", 1.0), (3, DATE, 0.0)):
+        write_lm_eval(seeded, "arc_easy", [lm_row(0, acc=acc)], date=date,
+                      results={"model_name": "org/m", "config": {"random_seed": seed}})
+    log = read_log(seeded)
+    assert log.runs == ("seed 3", "seed 7") and log.model == "org/m" and not log.notes
+    np.testing.assert_array_equal(log.scores, [[0], [1]])
 
 
 def test_fmt_override_reads_an_unusual_name(tmp_path):
     path = tmp_path / "my_samples.txt"
     path.write_text(json.dumps(lm_row(3, acc=1.0)) + "\n")
-    with pytest.raises(ValueError, match="cannot tell the log format.*pass fmt="):
+    with pytest.raises(ValueError, match="cannot tell the log format.*pass --format"):
         read_log(path)
     log = read_log(path, fmt="lm-eval")
     assert log.questions == ("3",) and log.format == "lm-eval"
@@ -243,7 +253,7 @@ def test_inspect_several_scorers_need_a_choice(tmp_path):
     samples = [inspect_sample(i, 1, choice="C", model_graded_qa="I") for i in (1, 2)]
     path = write_inspect(tmp_path / "run.eval", samples)
     with pytest.raises(ValueError, match=r"several scorers \(choice, model_graded_qa\); "
-                                         r"pass metric="):
+                                         r"pass --metric"):
         read_log(path)
     np.testing.assert_array_equal(read_log(path, metric="model_graded_qa").scores, [[0, 0]])
 
@@ -291,8 +301,8 @@ def test_helm_trials_and_perturbations(tmp_path):
     np.testing.assert_array_equal(log.scores, [[1.0, 0.0], [0.0, 1.0]])
     typos = read_log(path, metric="exact_match", filter="typos")
     np.testing.assert_array_equal(typos.scores, [[0.0, 0.0], [1.0, 0.0]])
-    with pytest.raises(ValueError, match=r"perturbation 'dialect' is absent; perturbations "
-                                         r"present: typos"):
+    with pytest.raises(ValueError, match=r"perturbation 'dialect' \(--filter\) is absent; "
+                                         r"perturbations present: typos"):
         read_log(path, metric="exact_match", filter="dialect")
 
 
@@ -313,7 +323,7 @@ def test_helm_folder_of_runs_picks_by_scenario(tmp_path):
     with pytest.raises(ValueError, match="several HELM runs"):
         read_log(tmp_path / "suite")
     assert read_log(tmp_path / "suite", task="boolq").scores[0, 0] == 0.0
-    with pytest.raises(ValueError, match="task 'gsm' is absent; tasks present: boolq"):
+    with pytest.raises(ValueError, match="task 'gsm' \\(--task\\) is absent; tasks present: boolq"):
         read_log(tmp_path / "suite", task="gsm")
 
 
@@ -335,7 +345,7 @@ def test_csv_two_arms_agree_with_results_io(tmp_path):
     """Consistency check against this project's other reader, ``evalcal_core.results_io``."""
     path = tmp_path / "runs.csv"
     path.write_text(TWO_ARM)
-    with pytest.raises(ValueError, match=r"several arms \(baseline, variant\); pass filter="):
+    with pytest.raises(ValueError, match=r"several arms \(baseline, variant\); pass --filter"):
         read_log(path)
     paired = pair_logs(read_log(path, filter="baseline"), read_log(path, filter="variant"))
     reference = read_results(path)
@@ -398,7 +408,7 @@ def test_pair_logs_drops_questions_on_either_side(tmp_path):
     lines = paired.summary_lines()
     assert lines[0] == ("2 questions matched; 2 only in the baseline (q3, q9); "
                         "1 only in the variant (q4)")
-    assert lines[1].startswith("2 run(s) paired by position") and "epoch 1 with epoch 1" in lines[1]
+    assert lines[1].startswith("2 run(s) paired by label") and "epoch 1 with epoch 1" in lines[1]
     assert "model openai/gpt-4o-mini" in lines[3] and "mean 1 over the matched" in lines[3]
 
 
@@ -461,7 +471,7 @@ LM_ERRORS = [
                                            json.dumps(lm_row(1, acc=0.0))),
      {"metric": "f1"}, r"line 2: doc_id 1: field 'f1' is missing \(this line's metrics: acc\)"),
     ("metric-absent", _lm_lines(json.dumps(lm_row(0))), {"metric": "bleu"},
-     r"metric 'bleu' is absent; metrics present: acc"),
+     r"metric 'bleu' \(--metric\) is absent; metrics present: acc"),
     ("corpus-metric", _lm_lines(json.dumps(lm_row(0, bleu=["ref", "pred"]))), {"metric": "bleu"},
      r"doc_id 0: field 'bleu' is \['ref', 'pred'\], not a number.*aggregates this metric over "
      r"the corpus"),
@@ -473,7 +483,7 @@ LM_ERRORS = [
          r"in \[0\.25, 1\]\)"),
     ("no-doc-id", _lm_lines('{"acc": 1.0}'), {}, r"line 1: field 'doc_id' is missing"),
     ("task-absent", _lm_lines(json.dumps(lm_row(0))), {"task": "mmlu"},
-     r"task 'mmlu' is absent; this file holds task 'arc_easy'"),
+     r"task 'mmlu' \(--task\) is absent; this file holds task 'arc_easy'"),
 ]
 
 
@@ -523,7 +533,7 @@ OTHER_ERRORS = [
      {}, r"instance_id 'id3': field 'exact_match\.mean' must be a number, got 'abc'"),
     ("helm-all-perturbed",
      lambda p: write_helm(p, [helm_entry("id1", perturbation="typos", exact_match=1.0)]),
-     {}, r"all 1 instances are perturbed; pass filter= with one of: typos"),
+     {}, r"all 1 instances are perturbed; pass --filter with one of: typos"),
     ("csv-bad-score",
      lambda p: (p / "r.csv").write_text("question,score\nq1,1\nq2,abc\n") and p / "r.csv",
      {}, r"r\.csv: row 3: question 'q2': column 'score' must be a number, got 'abc'"),
@@ -549,13 +559,13 @@ def test_other_format_errors(tmp_path, make, kwargs, words):
 
 
 @pytest.mark.parametrize("path_of, kwargs, words", [
-    (lambda p: p / "missing.jsonl", {}, r"missing\.jsonl: no such file or folder"),
-    (lambda p: p, {"fmt": "json"}, r"The 'fmt' parameter of read_log must be one of "
-                                   r"'lm-eval'.*Got 'json' instead"),
-    (lambda p: p, {"metric": 3}, r"The 'metric' parameter of read_log must be a str or None"),
+    (lambda p: p / "missing.jsonl", {}, r"missing\.jsonl: does not exist"),
+    (lambda p: p, {"fmt": "json"}, r"--format 'json' is not a known log format; known: csv, "
+                                   r"helm, inspect, inspect-json, lm-eval, parquet"),
+    (lambda p: p, {"metric": 3}, r"--metric: must be a non-empty name; got 3"),
     (lambda p: p, {}, r"found no harness logs in this folder"),
-    (lambda p: p, {"fmt": "inspect"}, r"no \.eval logs in this folder"),
-    (lambda p: p, {"fmt": "csv"}, r"is a folder; fmt='csv' reads one file"),
+    (lambda p: p, {"fmt": "inspect"}, r"no inspect logs \(\*\.eval\) in this folder"),
+    (lambda p: p, {"fmt": "csv"}, r"is a folder; --format csv reads one file"),
 ])
 def test_read_log_argument_errors(tmp_path, path_of, kwargs, words):
     with pytest.raises(ValueError, match=words):

@@ -168,7 +168,7 @@ class Reader:
         """Read a folder: the one file of the chosen ``--task`` (override for several runs)."""
         files = cls.find(root)
         if not files:
-            raise ValueError(f"{root}: no {cls.name} logs in this folder")
+            raise ValueError(f"{root}: no {cls.name} logs ({cls.folder_glob}) in this folder")
         by_task: dict = {}
         for file in files:
             by_task.setdefault(cls.task_of(file, opts), []).append(file)
@@ -193,7 +193,7 @@ def check_path(path: Path) -> os.stat_result:
         if os.path.islink(path):
             raise ValueError(f"{path}: a broken symbolic link (its target "
                              f"{os.readlink(path)!r} does not exist)") from None
-        raise ValueError(f"{path}: no such file or folder") from None
+        raise ValueError(f"{path}: does not exist (no such file or folder)") from None
     except OSError as exc:
         if exc.errno == errno.ELOOP:
             raise ValueError(f"{path}: a symbolic link loop (the link points back to "
@@ -429,7 +429,7 @@ def choose(kind: str, present: list, chosen: str | None, where: str, flag: str) 
     """
     if chosen is not None:
         if chosen not in present:
-            raise ValueError(f"{where}: {kind} {chosen!r} is absent; {kind}s present: "
+            raise ValueError(f"{where}: {kind} {chosen!r} ({flag}) is absent; {kind}s present: "
                              f"{', '.join(map(str, present)) or 'none'}")
         return chosen
     if len(present) > 1:
@@ -513,7 +513,8 @@ def pick_file(root: Path, by_task: dict, task: str | None, kind: str) -> Path:
                          f"to pick one")
     name = tasks[0] if task is None else task
     if name not in by_task:
-        raise ValueError(f"{root}: task {task!r} is absent; tasks present: {', '.join(tasks)}")
+        raise ValueError(f"{root}: task {task!r} (--task) is absent; tasks present: "
+                         f"{', '.join(tasks)}")
     files = sorted(by_task[name])
     if len(files) > 1:
         raise ValueError(f"{root}: several {kind} for task {name!r} "

@@ -58,7 +58,8 @@ def check_task(path, spec: dict, opts: ReadOptions) -> None:
                          f"{opts.filter!r}")
     task = spec.get("task")
     if opts.task is not None and opts.task != task:
-        raise ValueError(f"{path}: task {opts.task!r} is absent; this log holds task {task!r}")
+        raise ValueError(f"{path}: task {opts.task!r} (--task) is absent; this log holds "
+                         f"task {task!r}")
 
 
 def sample_entry(path, sample, name_id=None, name_epoch=None) -> tuple:

@@ -93,7 +93,7 @@ class HelmReader(Reader):
         picked = [f for f in files if names[f] == opts.task] or [
             f for f in files if _task_matches(names[f], opts.task)]
         if not picked:
-            raise ValueError(f"{root}: task {opts.task!r} is absent; tasks present: "
+            raise ValueError(f"{root}: task {opts.task!r} (--task) is absent; tasks present: "
                              f"{', '.join(sorted(names.values()))}")
         if len(picked) > 1:
             raise ValueError(f"{root}: several HELM runs match task {opts.task!r} "
@@ -105,7 +105,7 @@ class HelmReader(Reader):
     def read(cls, path: Path, opts: ReadOptions) -> RunLog:
         run_name, model = _run(path)
         if opts.task is not None and not _task_matches(run_name, opts.task):
-            raise ValueError(f"{path}: task {opts.task!r} is absent; this file holds run "
+            raise ValueError(f"{path}: task {opts.task!r} (--task) is absent; this file holds run "
                              f"{run_name!r}")
         entries = read_json_file(path, "a list of per-instance stats")
         if not isinstance(entries, list):
@@ -116,8 +116,8 @@ class HelmReader(Reader):
         tagged = [(i, e, cls._perturbation(path, i, e)) for i, e in enumerate(entries)]
         perturbations = sorted({p for *_, p in tagged if p is not None})
         if opts.filter is not None and opts.filter not in perturbations:
-            raise ValueError(f"{path}: perturbation {opts.filter!r} is absent; perturbations "
-                             f"present: {', '.join(perturbations) or 'none'}")
+            raise ValueError(f"{path}: perturbation {opts.filter!r} (--filter) is absent; "
+                             f"perturbations present: {', '.join(perturbations) or 'none'}")
         kept = [(i, e) for i, e, p in tagged if p == opts.filter]
         if not kept:
             raise ValueError(f"{path}: all {len(entries)} instances are perturbed; pass "

@@ -37,8 +37,7 @@ class InspectEvalReader(Reader):
 
     @classmethod
     def sniff(cls, path: Path) -> bool:
-        return head(path, 4).startswith(b"PK\x03\x04") or (
-            path.suffix.lower() in cls.suffixes and not head(path, 4))
+        return path.suffix.lower() in cls.suffixes or head(path, 4).startswith(b"PK\x03\x04")
 
     @classmethod
     def task_of(cls, path: Path, opts: ReadOptions) -> str:

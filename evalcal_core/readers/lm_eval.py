@@ -67,7 +67,14 @@ def _results(path: Path, date: str | None) -> dict | None:
 
 
 def _model(path: Path, results: dict | None) -> str | None:
-    """The model of a run: ``model_args`` (pretrained=...), ``model_name``, else the folder."""
+    """The model of a run: ``model_name``, ``model_args`` (pretrained=...), the model type.
+
+    A ``model_name`` of 8 random letters (what lm-eval calls a model it cannot name, like
+    its dummy model; also the output folder) is skipped.
+    """
+    name = results.get("model_name") if isinstance(results, dict) else None
+    if isinstance(name, str) and name and not _RANDOM_NAME.match(name):
+        return name
     config = results.get("config") if isinstance(results, dict) else None
     config = config if isinstance(config, dict) else {}
     args = config.get("model_args")
@@ -77,9 +84,6 @@ def _model(path: Path, results: dict | None) -> str | None:
         for key in ("pretrained", "model", "model_name", "path"):
             if isinstance(args.get(key), str) and args[key]:
                 return args[key]
-    name = results.get("model_name") if isinstance(results, dict) else None
-    if isinstance(name, str) and name and not _RANDOM_NAME.match(name):
-        return name
     if isinstance(config.get("model"), str) and config["model"]:
         return config["model"]  # the model type ("dummy", "hf") when nothing names it better
     if results is None:
@@ -184,7 +188,7 @@ class LmEvalReader(Reader):
     def read(cls, path: Path, opts: ReadOptions) -> RunLog:
         task, _ = _name(path)
         if opts.task is not None and opts.task != task:
-            raise ValueError(f"{path}: task {opts.task!r} is absent; this file holds task "
+            raise ValueError(f"{path}: task {opts.task!r} (--task) is absent; this file holds task "
                              f"{task!r}")
         return cls._read_runs({task: [path]}, path, opts)
 
@@ -200,7 +204,7 @@ class LmEvalReader(Reader):
         tasks = sorted(by_task)
         if opts.task is not None:
             if opts.task not in by_task:
-                raise ValueError(f"{root}: task {opts.task!r} is absent; tasks present: "
+                raise ValueError(f"{root}: task {opts.task!r} (--task) is absent; tasks present: "
                                  f"{', '.join(tasks)}")
             by_task = {opts.task: by_task[opts.task]}
         elif len(tasks) > 1 and opts.cluster != "task":

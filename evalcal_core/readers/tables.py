@@ -22,6 +22,7 @@ from ._base import (
     RunLog,
     check_regular,
     choose,
+    head,
     matrix,
     note_cluster,
     put,
@@ -71,7 +72,8 @@ def read_table(path: Path, fmt: str, opts: ReadOptions) -> RunLog:
     needed = ("seed", "arm", "question", value_column) if two_arm else ("question", value_column)
     missing = [c for c in needed if c not in frame.columns]
     if missing:
-        raise ValueError(f"{path}: column {missing[0]!r} is missing: needs columns "
+        flag = " (--metric)" if missing[0] == value_column and opts.metric is not None else ""
+        raise ValueError(f"{path}: column {missing[0]!r}{flag} is missing: needs columns "
                          f"seed, arm, question, {value_column} (several arms) or question, "
                          f"{value_column}[, run] (one arm); found "
                          f"{', '.join(frame.columns) or 'none'}")
@@ -89,7 +91,7 @@ def read_table(path: Path, fmt: str, opts: ReadOptions) -> RunLog:
         chosen_task = choose("task", list(dict.fromkeys(tasks)), opts.task, str(path), "--task")
         keep &= (tasks == chosen_task).to_numpy()
     elif opts.task is not None:
-        raise ValueError(f"{path}: task {opts.task!r} is absent; the table has no 'task' "
+        raise ValueError(f"{path}: task {opts.task!r} (--task) is absent; the table has no 'task' "
                          f"column (drop --task)")
     run_column = "seed" if two_arm else next((c for c in ("run", "seed") if c in frame.columns),
                                              None)
@@ -100,8 +102,8 @@ def read_table(path: Path, fmt: str, opts: ReadOptions) -> RunLog:
                             "--filter")
         keep &= (arms == chosen_arm).to_numpy()
     elif opts.filter is not None:
-        raise ValueError(f"{path}: arm {opts.filter!r} is absent; the table has no 'arm' "
-                         f"column (drop --filter)")
+        raise ValueError(f"{path}: arm {opts.filter!r} (--filter) is absent; the table has no "
+                         f"'arm' column (drop --filter)")
     runs = (_text(frame, run_column, path) if run_column is not None
             else pd.Series(["0"] * len(frame)))
     raw = frame[value_column]
@@ -141,6 +143,12 @@ def read_table(path: Path, fmt: str, opts: ReadOptions) -> RunLog:
 class CsvReader(Reader):
     name = "csv"
     suffixes = (".csv", ".tsv", ".txt")
+
+    @classmethod
+    def sniff(cls, path: Path) -> bool:
+        # Text that starts like JSON or a zip archive is another format's log, renamed.
+        start = head(path, 64).lstrip()
+        return path.suffix.lower() in cls.suffixes and not start.startswith((b"{", b"[", b"PK"))
 
     @classmethod
     def read(cls, path: Path, opts: ReadOptions) -> RunLog:

@@ -1,4 +1,4 @@
-"""``paired_t`` and ``paired_t_questions``: t- and z-tests on paired differences."""
+"""``paired_t`` and ``paired_t_questions``: t-tests on paired differences (seeds, questions)."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ from .._base import (
     Protocol,
     register,
 )
-from .._decisions import data_scale, t_decision, z_decision
+from .._decisions import data_scale, t_decision
 from .._result import make_result
 
 
@@ -47,12 +47,16 @@ class PairedT(Protocol):
 @register
 @dataclass(frozen=True)
 class PairedTQuestions(Protocol):
-    """z-test on per-question differences of the k-run means.
+    """Paired t-test on per-question differences of the k-run means.
 
-    ``d_q = mean_k variant - mean_k base``; estimate ``mean(d_q)``, SE ``sd(d_q) / sqrt(n)``.
-    Treats questions as the sampling unit, the k runs as measurement noise averaged within a
-    question: the honest test between two fixed models on independent questions (design
-    ``models``; a large-n test, the questions' CLT). It ignores seed-to-seed training noise,
+    ``d_q = mean_k variant - mean_k base``; estimate ``mean(d_q)``, SE ``sd(d_q) / sqrt(n)``,
+    Student t on n - 1 df (``scipy.stats.ttest_1samp(d_q, 0)``). It was a z-test until the
+    design labels: on iid binary questions of fixed models the normal quantile rejected a
+    true null in 7.0% of experiments at n = 30 and 10.7% at n = 10 (4,000 each); the t
+    quantile is what keeps small benchmarks honest, and at n in the thousands it is the
+    z-test. Treats questions as the sampling unit, the k runs as measurement noise averaged
+    within a question: the honest test between two fixed models on independent questions
+    (design ``models``). It ignores seed-to-seed training noise,
     a pitfall when the runs come from several training seeds (under ``seed_question`` with
     seed-effect sd 0.3 it rejects a true null in more than half the experiments;
     ``paired_two_level`` is the honest test on the same data), and it treats clustered
@@ -60,7 +64,7 @@ class PairedTQuestions(Protocol):
     """
 
     name = "paired_t_questions"
-    summary = "z-test on per-question differences of k-run means"
+    summary = "paired t-test on per-question differences of k-run means"
     needs_questions = True
     paired = True
     pitfall = SEEDS_IGNORED
@@ -73,5 +77,5 @@ class PairedTQuestions(Protocol):
         estimate = dq.mean(axis=-1)
         se = dq.std(axis=-1, ddof=1) / n**0.5
         scale = data_scale(batch.question_base, batch.question_variant)
-        p, lo, hi, sig = z_decision(estimate, se, alpha, scale)
+        p, lo, hi, sig = t_decision(estimate, se, n - 1, alpha, scale)
         return make_result(estimate, lo, hi, p, sig)

@@ -71,10 +71,13 @@ class PairedQuestionBootstrap(ReplicateZProtocol):
     Resamples the per-question differences ``d_q = mean_k variant - mean_k base``; SE = sd
     of the ``n_resamples`` replicate means; significant iff ``|estimate| / SE > z_{1-alpha/2}``.
     The seeds are averaged away and only the questions are resampled: the bootstrap twin
-    of ``paired_t_questions``, honest between fixed models on independent questions
-    (design ``models``; its SE is the plug-in ``sd(d_q) sqrt((n - 1) / n) / sqrt(n)``, a
-    large-n test) and a pitfall across seeds (see ``paired_two_level``) or clustered
-    questions (see ``cluster_cr2``).
+    of ``paired_t_questions`` with the plug-in SE ``sd(d_q) sqrt((n - 1) / n) / sqrt(n)``
+    (plus Monte Carlo noise) and a normal quantile. Between fixed models on independent
+    questions (design ``models``) it is only a large-n test: on iid binary questions it
+    rejected a true null in 10% of experiments at n = 10 and 6.6% at n = 30 (4,000 each),
+    where ``paired_t_questions`` keeps alpha, so it stays a pitfall there. Across seeds it
+    ignores the seed variance (see ``paired_two_level``), on clustered questions the
+    clustering (see ``cluster_cr2``).
 
     Parameters
     ----------
@@ -87,8 +90,11 @@ class PairedQuestionBootstrap(ReplicateZProtocol):
     needs_questions = True
     paired = True
     pitfall = SEEDS_IGNORED
-    valid_for = frozenset({"models"})
-    pitfall_for = {"methods_independent": SEEDS_IGNORED, "models_clustered": CLUSTERS_IGNORED}
+    valid_for = frozenset()
+    pitfall_for = {"methods_independent": SEEDS_IGNORED,
+                   "models": "a normal test on a plug-in bootstrap SE: over-rejects at small "
+                             "n; use paired_t_questions",
+                   "models_clustered": CLUSTERS_IGNORED}
 
     def _evaluate(self, batch, alpha, rng):
         dq = batch.question_deltas

@@ -32,6 +32,51 @@ SWAPPED = {"estimate": ("estimate", -1.0), "ci_low": ("ci_high", -1.0),
 UNCHANGED = {f: (f, 1.0) for f in (*NUMERIC_FIELDS, "significant")}
 
 
+def default_clusters(n: int) -> np.ndarray:
+    """Cluster codes for ``n`` questions: 2 to 4 clusters of unequal sizes (consecutive)."""
+    g = max(2, min(4, n // 3))
+    # sizes grow with the code: cut points at the squares of i / g
+    cuts = np.round(n * (np.arange(1, g) / g) ** 1.5).astype(int)
+    cuts = np.maximum(cuts, np.arange(1, g))
+    return np.searchsorted(cuts, np.arange(n), side="right")
+
+
+class WithClusters:
+    """A protocol that needs clusters, evaluated with :func:`default_clusters` unless given.
+
+    Lets the registry-wide checks call ``evaluate(base, variant, ...)`` on every protocol.
+    """
+
+    def __init__(self, proto):
+        self._proto = proto
+
+    def __getattr__(self, attr):
+        return getattr(self._proto, attr)
+
+    def applicable(self, k, n, binary, clusters=None):
+        if clusters is None and n >= 2:
+            clusters = default_clusters(n)
+        return self._proto.applicable(k, n, binary, clusters)
+
+    def evaluate(self, base, variant=None, alpha=0.05, *, rng=None, clusters=None):
+        if isinstance(base, protocols.ScoreBatch):
+            n = base.n
+        else:
+            try:
+                n = np.shape(base)[-1] if np.ndim(base) >= 2 else 1
+            except ValueError:
+                n = 1   # ragged input: let evaluate's own validation name the problem
+        if clusters is None and n >= 2:
+            clusters = default_clusters(n)
+        return self._proto.evaluate(base, variant, alpha, rng=rng, clusters=clusters)
+
+
+def plain(name: str, **params):
+    """``protocols.get(name, **params)``, wrapped in :class:`WithClusters` if it needs them."""
+    proto = protocols.get(name, **params)
+    return WithClusters(proto) if proto.needs_clusters else proto
+
+
 def configured(name: str, **params) -> protocols.Protocol:
     """Protocol ``name``, deterministic where it offers that, cheaper where it can be.
 
@@ -46,7 +91,7 @@ def configured(name: str, **params) -> protocols.Protocol:
     elif "n_resamples" in allowed:
         kw["n_resamples"] = 200
     kw.update(params)
-    return protocols.get(name, **kw)
+    return plain(name, **kw)
 
 
 def is_deterministic(proto: protocols.Protocol, k: int) -> bool:

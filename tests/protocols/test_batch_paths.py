@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from _protocol_checks import plain
 
 import protocols
 from protocols import ScoreBatch
@@ -29,7 +30,7 @@ SMALL = {"n_resamples": 200}
 
 def _protocol(name):
     own = {k: v for k, v in SMALL.items() if protocols.PROTOCOLS.accepts(name, k)}
-    return protocols.get(name, **own)
+    return plain(name, **own)
 
 
 def _pool_and_order(kind, seed=0, pool_size=9, n=40, m=6, k=4):

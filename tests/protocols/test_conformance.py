@@ -28,11 +28,13 @@ from _protocol_checks import (
     experiments,
     is_deterministic,
     make_scores,
+    plain,
 )
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import protocols
+from evalcal_core.designs import KINDS
 
 NAMES = protocols.names()
 SEED = 20240611
@@ -161,7 +163,7 @@ def test_unpaired_protocols_ignore_the_pairing(name, data, perm_seed):
 @settings(max_examples=10)
 def test_same_integer_rng_gives_identical_results(name, data):
     """``rng=<int>`` (and a Generator in the same state) reproduces the result bit for bit."""
-    proto = protocols.get(name)
+    proto = plain(name)
     base, variant = data.draw(experiments(proto))
     first = proto.evaluate(base, variant, rng=12345)
     again = proto.evaluate(base, variant, rng=12345)
@@ -176,7 +178,7 @@ def test_same_integer_rng_gives_identical_results(name, data):
 def test_inputs_are_not_mutated(name):
     """Inputs are read, never written: copies compare equal afterwards, and read-only arrays
     (which raise on any in-place write) are accepted."""
-    proto = protocols.get(name)
+    proto = plain(name)
     k = max(proto.min_k, 3)
     base, variant = make_scores(7, (4,), k, 20)
     base_copy, variant_copy = base.copy(), variant.copy()
@@ -214,7 +216,7 @@ def test_batch_equals_one_by_one(name, data):
 def test_per_seed_vector_input(name):
     """A 1-D input ``(k,)`` is k per-seed metrics with n = 1: it equals the ``(k, 1)`` input,
     and question-level protocols refuse it."""
-    proto = protocols.get(name)
+    proto = plain(name)
     k = max(proto.min_k, 4)
     base = np.linspace(0.80, 0.83, k)
     variant = base + np.array([0.01, 0.02, 0.0, 0.015] + [0.01] * (k - 4))
@@ -229,7 +231,10 @@ def test_per_seed_vector_input(name):
 
 
 # --------------------------------------------------------------------------------------------
-# Size under the null: every protocol that is not a declared pitfall keeps alpha
+# Size under the null, per design: a protocol reportable for a design kind (``valid_for``)
+# keeps alpha on null data of that kind. methods_paired: the two tests below (paired seeds,
+# binary per-seed metrics by enumeration, continuous scores by Monte Carlo); the other kinds:
+# ``test_null_rejection_rate_per_design``.
 
 ALPHA = 0.05
 
@@ -257,8 +262,8 @@ def test_null_rejection_rate_on_binary_per_seed_metrics_is_at_most_alpha(name, k
     null is ``sum_outcomes P(outcome) * significant(outcome)`` over all 4**k outcomes, with
     no Monte Carlo error (every protocol applicable here is deterministic at k <= 6: exact
     sign flips, the ideal bootstrap). It must not exceed alpha unless the protocol is a
-    declared pitfall. On 679e496 paired_t and welch_t failed (0.125 at k = 2: constant
-    non-zero deltas had p = 0)."""
+    declared pitfall for ``methods_paired``. On 679e496 paired_t and welch_t failed (0.125
+    at k = 2: constant non-zero deltas had p = 0)."""
     proto = configured(name)
     if proto.applicable(k, 1, True) is not None:
         pytest.skip(proto.applicable(k, 1, True))
@@ -267,7 +272,7 @@ def test_null_rejection_rate_on_binary_per_seed_metrics_is_at_most_alpha(name, k
     sig = proto.evaluate(base, variant, ALPHA, rng=SEED).significant
     for label, probs in BINARY_NULLS.items():
         rate = float((np.asarray(probs)[index].prod(axis=-1) * sig).sum())
-        if not proto.pitfall:
+        if not proto.label("methods_paired"):
             assert rate <= ALPHA + 1e-12, f"{label}: rejection rate {rate:.4f} > {ALPHA}"
 
 
@@ -285,15 +290,15 @@ CONTINUOUS_SIMS = 4000
 @pytest.mark.parametrize("k", [2, 3, 4, 5, 6])
 def test_null_rejection_rate_on_continuous_scores_is_at_most_alpha(name, k):
     """Monte Carlo: 4,000 null experiments per setting of continuous scores (k seeds, 8
-    questions, fractions near 0.7; ``CONTINUOUS_NULLS``). A protocol that is not a declared
-    pitfall must reject at most alpha + 3 binomial SEs, sqrt(alpha (1 - alpha) / 4000) =
-    0.0034 (bound 0.0603)."""
+    questions, fractions near 0.7; ``CONTINUOUS_NULLS``). A protocol reportable for paired
+    seeds (``methods_paired``) must reject at most alpha + 3 binomial SEs,
+    sqrt(alpha (1 - alpha) / 4000) = 0.0034 (bound 0.0603)."""
     proto = configured(name)
+    if proto.label("methods_paired"):
+        pytest.skip(f"a pitfall for paired seeds: {proto.label('methods_paired')}")
     n = 1 if proto.applicable(k, 8, False) is not None else 8
     if proto.applicable(k, n, False) is not None:
         pytest.skip(proto.applicable(k, n, False))
-    if proto.pitfall:
-        pytest.skip(f"declared pitfall: {proto.pitfall}")
     bound = ALPHA + 3.0 * np.sqrt(ALPHA * (1 - ALPHA) / CONTINUOUS_SIMS)
     rng = np.random.default_rng([SEED, k])
     shape = (CONTINUOUS_SIMS, k, n)
@@ -306,13 +311,107 @@ def test_null_rejection_rate_on_continuous_scores_is_at_most_alpha(name, k):
         assert rate <= bound, f"{label}: rejection rate {rate:.4f} > {bound:.4f}"
 
 
+def _null_methods_independent(rng, sims, setting):
+    """Independent seeds: per-seed metrics of two arms drawn independently (no pairing),
+    unequal spreads (sd 1 pp and 3 pp around 0.7), ``setting`` = k seeds; n = 1."""
+    k = setting
+    base = 0.7 + 0.01 * rng.standard_normal((sims, k, 1))
+    variant = 0.7 + 0.03 * rng.standard_normal((sims, k, 1))
+    return base, variant, None
+
+
+def _null_models(rng, sims, setting):
+    """Fixed models on iid questions: question q has difficulty p_q ~ Beta(0.8, 0.8) shared
+    by both arms (positively correlated arms); each of the k repeats answers it right with
+    probability p_q, independently (repeats are binomial noise). ``setting`` = (k, n)."""
+    k, n = setting
+    p = rng.beta(0.8, 0.8, (sims, 1, n))
+    return rng.random((sims, k, n)) < p, rng.random((sims, k, n)) < p, None
+
+
+def _null_models_clustered(rng, sims, setting):
+    """Fixed models on clustered questions: continuous scores (fractions near 0.7) with a
+    question difficulty shared by the arms; the per-question delta is a cluster effect
+    (sd 1 pp, mean 0 over the population of clusters) plus a question effect (sd 1 pp);
+    k = 2 repeats add noise. ``setting`` = the cluster sizes (few, unequal)."""
+    sizes = np.asarray(setting)
+    codes = np.repeat(np.arange(len(sizes)), sizes)
+    n, k = len(codes), 2
+    cluster = rng.standard_normal((sims, 1, len(sizes)))[..., codes]
+    delta = cluster + rng.standard_normal((sims, 1, n))
+    base = 0.7 + 0.01 * (rng.standard_normal((sims, 1, n)) + rng.standard_normal((sims, k, n)))
+    variant = base + 0.01 * (delta + rng.standard_normal((sims, k, n)))
+    return base, variant, codes
+
+
+#: null data of each design kind other than methods_paired, and the settings drawn
+DESIGN_NULLS = {
+    "methods_independent": (_null_methods_independent, [2, 3, 4, 6]),
+    "models": (_null_models, [(1, 10), (1, 30), (1, 200), (3, 30), (3, 200)]),
+    "models_clustered": (_null_models_clustered, [(3, 5, 8, 12, 20), (10,) * 6, (4,) * 20]),
+}
+DESIGN_SIMS = 4000
+
+
+def _design_cases():
+    for kind, (_, settings_) in DESIGN_NULLS.items():
+        for name in NAMES:
+            if kind in protocols.protocol_class(name).valid_for:
+                for setting in settings_:
+                    yield pytest.param(name, kind, setting, id=f"{name}-{kind}-{setting}")
+
+
+@pytest.mark.parametrize(("name", "kind", "setting"), list(_design_cases()))
+def test_null_rejection_rate_per_design(name, kind, setting):
+    """Monte Carlo, 4,000 null experiments per setting: a protocol reportable for design
+    ``kind`` rejects at most alpha + 3 binomial SEs (0.0603) on null data of that kind
+    (``DESIGN_NULLS``; protocols needing clusters get the data's clusters)."""
+    proto = protocols.get(name, **({"n_resamples": 200}
+                                   if "n_resamples" in protocols.parameters(name) else {}))
+    draw, _ = DESIGN_NULLS[kind]
+    base, variant, codes = draw(np.random.default_rng([SEED, KINDS.index(kind)]), DESIGN_SIMS,
+                                setting)
+    why = proto.applicable(base.shape[-2], base.shape[-1], base.dtype == bool, codes)
+    assert why is None, why
+    bound = ALPHA + 3.0 * np.sqrt(ALPHA * (1 - ALPHA) / DESIGN_SIMS)
+    rate = proto.evaluate(base, variant, ALPHA, rng=SEED, clusters=codes).significant.mean()
+    assert rate <= bound, f"{kind} {setting}: rejection rate {rate:.4f} > {bound:.4f}"
+
+
+def test_every_design_kind_has_a_reportable_protocol():
+    """Each kind of study (``evalcal_core.designs.KINDS``) has at least one protocol valid
+    for it, and the per-design null test above covers it (consistency check)."""
+    for kind in KINDS:
+        valid = [n for n in NAMES if kind in protocols.protocol_class(n).valid_for]
+        assert valid, f"no reportable protocol for {kind}"
+    assert set(DESIGN_NULLS) | {"methods_paired"} == set(KINDS)
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_labels_are_declared_per_design(name):
+    """``label(kind)`` is empty exactly for the kinds in ``valid_for`` and a one-line reason
+    for every other kind; ``pitfall`` stays the reason under paired seeds (consistency)."""
+    cls = protocols.protocol_class(name)
+    assert cls.valid_for <= set(KINDS)
+    assert set(cls.pitfall_for) <= set(KINDS) - cls.valid_for
+    for kind in KINDS:
+        reason = cls.label(kind)
+        assert (reason == "") == (kind in cls.valid_for), kind
+        assert "\n" not in reason and len(reason) <= 100, kind
+    assert bool(cls.pitfall) == ("methods_paired" not in cls.valid_for)
+    if cls.pitfall:
+        assert cls.label("methods_paired").startswith(cls.pitfall)
+    if cls.recommended:
+        assert "methods_paired" in cls.valid_for
+
+
 @pytest.mark.parametrize("name", NAMES)
 @pytest.mark.parametrize("k", [3, 20])
 def test_a_protocol_not_marked_stochastic_ignores_rng(name, k):
     """``stochastic = False`` is a promise: any ``rng`` gives the same result, at small k
     and beyond ``max_exact_k`` (16) where sign patterns are sampled. Fails on 679e496 for
     wilcoxon, which sampled sign patterns at k > 16 while marked deterministic."""
-    proto = protocols.get(name)
+    proto = plain(name)
     if proto.stochastic:
         return
     base, variant = make_scores(5, (6,), k, 10)

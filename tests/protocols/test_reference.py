@@ -106,18 +106,18 @@ def test_paired_t_matches_scipy(k, alpha):
 
 
 @pytest.mark.parametrize("kind", ["binary", "float"])
-def test_paired_t_questions_matches_statsmodels_z_test(kind):
-    """paired_t_questions == a z-test on d_q = mean_k variant - mean_k base, computed with
-    ``statsmodels.stats.weightstats.DescrStatsW(d_q).ztest_mean()`` / ``zconfint_mean``
-    (SD with ddof=1, normal reference)."""
+def test_paired_t_questions_matches_statsmodels_t_test(kind):
+    """paired_t_questions == a t-test on d_q = mean_k variant - mean_k base, computed with
+    ``statsmodels.stats.weightstats.DescrStatsW(d_q).ttest_mean()`` / ``tconfint_mean``
+    (SD with ddof=1, Student t on n - 1 df)."""
     base, variant = make_scores(3, (30,), 4, 60, kind)
     alpha = 0.1
     res = protocols.get("paired_t_questions").evaluate(base, variant, alpha)
     dq = variant.mean(-2) - base.mean(-2)
     for i in range(dq.shape[0]):
         d = DescrStatsW(dq[i])
-        _, p = d.ztest_mean(0.0)
-        low, high = d.zconfint_mean(alpha)
+        _, p, _ = d.ttest_mean(0.0)
+        low, high = d.tconfint_mean(alpha)
         np.testing.assert_allclose(res.p_value[i], p, rtol=1e-10, atol=1e-14)
         np.testing.assert_allclose([res.ci_low[i], res.ci_high[i]], [low, high], rtol=1e-10)
         np.testing.assert_allclose(res.estimate[i], dq[i].mean(), rtol=1e-12)
@@ -157,14 +157,17 @@ def test_mcnemar_matches_statsmodels(exact, correction):
     np.testing.assert_allclose(res.estimate, (c - b) / 25.0, rtol=1e-12)
 
 
-@pytest.mark.parametrize("params", [{}, {"exact": True}, {"correction": True}])
+@pytest.mark.parametrize("params", [{"exact": False}, {"exact": True}, {"correction": True},
+                                    {}])
 def test_mcnemar_documented_edge_cases(params):
     """b + c = 0 gives p = 1 (statsmodels: NaN); with correction b == c gives p = 1.
     Analytic: no discordant pair is no evidence; the floored statistic is 0, chi2.sf(0) = 1.
-    The CI is the documented ``estimate +- z * sqrt(b + c) / n`` (consistency check only)."""
+    The Wald CI (``ci='wald'``) is the documented ``estimate +- z * sqrt(b + c) / n``
+    (consistency check only)."""
     n = 10
     same = np.zeros((1, n))
     same[0, :6] = 1
+    params = {**params, "ci": "wald"}
     res = protocols.get("mcnemar", **params).evaluate(same, same)
     assert res.p_value == 1.0 and res.estimate == 0.0
     assert res.ci_low == 0.0 and res.ci_high == 0.0
@@ -545,7 +548,7 @@ def test_mcnemar_ci_matches_agresti_prime_minister_example():
     first = np.r_[np.ones(794), np.ones(150), np.zeros(86), np.zeros(570)]
     second = np.r_[np.ones(794), np.zeros(150), np.ones(86), np.zeros(570)]
     # The book's difference is first minus second: variant = first survey.
-    res = protocols.get("mcnemar").evaluate(second[None], first[None])
+    res = protocols.get("mcnemar", ci="wald").evaluate(second[None], first[None])
     assert res.estimate == pytest.approx(0.04)
     assert round(float(res.ci_low), 3) == 0.021 and round(float(res.ci_high), 3) == 0.059
     se = np.sqrt(236 - 64**2 / 1600) / 1600
@@ -561,5 +564,5 @@ def test_mcnemar_ci_is_not_the_null_se_away_from_the_null():
     the null SE sqrt(b + c) / n = 0.158 (679e496) is 41% too wide."""
     base = np.zeros((1, 20))
     variant = np.r_[np.ones(10), np.zeros(10)][None]
-    res = protocols.get("mcnemar").evaluate(base, variant)
+    res = protocols.get("mcnemar", ci="wald").evaluate(base, variant)
     assert _se_from_ci(res) == pytest.approx(np.sqrt(5.0) / 20.0, rel=1e-12)

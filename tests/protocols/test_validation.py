@@ -10,7 +10,7 @@ import re
 
 import numpy as np
 import pytest
-from _protocol_checks import make_scores
+from _protocol_checks import make_scores, plain
 
 import protocols
 
@@ -24,7 +24,7 @@ def _valid_input(proto):
 
 @pytest.mark.parametrize("name", NAMES)
 def test_mismatched_shapes(name):
-    proto = protocols.get(name)
+    proto = plain(name)
     base, variant = _valid_input(proto)
     with pytest.raises(ValueError, match=r"'base' and 'variant' parameters must have the same "
                                          r"shape\. Got \(2, 3, 8\) and \(2, 3, 7\) instead"):
@@ -35,7 +35,7 @@ def test_mismatched_shapes(name):
 @pytest.mark.parametrize("bad", [np.nan, np.inf, -np.inf])
 @pytest.mark.parametrize("arg", ["base", "variant"])
 def test_non_finite_scores(name, bad, arg):
-    proto = protocols.get(name)
+    proto = plain(name)
     base, variant = _valid_input(proto)
     scores = {"base": base, "variant": variant}
     scores[arg][1, 2, 3] = bad
@@ -53,14 +53,14 @@ def test_non_finite_scores(name, bad, arg):
     ([[0.5, 0.5], [0.5]], r"The 'base' parameter must be an array of numbers"),
 ])
 def test_malformed_scores(name, value, message):
-    proto = protocols.get(name)
+    proto = plain(name)
     with pytest.raises(ValueError, match=message):
         proto.evaluate(value, value)
 
 
 @pytest.mark.parametrize("name", [n for n in NAMES if protocols.protocol_class(n).min_k > 1])
 def test_too_few_seeds(name):
-    proto = protocols.get(name)
+    proto = plain(name)
     k = proto.min_k - 1
     base, variant = make_scores(0, (), k, 8)
     with pytest.raises(ValueError, match=rf"protocol '{name}' cannot evaluate scores of shape "
@@ -71,7 +71,7 @@ def test_too_few_seeds(name):
 
 @pytest.mark.parametrize("name", [n for n in NAMES if protocols.protocol_class(n).binary])
 def test_non_binary_scores(name):
-    proto = protocols.get(name)
+    proto = plain(name)
     base, variant = _valid_input(proto)
     variant[0, 0, 0] = 0.5
     with pytest.raises(ValueError, match=rf"protocol '{name}' cannot evaluate .* it needs "
@@ -83,7 +83,7 @@ def test_non_binary_scores(name):
                          [n for n in NAMES if protocols.protocol_class(n).needs_questions])
 @pytest.mark.parametrize("shape", [(5,), (5, 1), (2, 5, 1)])
 def test_one_question_for_question_level_protocols(name, shape):
-    proto = protocols.get(name)
+    proto = plain(name)
     scores = np.ones(shape)
     with pytest.raises(ValueError, match=r"needs per-question scores \(n >= 2\), got n = 1"):
         proto.evaluate(scores, scores)
@@ -99,7 +99,7 @@ def test_one_question_for_question_level_protocols(name, shape):
     (None, r"The 'alpha' parameter must be a number in \(0, 1\)\. Got None instead"),
 ])
 def test_alpha_outside_open_unit_interval(name, alpha, message):
-    proto = protocols.get(name)
+    proto = plain(name)
     base, variant = _valid_input(proto)
     with pytest.raises(ValueError, match=message):
         proto.evaluate(base, variant, alpha)
@@ -107,7 +107,7 @@ def test_alpha_outside_open_unit_interval(name, alpha, message):
 
 @pytest.mark.parametrize("name", NAMES)
 def test_rng_is_keyword_only(name):
-    proto = protocols.get(name)
+    proto = plain(name)
     base, variant = _valid_input(proto)
     with pytest.raises(TypeError):
         proto.evaluate(base, variant, 0.05, 0)
@@ -159,7 +159,21 @@ def test_unknown_parameter(name):
     ("single_run", {"threshold": "x"},
      r"The 'threshold' parameter of single_run must be .* Got 'x' instead"),
     ("mcnemar", {"exact": "yes"},
-     r"The 'exact' parameter of mcnemar must be True or False\. Got 'yes' instead"),
+     r"The 'exact' parameter of mcnemar must be True, False or None\. Got 'yes' instead"),
+    ("mcnemar", {"ci": "score"},
+     r"The 'ci' parameter of mcnemar must be one of newcombe, wald\. Got 'score' instead"),
+    ("paired_bca_perm", {"n_resamples": 1e12},
+     r"The 'n_resamples' parameter of paired_bca_perm must be an integer <= 10,000,000 "),
+    ("question_bootstrap", {"B": 1e22},
+     r"The 'n_resamples' parameter of question_bootstrap must be an integer <= 10,000,000 "
+     r"\(a bound on memory and time\)\. Got 1e\+22 instead"),
+    ("run_bootstrap", {"n_resamples": 10**12},
+     r"The 'n_resamples' parameter of run_bootstrap must be an integer <= 10,000,000 .* "
+     r"Got 1000000000000 instead"),
+    ("sign_flip", {"n_permutations": 10**12},
+     r"The 'n_permutations' parameter of sign_flip must be an integer <= 10,000,000 "),
+    ("wilcoxon", {"n_permutations": 1e22},
+     r"The 'n_permutations' parameter of wilcoxon must be an integer <= 10,000,000 "),
     ("mcnemar", {"correction": 1},
      r"The 'correction' parameter of mcnemar must be True or False\. Got 1 instead"),
 ])

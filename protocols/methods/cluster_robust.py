@@ -1,0 +1,189 @@
+"""``cluster_cr2`` and ``cluster_cr1``: paired tests of fixed models on clustered questions.
+
+Design ``models_clustered``: two fixed models answer ``n`` questions grouped in ``G``
+clusters (tasks, categories, passages) whose questions are correlated, so the clusters, not
+the questions, are the independent units. Both protocols regress the per-question paired
+differences on an intercept,
+
+    d_q = mean_k variant[:, q] - mean_k base[:, q] = mu + u_q,
+
+(the k runs of a model are measurement noise averaged within a question), estimate ``mu``
+by OLS, i.e. the question-weighted mean ``mean_q d_q`` (every question counts once; large
+clusters count more), and differ in the cluster-robust variance of that mean.
+
+With an intercept only, ``X = 1``, ``X'X = N`` (``N = n`` questions) and the hat matrix is
+``H = 11'/N``; its block on cluster ``g`` (``n_g`` questions) is ``H_gg = J_g / N`` with
+``J_g`` the ``n_g x n_g`` matrix of ones. Writing ``e_q = d_q - mean(d)`` for the residuals
+and ``S_g = sum_{q in g} e_q`` for their cluster sums:
+
+* CR0 is ``sum_g S_g**2 / N**2``; CR1 (Stata's ``vce(cluster)``, statsmodels'
+  ``cov_type='cluster'`` with ``use_correction=True``) multiplies it by
+  ``G / (G - 1) * (N - 1) / (N - K)``, which is ``G / (G - 1)`` for ``K = 1``.
+* CR2 (Bell & McCaffrey 2002; Pustejovsky & Tipton 2018) adjusts each cluster's residuals
+  by ``A_g = (I - H_gg)**(-1/2)``. ``J_g`` has eigenvalue ``n_g`` on the vector of ones and
+  0 on its complement, so ``I - J_g / N`` has eigenvalue ``1 - n_g / N`` on the ones and 1
+  elsewhere, and ``A_g = I + ((1 - n_g / N)**(-1/2) - 1) J_g / n_g``: no eigen-decomposition
+  is needed. Since ``1' A_g = (1 - n_g / N)**(-1/2) 1'``, the sandwich is::
+
+      V_CR2 = sum_g S_g**2 / (1 - n_g / N) / N**2,
+
+  unbiased when the errors are independent and homoskedastic (each term's expectation is
+  ``sigma**2 n_g / N**2``).
+* Bell–McCaffrey degrees of freedom (the Satterthwaite approximation of clubSandwich's
+  ``coef_test(vcov="CR2", test="Satterthwaite")`` with a working identity covariance):
+  ``V_CR2 = u' M u`` with ``M = sum_g p_g p_g'`` and ``p_g = (I - H)[:, g] A_g X_g
+  (X'X)**-1 = (1 - n_g / N)**(-1/2) (1_g - (n_g / N) 1) / N``, so
+  ``df = tr(P'P)**2 / tr((P'P)**2)`` with ``(P'P)_gh = w_g**(1/2) w_h**(1/2) (delta_gh n_g -
+  n_g n_h / N) / N**2`` and ``w_g = 1 / (1 - n_g / N)``. Summing::
+
+      tr(P'P) = 1 / N,
+      tr((P'P)**2) = [sum_g w_g**2 n_g**2 (1 - 2 n_g / N) + (sum_g w_g n_g**2 / N)**2] / N**4,
+      df = N**2 / [sum_g w_g**2 n_g**2 (1 - 2 n_g / N) + (sum_g w_g n_g**2 / N)**2],
+
+  which is ``G - 1`` for equal clusters and smaller for unequal ones. It depends on the
+  cluster sizes only, so it is computed once per batch.
+
+The test is ``t = mean(d) / sqrt(V)``, two-sided, against Student t (CR2, BM df) or the
+normal (CR1, as statsmodels' default ``use_t=False``); the CI is ``mean(d) +- q * sqrt(V)``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from .._base import (
+    NEEDS_CLUSTERS,
+    SEEDS_IGNORED,
+    Protocol,
+    register,
+)
+from .._decisions import data_scale, t_decision, z_decision
+from .._result import make_result
+
+
+def cluster_sums(x, codes, n_clusters):
+    """Sums of ``x`` over each cluster, along the last axis.
+
+    Parameters
+    ----------
+    x : ndarray, shape (..., n)
+    codes : ndarray of int, shape (n,)
+        Cluster of each question, ``0 .. n_clusters - 1``, every code present.
+    n_clusters : int
+
+    Returns
+    -------
+    ndarray, shape (..., n_clusters)
+    """
+    order = np.argsort(codes, kind="stable")
+    starts = np.searchsorted(codes[order], np.arange(n_clusters))
+    return np.add.reduceat(x[..., order], starts, axis=-1)
+
+
+def cr2_intercept(d, codes, n_clusters):
+    """Mean of ``d`` over its last axis, its CR2 variance and Bell–McCaffrey df.
+
+    See the module docstring for the algebra (intercept-only regression, working identity
+    covariance).
+
+    Parameters
+    ----------
+    d : ndarray, shape (..., n)
+        Per-question values (fraction).
+    codes : ndarray of int, shape (n,)
+        Cluster of each question, ``0 .. n_clusters - 1``; at least 2 clusters.
+    n_clusters : int
+
+    Returns
+    -------
+    estimate, variance : ndarray, shape (...)
+        ``mean(d)`` and ``V_CR2`` (squared units of ``d``).
+    df : float
+        Bell–McCaffrey degrees of freedom (fixed by the cluster sizes).
+    """
+    n = d.shape[-1]
+    sizes = np.bincount(codes, minlength=n_clusters).astype(float)
+    f = sizes / n
+    w = 1.0 / (1.0 - f)
+    estimate = d.mean(axis=-1)
+    sums = cluster_sums(d - estimate[..., None], codes, n_clusters)
+    variance = (sums**2 * w).sum(axis=-1) / n**2
+    spread = (w**2 * sizes**2 * (1.0 - 2.0 * f)).sum() + (w * sizes * f).sum() ** 2
+    return estimate, variance, float(n**2 / spread)
+
+
+def cr1_intercept(d, codes, n_clusters):
+    """Mean of ``d`` and its CR1 variance ``G / (G - 1) * sum_g S_g**2 / N**2``.
+
+    Equal to statsmodels' ``OLS(d, ones).fit(cov_type='cluster', cov_kwds={'groups':
+    codes})`` (``use_correction=True``: ``G / (G - 1) * (N - 1) / (N - K)``, K = 1).
+    """
+    n = d.shape[-1]
+    estimate = d.mean(axis=-1)
+    sums = cluster_sums(d - estimate[..., None], codes, n_clusters)
+    g = n_clusters
+    return estimate, g / (g - 1) * (sums**2).sum(axis=-1) / n**2
+
+
+@dataclass(frozen=True)
+class _ClusterProtocol(Protocol):
+    needs_questions = True
+    needs_clusters = True
+    paired = True
+    pitfall = "clusters of questions as the only noise, seeds ignored"
+    pitfall_for = {"methods_independent": SEEDS_IGNORED, "models": NEEDS_CLUSTERS}
+
+    def decision_note(self, batch) -> str:
+        return (f"{batch.n_clusters:,} clusters of questions are the units; the estimate is "
+                f"the mean over questions")
+
+
+@register
+@dataclass(frozen=True)
+class ClusterCR2(_ClusterProtocol):
+    """Cluster-robust paired t-test of fixed models: CR2 variance, Bell–McCaffrey df.
+
+    Estimate: the mean over questions of ``d_q`` (variant minus baseline k-run means,
+    fraction). SE: CR2 (bias-reduced linearization) of that mean, clusters given by
+    ``evaluate(..., clusters=codes)``; t-test and CI on the Bell–McCaffrey degrees of
+    freedom (module docstring). Holds its level with few clusters of unequal size, where
+    CR1 with normal quantiles (``cluster_cr1``) does not.
+    """
+
+    name = "cluster_cr2"
+    summary = "cluster-robust paired t-test: CR2 SE, Bell-McCaffrey df"
+    valid_for = frozenset({"models_clustered"})
+
+    def _evaluate(self, batch, alpha, rng):
+        estimate, variance, df = cr2_intercept(batch.question_deltas, batch.clusters,
+                                               batch.n_clusters)
+        scale = data_scale(batch.question_base, batch.question_variant)
+        p, lo, hi, sig = t_decision(estimate, np.sqrt(variance), df, alpha, scale)
+        return make_result(estimate, lo, hi, p, sig)
+
+
+@register
+@dataclass(frozen=True)
+class ClusterCR1(_ClusterProtocol):
+    """Cluster-robust paired z-test with the plain CR1 variance (Stata's small-G factor).
+
+    As ``cluster_cr2`` but with ``V = G / (G - 1) * sum_g S_g**2 / N**2`` (statsmodels'
+    ``cov_type='cluster'``) and normal quantiles: it over-rejects with few clusters, the
+    more so the more unequal their sizes (see ``cluster_cr2``).
+    """
+
+    name = "cluster_cr1"
+    summary = "cluster-robust paired z-test: CR1 SE, normal quantiles"
+    valid_for = frozenset()
+    pitfall_for = {**_ClusterProtocol.pitfall_for,
+                   "models_clustered": "CR1 with normal quantiles over-rejects with few "
+                                       "clusters"}
+
+    def _evaluate(self, batch, alpha, rng):
+        estimate, variance = cr1_intercept(batch.question_deltas, batch.clusters,
+                                           batch.n_clusters)
+        scale = data_scale(batch.question_base, batch.question_variant)
+        p, lo, hi, sig = z_decision(estimate, np.sqrt(variance), alpha, scale)
+        return make_result(estimate, lo, hi, p, sig)

@@ -1,0 +1,227 @@
+"""Hostile input to every reader: deep JSON, zip bombs, FIFOs, symbolic-link loops.
+
+Each must end in a one-line ``ValueError`` naming the file, never a ``RecursionError``, a
+hang or gigabytes of memory.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import struct
+import tracemalloc
+import zipfile
+import zlib
+from contextlib import contextmanager
+
+import pytest
+
+from evalcal_core import readers
+
+DEEP = 200_000  # far past Python's recursion limit (1,000) and json's C stack guard
+
+
+@contextmanager
+def deadline(seconds: int):
+    """Fail instead of hanging (a blocked ``open`` of a FIFO is interrupted by SIGALRM)."""
+    def expired(*_):
+        raise TimeoutError(f"still running after {seconds} s")
+    previous = signal.signal(signal.SIGALRM, expired)
+    signal.alarm(seconds)
+    try:
+        yield
+    finally:
+        signal.alarm(0)
+        signal.signal(signal.SIGALRM, previous)
+
+
+def zstd_zip(path, members: dict, declared: dict | None = None):
+    """A zip whose members are Zstandard-compressed (method 93), as inspect-ai writes them.
+
+    ``declared`` overrides the uncompressed size a member's headers state (a lying bomb).
+    Written by hand from APPNOTE.TXT 4.3.7 (local header), 4.3.12 (central directory) and
+    4.3.16 (end record), because ``zipfile`` cannot write method 93.
+    """
+    zstandard = pytest.importorskip("zstandard")
+    declared = declared or {}
+    local, central = bytearray(), bytearray()
+    for name, data in members.items():
+        packed = zstandard.ZstdCompressor(level=3).compress(data)
+        crc, size = zlib.crc32(data), declared.get(name, len(data))
+        raw = name.encode()
+        offset = len(local)
+        local += struct.pack("<4s5H3L2H", b"PK\x03\x04", 63, 0, 93, 0, 0, crc, len(packed),
+                             size, len(raw), 0) + raw + packed
+        central += struct.pack("<4s6H3L5H2L", b"PK\x01\x02", 63, 63, 0, 93, 0, 0, crc,
+                               len(packed), size, len(raw), 0, 0, 0, 0, 0, offset) + raw
+    end = struct.pack("<4s4H2LH", b"PK\x05\x06", 0, 0, len(members), len(members),
+                      len(central), len(local), 0)
+    path.write_bytes(bytes(local + central + end))
+    return path
+
+
+def _sample(qid, epoch, value="C"):
+    return {"id": qid, "epoch": epoch, "scores": {"match": {"value": value}}}
+
+
+HEADER = json.dumps({"version": 2, "status": "success",
+                     "eval": {"task": "t", "model": "m", "config": {"epochs": 1}}}).encode()
+
+
+def _one_line(info, path):
+    message = str(info.value)
+    assert "\n" not in message and str(path) in message, message
+    return message
+
+
+# --- zstd members (inspect-ai 0.3.285) ---------------------------------------------------------
+
+def test_zstd_members_are_read(tmp_path):
+    path = zstd_zip(tmp_path / "z.eval", {
+        "header.json": HEADER,
+        "samples/a_epoch_1.json": json.dumps(_sample("a", 1, "C")).encode(),
+        "samples/b_epoch_1.json": json.dumps(_sample("b", 1, "I")).encode()})
+    with pytest.raises(NotImplementedError):  # what Python's zipfile does (before 3.14)
+        zipfile.ZipFile(path).read("header.json")
+    log = readers.read_log(path)
+    assert log.questions == ("a", "b") and log.scores.tolist() == [[1.0, 0.0]]
+
+
+def test_zip_bomb_declared_size_is_refused_before_reading(tmp_path):
+    path = zstd_zip(tmp_path / "bomb.eval", {"header.json": HEADER},
+                    declared={"header.json": 3 * 2**30})
+    with pytest.raises(ValueError, match=r"header\.json: declares 3072 MiB, more than the 512 "
+                                         r"MiB cap .*--max-member-mb") as info:
+        readers.read_log(path)
+    _one_line(info, path)
+
+
+@pytest.mark.parametrize("method", ["zstd", "deflate"])
+def test_zip_bomb_that_lies_is_stopped_at_the_cap(tmp_path, method):
+    """A member declaring 1 KiB that inflates to 64 MiB: refused after at most the cap."""
+    big = b"\0" * (64 * 2**20)
+    path = tmp_path / "bomb.eval"
+    if method == "zstd":
+        zstd_zip(path, {"header.json": big}, declared={"header.json": 1024})
+    else:
+        with zipfile.ZipFile(path, "w", zipfile.ZIP_DEFLATED) as archive:
+            archive.writestr("header.json", big)
+        data = bytearray(path.read_bytes())
+        for magic, at in ((b"PK\x03\x04", 22), (b"PK\x01\x02", 24)):  # uncompressed size
+            start = data.index(magic)
+            data[start + at:start + at + 4] = struct.pack("<L", 1024)
+        path.write_bytes(bytes(data))
+    del big
+    tracemalloc.start()
+    try:
+        with pytest.raises(ValueError) as info:
+            readers.read_log(path, max_member_bytes=2**20)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    message = _one_line(info, path)
+    assert "1 MiB cap" in message or "truncated or damaged" in message
+    assert peak < 8 * 2**20  # never holds the 64 MiB
+
+
+def test_max_member_bytes_can_be_raised(tmp_path):
+    members = {"header.json": HEADER,
+               "samples/a_epoch_1.json": json.dumps(_sample("a", 1)).encode()}
+    path = zstd_zip(tmp_path / "x.eval", members)
+    with pytest.raises(ValueError, match="cap on one member"):
+        readers.read_log(path, max_member_bytes=50)
+    assert readers.read_log(path, max_member_bytes=2**20).n == 1
+    with pytest.raises(ValueError, match="--max-member-mb"):
+        readers.read_log(path, max_member_bytes=0)
+
+
+def test_corrupt_zstd_member_is_one_line(tmp_path):
+    path = zstd_zip(tmp_path / "x.eval", {"header.json": HEADER})
+    data = bytearray(path.read_bytes())
+    data[40:48] = b"\xff" * 8  # inside the compressed header.json
+    path.write_bytes(bytes(data))
+    with pytest.raises(ValueError, match="header.json") as info:
+        readers.read_log(path)
+    _one_line(info, path)
+
+
+# --- deeply nested JSON ------------------------------------------------------------------------
+
+def _deep():
+    return "[" * DEEP + "]" * DEEP
+
+
+def test_deep_json_in_an_lm_eval_line(tmp_path):
+    path = tmp_path / "samples_t_2024-01-01T00-00-00.000001.jsonl"
+    path.write_text('{"doc_id": 0, "metrics": ["acc"], "acc": 1}\n'
+                    '{"doc_id": 1, "doc": ' + _deep() + ', "acc": 1}\n')
+    with pytest.raises(ValueError, match="line 2: JSON nested too deeply") as info:
+        readers.read_log(path)
+    _one_line(info, path)
+
+
+def test_deep_json_in_an_inspect_member(tmp_path):
+    path = zstd_zip(tmp_path / "x.eval", {
+        "header.json": HEADER, "samples/a_epoch_1.json": _deep().encode()})
+    with pytest.raises(ValueError, match=r"member samples/a_epoch_1\.json: JSON nested too "
+                                         r"deeply") as info:
+        readers.read_log(path)
+    _one_line(info, path)
+
+
+@pytest.mark.parametrize("name, fmt", [("per_instance_stats.json", "helm"),
+                                       ("log.json", "inspect-json")])
+def test_deep_json_file(tmp_path, name, fmt):
+    path = tmp_path / name
+    path.write_text(_deep())
+    with pytest.raises(ValueError, match="JSON nested too deeply") as info:
+        readers.read_log(path, fmt=fmt)
+    _one_line(info, path)
+
+
+# --- FIFOs, links, folders ----------------------------------------------------------------------
+
+@pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="no FIFOs on this system")
+@pytest.mark.parametrize("name", ["samples_t_2024-01-01T00-00-00.000001.jsonl", "x.eval",
+                                  "per_instance_stats.json", "a.csv"])
+def test_fifo_is_refused_without_opening(tmp_path, name):
+    path = tmp_path / name
+    os.mkfifo(path)
+    with deadline(10), pytest.raises(ValueError, match="is a FIFO") as info:
+        readers.read_log(path)
+    _one_line(info, path)
+    for fmt in readers.names():
+        with deadline(10), pytest.raises(ValueError, match="FIFO"):
+            readers.read_log(path, fmt=fmt)
+
+
+@pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="no FIFOs on this system")
+def test_fifo_in_a_folder_is_skipped(tmp_path):
+    os.mkfifo(tmp_path / "samples_t_2024-01-01T00-00-00.000001.jsonl")
+    with deadline(10), pytest.raises(ValueError, match="found no harness logs"):
+        readers.read_log(tmp_path)
+
+
+def test_symlink_loop_is_named(tmp_path):
+    loop = tmp_path / "loop.jsonl"
+    os.symlink(loop, loop)
+    with pytest.raises(ValueError, match="symbolic link loop") as info:
+        readers.read_log(loop)
+    assert "does not exist" not in _one_line(info, loop)
+
+
+def test_broken_symlink_is_named(tmp_path):
+    link = tmp_path / "gone.eval"
+    os.symlink(tmp_path / "nowhere.eval", link)
+    with pytest.raises(ValueError, match="broken symbolic link"):
+        readers.read_log(link)
+
+
+def test_results_csv_fifo_is_refused(tmp_path):
+    from evalcal_core.results_io import read_results_arms
+
+    path = tmp_path / "r.csv"
+    os.mkfifo(path)
+    with deadline(10), pytest.raises(ValueError, match="is a FIFO"):
+        read_results_arms(path)

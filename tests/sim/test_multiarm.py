@@ -1,0 +1,149 @@
+"""Calibration of many-arm decisions and claim gates (:mod:`sim.multiarm`)."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from evalcal_core.cli import call_main
+from sim import multiarm as MA
+
+ALPHA = 0.05
+
+
+def _rate(table, **where):
+    sel = table
+    for key, value in where.items():
+        sel = sel[sel[key] == value]
+    assert len(sel) == 1, where
+    return sel.iloc[0]
+
+
+@pytest.fixture(scope="module")
+def small():
+    cfg = MA.MultiarmConfig(m=(2, 4), k=6, n=200, sims=300, n_draws=300)
+    return MA.run_multiarm(cfg)
+
+
+def test_small_grid_shape_and_intervals(small):
+    """Consistency: every rate lies in its Wilson interval; the grid is complete."""
+    assert list(small.columns) == list(MA.COLUMNS)
+    assert np.all((small.low <= small.rate) & (small.rate <= small.high))
+    fam = small[small.kind == "family"]
+    # 2 generators x 2 m x 2 families x 4 methods x (null fwer + alternative metrics)
+    assert set(fam.method) == set(MA.DECISIONS)
+    assert len(small[small.kind == "gate"]) == 2 * 5
+
+
+def test_corrections_nested_on_common_data(small):
+    """Exact consistency from common random numbers: a Holm rejection is a raw rejection
+    and a Bonferroni rejection is a Holm rejection, experiment by experiment, so the counts
+    are ordered none >= holm >= bonferroni in every cell and metric."""
+    fam = small[small.kind == "family"]
+    keys = ["generator", "family", "m", "scenario", "metric"]
+    for _, grp in fam.groupby(keys):
+        c = grp.set_index("method")["count"]
+        assert c["none"] >= c["holm"] >= c["bonferroni"]
+
+
+def test_two_arms_families_agree(small):
+    """At m = 2 both families are the one comparison."""
+    two = small[(small.kind == "family") & (small.m == 2)]
+    a = two[two.family == "many_to_one"].set_index(["generator", "scenario", "method",
+                                                   "metric"])["count"]
+    b = two[two.family == "all_pairs"].set_index(["generator", "scenario", "method",
+                                                 "metric"])["count"]
+    pd.testing.assert_series_equal(a.drop(index="maxt", level=2),
+                                   b.drop(index="maxt", level=2))
+
+
+def test_same_seed_same_table():
+    cfg = MA.MultiarmConfig(m=(3,), k=5, n=100, sims=60, n_draws=200, gates=False)
+    pd.testing.assert_frame_equal(MA.run_multiarm(cfg), MA.run_multiarm(cfg))
+
+
+def test_fixed_model_margin_shift():
+    """Reference: the fixed model's expected accuracy by Gauss-Hermite, checked against a
+    Monte Carlo mean of 400,000 draws (4 SEs), and the shift solving for a difference."""
+    rng = np.random.default_rng(0)
+    x = MA.draw_fixed_model(rng, 400, 1, 1000, np.array([0.2]))
+    se = np.sqrt(0.25 / x.size) * 2     # questions share difficulty: a generous SE
+    assert abs(x.mean() - MA.fixed_accuracy(0.2)) < 4 * se
+    s = MA.fixed_shift_for_difference(-0.04)
+    assert MA.fixed_accuracy(s) - MA.fixed_accuracy(0.0) == pytest.approx(-0.04, abs=1e-12)
+
+
+def test_cli_writes_csv(tmp_path):
+    out = tmp_path / "o"
+    proc = subprocess.run([sys.executable, "-m", "sim.multiarm", "--m", "2", "3", "--k", "4",
+                           "--n", "50", "--sims", "40", "--draws", "100", "--out", str(out)],
+                          capture_output=True, text=True, check=False)
+    assert proc.returncode == 0, proc.stderr
+    table = pd.read_csv(out / "multiarm.csv")
+    assert list(table.columns) == list(MA.COLUMNS) and len(table) > 0
+    assert "Wilson 95%" in proc.stdout
+
+
+@pytest.mark.parametrize("args, message", [
+    (["--m", "1"], "The '--m' option must be an integer >= 2 and <= 20. Got 1 instead."),
+    (["--sims", "0"], "The '--sims' option must be an integer >= 1 and <= 1000000. Got 0 "
+                      "instead."),
+    (["--alpha", "2"], "The '--alpha' option must be a number in (0, 1). Got 2.0 instead."),
+    (["--generators", "other"], "The '--generators' option must be one of paired_seed, "
+                                "fixed_model. Got 'other' instead."),
+    (["--question-margin", "5"], "The '--question-margin' option must be a finite number "
+                                 "> 0 and <= 0.3. Got 5.0 instead."),
+])
+def test_cli_messages(args, message, capsys):
+    """In-process through call_main (what run_main exits with); one subprocess below."""
+    assert call_main(MA.main, "python -m sim.multiarm", args) == 2
+    assert capsys.readouterr().err.strip() == f"python -m sim.multiarm: error: {message}"
+
+
+@pytest.fixture(scope="module")
+def full():
+    return MA.run_multiarm(MA.MultiarmConfig(m=(2, 5, 10), k=10, n=1000, sims=2000))
+
+
+def _se(rate, sims):
+    return np.sqrt(max(rate * (1 - rate), ALPHA * (1 - ALPHA)) / sims)
+
+
+@pytest.mark.slow
+def test_fwer_held_by_holm_and_maxt(full):
+    """Reference: the FWER target alpha. Holm and max-T stay <= alpha + 2 binomial SEs at
+    m = 2, 5, 10 on both generators and both families (null and, for all pairs, the
+    alternative's true nulls); no correction exceeds it by far from m = 5 on."""
+    fwer = full[full.metric == "fwer"]
+    se = _se(ALPHA, 2000)
+    for r in fwer[fwer.method.isin(["holm", "maxt"])].itertuples():
+        assert r.rate <= ALPHA + 2 * se, r
+    for r in fwer[(fwer.method == "none") & (fwer.m >= 5)].itertuples():
+        assert r.rate > ALPHA + 2 * se, r
+
+
+@pytest.mark.slow
+def test_maxt_power_not_below_holm(full):
+    """Consistency: max-T (which uses the correlation) has at least Holm's power within 2
+    SEs of the difference (independent-sample SE: conservative under common data)."""
+    fam = full[(full.kind == "family") & full.metric.isin(["any_power", "all_power"])]
+    for _, grp in fam.groupby(["generator", "family", "m", "metric"]):
+        r = grp.set_index("method")["rate"]
+        se = np.sqrt((r["maxt"] * (1 - r["maxt"]) + r["holm"] * (1 - r["holm"])) / 2000)
+        assert r["maxt"] >= r["holm"] - 2 * se, grp
+
+
+@pytest.mark.slow
+def test_gates_hold_alpha_at_the_margin(full):
+    """Reference: alpha. A claim is shown at most alpha + 2 SEs of the time when the true
+    difference is exactly at the margin; it has power > alpha at no difference."""
+    gates = full[full.kind == "gate"]
+    se = _se(ALPHA, 2000)
+    for r in gates[gates.scenario != "delta=0"].itertuples():
+        assert r.rate <= ALPHA + 2 * se, r
+    for r in gates[gates.scenario == "delta=0"].itertuples():
+        assert r.rate > 0.2, r

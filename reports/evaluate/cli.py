@@ -12,7 +12,7 @@ import numpy as np
 
 from evalcal_core.cli import ArgumentParser, run_main
 from evalcal_core.params import parse_key_values
-from evalcal_core.results_io import MAX_RANGE
+from evalcal_core.results_io import MAX_RANGE, check_arm_scores
 from evalcal_core.validate import check_alpha, check_int, check_number
 from protocols import names, protocol_class
 from protocols._base import PROTOCOLS
@@ -21,7 +21,7 @@ from protocols.claims import check_margin as check_claim_margin
 from . import _compat
 from .compare import compare_arms
 from .design import cluster_codes, infer_design
-from .load import check_arm_scores, parse_arm_options, read_log_arms, read_tidy
+from .load import parse_arm_options, read_log_arms, read_tidy
 from .protocols_table import evaluate_protocols, format_table, notes_for
 from .render import Units, as_json, clean, latex, markdown, text
 
@@ -231,18 +231,13 @@ def _load(config: EvalConfig):
                                filter=config.filter, scale=scale, cluster=config.cluster,
                                partial_credit=config.partial_credit)
     else:
-        loaded = read_tidy(config.results or example_path(), scale=scale,
-                           cluster=config.cluster)
-        arms = loaded.scores.arms
-        if set(arms) == {"baseline", "variant"} and arms[0] != "baseline":
-            s = loaded.scores
-            from dataclasses import replace
-            loaded = replace(loaded, scores=replace(s, arms=arms[::-1],
-                                                    scores=s.scores[::-1]))
+        loaded = read_tidy(config.results or example_path(), percent=config.percent,
+                           metric_range=config.metric_range,
+                           partial_credit=config.partial_credit, cluster=config.cluster)
+        return loaded
     declared = config.metric_range is not None
-    check_arm_scores(loaded.scores, per_question=loaded.per_question,
-                     value_range=config.metric_range if declared else (0.0, 1.0),
-                     percent=config.percent, declared=declared,
+    check_arm_scores(loaded.scores, value_range=config.metric_range if declared
+                     else (0.0, 1.0), percent=config.percent, declared=declared,
                      partial=config.partial_credit)
     return loaded
 

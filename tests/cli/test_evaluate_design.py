@@ -152,7 +152,7 @@ def two_clusters(q, arm):
 
 @pytest.mark.parametrize("make, argv_extra, words", [
     (lambda p: per_question(p, clusters=lambda q, a: "t"), ["--cluster", "nope"],
-     ["--cluster column 'nope' is missing"]),
+     ["--cluster 'nope' is not a column"]),
     (lambda p: per_question(p, clusters=lambda q, a: "t"), ["--cluster", "task"],
      ["every question is in one cluster"]),
     (lambda p: per_question(p, clusters=lambda q, a: f"t{q % 3}" if a == "a" else f"u{q % 3}"),

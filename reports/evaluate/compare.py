@@ -11,8 +11,8 @@ methods_paired       ``paired_t`` on the per-seed deltas (its CI is exact under 
 methods_independent  ``welch_t`` on the per-seed metrics
 models               ``mcnemar`` (exact) for one run of 0/1 scores; otherwise
                      ``paired_t_questions`` on the per-question deltas of the run means
-models_clustered     ``cluster_cr2`` (CR2 with Bell-McCaffrey df) when registered; until
-                     then a CR1 cluster-robust t computed here (``cluster_cr1``)
+models_clustered     ``cluster_cr2`` (CR2 with Bell-McCaffrey df; exact for few clusters
+                     where CR1 over-rejects)
 ==================== ====================================================================
 
 Multiplicity (``--correction``): Holm (default), Bonferroni and Benjamini-Hochberg adjust the
@@ -33,7 +33,7 @@ from scipy import optimize, stats
 from evalcal_core.designs import Design
 from evalcal_core.scores import ArmScores
 from protocols import claims as claims_mod
-from protocols import get, names, protocol_class
+from protocols import get, protocol_class
 from protocols import multiplicity as mt
 
 from . import _compat
@@ -103,7 +103,7 @@ def primary_protocol(design: Design, binary: bool) -> str:
     if kind == "methods_independent":
         return "welch_t"
     if kind == "models_clustered":
-        return "cluster_cr2" if "cluster_cr2" in names() else "cluster_cr1"
+        return "cluster_cr2"
     return "mcnemar" if (design.runs == 1 and binary) else "paired_t_questions"
 
 
@@ -146,26 +146,8 @@ def joint_null(scores: ArmScores, design: Design, comps, codes, rng) -> mt.Joint
     return mt.gaussian_null(q, comps, N_FLIPS, rng=rng)
 
 
-def _cr1(dq: np.ndarray, codes: np.ndarray, alpha: float):
-    """CR1 cluster-robust t (G - 1 df) on the mean per-question delta: estimate, CI, p."""
-    n = dq.size
-    est = dq.mean()
-    g = codes.max() + 1
-    resid = np.bincount(codes, weights=dq - est, minlength=g)
-    se = np.sqrt(g / (g - 1) * np.sum(resid**2)) / n
-    if se == 0:
-        return est, np.nan, np.nan, np.nan
-    q = stats.t.ppf(1 - alpha / 2, g - 1)
-    p = 2 * stats.t.sf(abs(est / se), g - 1)
-    return est, est - q * se, est + q * se, p
-
-
 def _run(name: str, base, variant, alpha, seed, codes, design):
     """(estimate, ci_low, ci_high, p, degenerate) of protocol ``name`` at level ``alpha``."""
-    if name == "cluster_cr1" and "cluster_cr1" not in names():
-        dq = variant.mean(axis=0) - base.mean(axis=0)
-        est, lo, hi, p = _cr1(dq, codes, alpha)
-        return est, lo, hi, p, bool(np.isnan(p))
     kwargs = {"exact": True} if name == "mcnemar" else {}
     protocol = get(name, **kwargs)
     extra = {"clusters": codes} if getattr(protocol_class(name), "needs_clusters", False) else {}

@@ -11,6 +11,7 @@ from importlib import resources
 import numpy as np
 
 from evalcal_core.cli import ArgumentParser, run_main
+from evalcal_core.designs import KIND_WORDS, KINDS
 from evalcal_core.params import parse_key_values
 from evalcal_core.results_io import MAX_RANGE, check_arm_scores
 from evalcal_core.validate import check_alpha, check_int, check_number
@@ -35,6 +36,8 @@ claims and --gate (exit status):
   1  the claim is refuted for some comparison (the interval lies on the wrong side)
   3  inconclusive (the interval straddles the margin): more seeds or questions needed
   2  bad input or options (one line on stderr)
+  e.g. in CI: python -m reports.evaluate --arm current=evals/a --arm candidate=evals/b \\
+                --reference current --claim non-inferiority --margin 0.01 --gate
 """
 
 
@@ -73,14 +76,16 @@ class EvalConfig:
 
 
 def build_parser() -> ArgumentParser:
-    honest = [n for n in names() if not protocol_class(n).label("methods_paired")]
-    others = [n for n in names() if protocol_class(n).label("methods_paired")]
-    epilog = ("protocols reportable for methods with paired seeds (labels depend on the "
-              "design; the output labels each row for yours):\n"
-              + "".join(f"  {n:<26} {protocol_class(n).summary}\n" for n in honest)
-              + "pitfalls for methods with paired seeds (shown for teaching):\n"
+    by_kind = "".join(
+        f"  {KIND_WORDS[kind] + ':':<30} "
+        + ", ".join(n for n in names() if not protocol_class(n).label(kind)) + "\n"
+        for kind in KINDS)
+    never = [n for n in names() if all(protocol_class(n).label(k) for k in KINDS)]
+    epilog = ("protocols reportable per design (the output labels every row for yours):\n"
+              + by_kind
+              + "pitfalls under every design (shown for teaching):\n"
               + "".join(f"  {n:<26} {protocol_class(n).label('methods_paired')}\n"
-                        for n in others)
+                        for n in never)
               + "\n" + GATE_HELP)
     p = ArgumentParser(
         prog=PROG,

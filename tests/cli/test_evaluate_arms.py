@@ -257,3 +257,12 @@ def test_many_seeds_deltas_are_summarised(tmp_path, capsys):
     code, text, _ = run([path], capsys)
     line = next(x for x in text.splitlines() if x.startswith("* Per-seed deltas"))
     assert "192 seeds" in line and len(line) < 250
+
+
+def test_help_documents_the_gate_and_the_designs(capsys):
+    code, out, _ = run(["--help"], capsys)
+    assert code == 0
+    text = " ".join(out.split())
+    assert "0 the claim is shown" in text and "1 the claim is refuted" in text
+    assert "3 inconclusive" in text and "--gate" in text
+    assert "models, clustered questions: cluster_cr2" in text

@@ -300,9 +300,9 @@ def unpaired_bootstrap_null(scores, comparisons, n_resamples: int = 10_000, *, r
     rng : numpy.random.Generator
         One set of resample indices is drawn per call and shared by the batch.
     statistic : {"welch", "pooled"}
-        ``"welch"``: Welch t with Welch–Satterthwaite df (reported as their minimum over
-        comparisons is not needed: ``df`` holds each comparison's). ``"pooled"``: t with the
-        variance pooled over all ``a`` arms and ``a (k - 1)`` df (Dunnett's statistic).
+        ``"welch"``: Welch t (``df`` holds each comparison's Welch–Satterthwaite df).
+        ``"pooled"``: t with the variance pooled over all ``a`` arms and ``a (k - 1)`` df
+        (Dunnett's statistic).
 
     Returns
     -------
@@ -530,8 +530,9 @@ class SimultaneousCI:
     ----------
     low, high : ndarray, shape (..., m)
         Bounds (metric units).
-    critical : ndarray, shape (...)
-        The multiplier of the standard error (per family).
+    critical : ndarray
+        The multiplier of the standard error: shape (...) (one per family) for ``"maxt"``,
+        (..., m) for ``"bonferroni"`` (each comparison's df).
     method : str
         ``"maxt"`` or ``"bonferroni"``.
     """

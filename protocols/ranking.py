@@ -169,8 +169,9 @@ def rank_intervals(estimates, p_adjusted, alpha: float = 0.05, *,
                    higher_is_better: bool = True) -> RankIntervals:
     """Rank intervals from adjusted pairwise p-values and the arms' estimates.
 
-    With simultaneous (FWER-controlling) decisions the true ranks lie in these intervals
-    with probability at least ``1 - alpha``.
+    When the decisions control the FWER and make no sign errors (a significant pair is
+    ordered as its estimates are), the true ranks all lie in these intervals with
+    probability at least ``1 - alpha``; the sign-error part is not controlled here.
     """
     alpha = check_alpha(alpha)
     p = _matrix_iv(p_adjusted, "rank_intervals")

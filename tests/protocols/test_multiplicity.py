@@ -219,3 +219,24 @@ def test_comparison_messages():
         M.pair_deltas(np.zeros((3, 4)), [(0, 3)])
     with pytest.raises(ValueError, match="The 'n_arms' parameter must be an integer >= 2"):
         M.all_pairs(1)
+
+
+def test_maxt_shape_messages():
+    with pytest.raises(ValueError, match=r"The 'null_t' parameter must be an array of shape "
+                                         r"\(\.\.\., P, m\) matching observed_t \(3,\)"):
+        M.maxt_stepdown(np.zeros(3), np.zeros((10, 4)))
+    with pytest.raises(ValueError, match="The 'weights' parameter must be non-negative "
+                                         "probabilities of the 10 resamples"):
+        M.maxt_stepdown(np.zeros(3), np.zeros((10, 3)), weights=np.ones(9))
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("statistic", ["welch", "pooled"])
+def test_unpaired_bootstrap_maxt_fwer(statistic):
+    """Reference: the FWER target 0.05 under the global null (5 normal arms, k = 10,
+    many-to-one, 1,000 experiments x 1,000 replicates): <= alpha + 2 binomial SEs."""
+    rng = np.random.default_rng(12)
+    x = rng.normal(size=(1000, 5, 10))
+    joint = M.unpaired_bootstrap_null(x, M.many_to_one(5), 1000, rng=rng, statistic=statistic)
+    fwer = (M.maxt_adjust(joint) <= 0.05).any(axis=-1).mean()
+    assert fwer <= 0.05 + 2 * np.sqrt(0.05 * 0.95 / 1000)

@@ -13,6 +13,7 @@ import numpy as np
 from evalcal_core.cli import ArgumentParser, run_main
 from evalcal_core.designs import KIND_WORDS, KINDS
 from evalcal_core.params import parse_key_values
+from evalcal_core.readers import names as log_formats
 from evalcal_core.results_io import MAX_RANGE, check_arm_scores
 from evalcal_core.validate import check_alpha, check_int, check_number
 from protocols import names, protocol_class
@@ -72,6 +73,8 @@ class EvalConfig:
     seed: int = 0
     json: bool = False
     format: str = "text"
+    log_format: str | None = None
+    max_member_bytes: int | None = None
     forest: str | None = None
 
 
@@ -141,8 +144,12 @@ def build_parser() -> ArgumentParser:
                    help="allow a few scores other than 0 and 1 in a per-question file")
     p.add_argument("--seed", type=int, default=0, help="seed of the resampling (0)")
     p.add_argument("--json", action="store_true", help="machine-readable output")
-    p.add_argument("--format", choices=FORMATS, default="text",
-                   help="text (default), markdown or latex")
+    p.add_argument("--format", action="append", default=[], metavar="FORMAT",
+                   help="output: text (default), markdown or latex; and/or the logs' format "
+                        f"({', '.join(log_formats())}; detected when omitted); repeatable")
+    g.add_argument("--max-member-mb", type=float, default=None, metavar="MB",
+                   help="largest size a member of a zipped log (Inspect .eval) may inflate to "
+                        "(512)")
     p.add_argument("--forest", metavar="PATH.png", help="write a forest plot")
     return p
 
@@ -196,6 +203,23 @@ def config_from_args(args) -> EvalConfig:
         if not any(PROTOCOLS.accepts(name, key) for name in chosen):
             raise ValueError(f"--protocol-param {key!r} is not a parameter of any selected "
                              f"protocol ({', '.join(chosen)})")
+    output, log_format = "text", None
+    for value in args.format:
+        if value in FORMATS:
+            output = value
+        elif value in log_formats():
+            log_format = value
+        else:
+            raise ValueError(f"--format {value!r} is neither an output format "
+                             f"({', '.join(FORMATS)}) nor a log format "
+                             f"({', '.join(log_formats())})")
+    if log_format is not None and not arms:
+        raise ValueError(f"--format {log_format} reads harness logs: use it with --arm "
+                         f"NAME=PATH or --baseline and --variant")
+    max_member = None
+    if args.max_member_mb is not None:
+        max_member = int(check_number(args.max_member_mb, "--max-member-mb", low=0.0,
+                                      low_open=True, high=1e6) * 2**20)
     margin = None
     if args.margin is not None:
         margin = check_margin(args.margin, args.metric_range, args.percent,
@@ -209,7 +233,8 @@ def config_from_args(args) -> EvalConfig:
         percent=args.percent,
         metric_range=None if args.metric_range is None else tuple(args.metric_range),
         partial_credit=args.partial_credit, seed=args.seed, json=args.json,
-        format=args.format, forest=args.forest)
+        format=output, log_format=log_format, max_member_bytes=max_member,
+        forest=args.forest)
 
 
 def check_margin(margin, metric_range, percent, claim) -> float:
@@ -234,7 +259,8 @@ def _load(config: EvalConfig):
     if config.arms:
         loaded = read_log_arms(config.arms, metric=config.metric, task=config.task,
                                filter=config.filter, scale=scale, cluster=config.cluster,
-                               partial_credit=config.partial_credit)
+                               partial_credit=config.partial_credit, fmt=config.log_format,
+                               max_member_bytes=config.max_member_bytes)
     else:
         loaded = read_tidy(config.results or example_path(), percent=config.percent,
                            metric_range=config.metric_range,

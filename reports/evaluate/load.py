@@ -110,7 +110,8 @@ def parse_arm_options(values) -> dict:
 
 
 def read_log_arms(paths: dict, *, metric=None, task=None, filter=None, scale=1.0,
-                  cluster=None, partial_credit=False) -> Loaded:
+                  cluster=None, partial_credit=False, fmt=None,
+                  max_member_bytes=None) -> Loaded:
     """Read one harness log per arm with :func:`evalcal_core.readers.read_logs` (questions
     aligned by id, runs by label or position; what was dropped is in the notes)."""
     from dataclasses import replace
@@ -120,8 +121,9 @@ def read_log_arms(paths: dict, *, metric=None, task=None, filter=None, scale=1.0
     for name, path in paths.items():
         if not Path(path).exists():
             raise ValueError(f"arm {name!r}: log {path!r} does not exist")
-    aligned = read_logs(paths, task=task, metric=metric, filter=filter, cluster=cluster,
-                        partial_credit=partial_credit)
+    extra = {} if max_member_bytes is None else {"max_member_bytes": max_member_bytes}
+    aligned = read_logs(paths, fmt=fmt, task=task, metric=metric, filter=filter,
+                        cluster=cluster, partial_credit=partial_credit, **extra)
     scores = aligned.scores
     if scale != 1.0:
         scores = replace(scores, scores=scores.scores * scale)

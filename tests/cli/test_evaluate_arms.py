@@ -266,3 +266,13 @@ def test_help_documents_the_gate_and_the_designs(capsys):
     assert "0 the claim is shown" in text and "1 the claim is refuted" in text
     assert "3 inconclusive" in text and "--gate" in text
     assert "models, clustered questions: cluster_cr2" in text
+
+
+def test_format_takes_an_output_and_a_log_format(tmp_path, capsys):
+    logs = [f"--arm=m{i}={_one_arm_log(tmp_path / f'm{i}.csv', p, seed=i)}"
+            for i, p in enumerate((0.5, 0.7))]
+    code, out, err = run([*logs, "--format", "csv", "--format", "markdown"], capsys)
+    assert code == 0, err
+    assert out.startswith("**design: models")
+    code, _, err = run([*logs, "--format", "nope"], capsys)
+    assert code == 2 and "neither an output format" in err and "lm-eval" in err

@@ -20,8 +20,7 @@ from protocols import names, protocol_class
 from protocols._base import PROTOCOLS
 from protocols.claims import check_margin as check_claim_margin
 
-from . import _compat
-from .compare import compare_arms
+from .compare import CORRECTIONS, compare_arms
 from .design import cluster_codes, infer_design
 from .load import parse_arm_options, read_log_arms, read_tidy
 from .protocols_table import evaluate_protocols, format_table, notes_for
@@ -121,7 +120,7 @@ def build_parser() -> ArgumentParser:
     c = p.add_argument_group("comparisons")
     c.add_argument("--reference", metavar="ARM",
                    help="compare every arm with this one (many-to-one); default all pairs")
-    c.add_argument("--correction", choices=_compat.CORRECTIONS, default="holm",
+    c.add_argument("--correction", choices=CORRECTIONS, default="holm",
                    help="multiplicity: holm (default), maxt, bh, bonferroni, none")
     c.add_argument("--claim", choices=CLAIMS, help="the claim to check against --margin")
     c.add_argument("--margin", type=float, metavar="M",

@@ -28,21 +28,23 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 import numpy as np
-from scipy import optimize, stats
+from scipy import stats
 
 from evalcal_core.designs import Design
 from evalcal_core.scores import ArmScores
 from protocols import claims as claims_mod
-from protocols import get, protocol_class
+from protocols import effect_sizes as es
+from protocols import get, protocol_class, ranking
 from protocols import multiplicity as mt
 
-from . import _compat
 from .design import cluster_codes
 
+#: the --correction choices
+CORRECTIONS = ("holm", "maxt", "bh", "bonferroni", "none")
 #: flips drawn for the max-T null
 N_FLIPS = 10_000
 #: fewer units than this get a note with d_z
-DZ_FEW = 10
+DZ_FEW = es.DZ_MIN_K
 
 
 @dataclass(frozen=True)
@@ -158,28 +160,6 @@ def _run(name: str, base, variant, alpha, seed, codes, design):
             bool(r.degenerate))
 
 
-def _dz(units: np.ndarray, alpha: float):
-    """d_z = mean / sd of the paired deltas, with the noncentral-t CI (exact under
-    normality: the ncp interval of t = d_z sqrt(G), divided by sqrt(G))."""
-    g = units.size
-    sd = units.std(ddof=1)
-    if g < 2 or sd == 0:
-        return np.nan, np.nan, np.nan
-    d = units.mean() / sd
-    t = d * np.sqrt(g)
-    df = g - 1
-
-    def ncp_for(target):
-        f = lambda ncp: stats.nct.cdf(t, df, ncp) - target  # noqa: E731
-        width = 10 + 2 * abs(t)
-        try:
-            return optimize.brentq(f, t - width, t + width)
-        except ValueError:
-            return np.nan
-    lo, hi = ncp_for(1 - alpha / 2), ncp_for(alpha / 2)
-    return d, lo / np.sqrt(g), hi / np.sqrt(g)
-
-
 def _cohen_d(a: np.ndarray, b: np.ndarray, alpha: float):
     """Cohen's d (pooled sd) of two independent samples, with a normal-approximation CI."""
     na, nb = a.size, b.size
@@ -218,8 +198,8 @@ def compare_arms(scores: ArmScores, design: Design, *, alpha=0.05, correction="h
     binary : bool
         Whether the scores are 0/1 per question.
     """
-    if correction not in _compat.CORRECTIONS:
-        raise ValueError(f"--correction must be one of {', '.join(_compat.CORRECTIONS)}, "
+    if correction not in CORRECTIONS:
+        raise ValueError(f"--correction must be one of {', '.join(CORRECTIONS)}, "
                          f"got {correction!r}")
     pairs = pairs_of(scores.arms, reference)
     c = len(pairs)
@@ -253,7 +233,7 @@ def compare_arms(scores: ArmScores, design: Design, *, alpha=0.05, correction="h
                      f"{c} comparisons ({how}); simultaneous intervals estimate +- "
                      f"{float(np.max(ci.critical)):.3g} se.")
     else:
-        p_adj = _compat.adjust(p, correction) if c > 1 else p.copy()
+        p_adj = mt.adjust(p, correction) if c > 1 else p.copy()
         bounds = [(s_[1], s_[2]) for s_ in sim]
     means = tuple(float(scores.arm(a).mean()) for a in scores.arms)
     mean_of = dict(zip(scores.arms, means))
@@ -266,12 +246,22 @@ def compare_arms(scores: ArmScores, design: Design, *, alpha=0.05, correction="h
                                      alpha)
             d_kind = "d"
         else:
-            d, d_lo, d_hi = _dz(_units(scores.arm(b), scores.arm(v), design), alpha)
-            d_kind = "d_z"
+            dz = es.cohens_dz(_units(scores.arm(b), scores.arm(v), design), alpha)
+            d, d_lo, d_hi, d_kind = dz.estimate, dz.ci_low, dz.ci_high, "d_z"
         rer = rer_lo = rer_hi = None
         err = 1.0 - mean_of[b]
         if fraction and err > 0:
-            rer, rer_lo, rer_hi = est / err, sim_lo / err, sim_hi / err
+            if design.kind in ("methods_paired", "models"):
+                # paired units (seeds, or questions of fixed models): the delta-method CI
+                # of protocols.effect_sizes, at the simultaneous level
+                axis = 1 if design.kind == "methods_paired" else 0
+                r = es.relative_error_reduction(scores.arm(b).mean(axis=axis),
+                                                scores.arm(v).mean(axis=axis), sim_alpha)
+                rer, rer_lo, rer_hi = (float(r.estimate), float(r.ci_low), float(r.ci_high))
+                if r.note and r.note not in notes:
+                    notes.append(r.note)
+            else:
+                rer, rer_lo, rer_hi = est / err, sim_lo / err, sim_hi / err
         verdict, c_lo, c_hi = None, float("nan"), float("nan")
         if claim is not None:
             c_lo, c_hi = float(cl[i][1]), float(cl[i][2])
@@ -299,12 +289,15 @@ def compare_arms(scores: ArmScores, design: Design, *, alpha=0.05, correction="h
         notes.append(f"The claim reads the two-sided {100 * (1 - claim_alpha):g}% interval "
                      f"(1 - 2 alpha{', simultaneous over the comparisons' if c > 1 else ''}; "
                      f"TOST for equivalence).")
-    ranking = {}
+    ranking_ = {}
     mode = "many-to-one" if reference is not None else "all pairs"
     if reference is None and len(scores.arms) > 2:
-        order = sorted(scores.arms, key=lambda a: -mean_of[a])
-        sep = {frozenset((x.base, x.variant)) for x in out if x.significant}
-        ranking = _compat.cld(order, sep)
+        index = {a: i for i, a in enumerate(scores.arms)}
+        p_sep = [x.p_adjusted if not x.degenerate else np.nan for x in out]
+        matrix = ranking.pairwise_matrix(p_sep, [(index[x.variant], index[x.base])
+                                                 for x in out], len(scores.arms))
+        ranking_ = ranking.compact_letter_display(matrix, alpha, names=scores.arms,
+                                                  estimates=means).as_dict()
     gate = None
     if claim is not None:
         verdicts = [x.claim for x in out]
@@ -314,5 +307,5 @@ def compare_arms(scores: ArmScores, design: Design, *, alpha=0.05, correction="h
     return Analysis(design=design, arms=tuple(scores.arms), means=means,
                     comparisons=tuple(out), mode=mode, reference=reference,
                     correction=correction, primary=primary, alpha=alpha,
-                    sim_level=1 - sim_alpha, units=g, ranking=ranking, claim=claim,
+                    sim_level=1 - sim_alpha, units=g, ranking=ranking_, claim=claim,
                     margin=margin, gate=gate, notes=tuple(notes))

@@ -26,7 +26,8 @@ from evalcal_core.scores import ArmScores
 SEED_COLUMNS = ("seed", "arm", "metric")
 QUESTION_COLUMNS = ("seed", "arm", "question", "score")
 #: log formats whose runs are repeated decoding of one fixed model
-REPEAT_FORMATS = {"inspect": "Inspect epochs", "helm": "HELM trials"}
+REPEAT_FORMATS = {"inspect": "Inspect epochs", "inspect-json": "Inspect epochs",
+                  "helm": "HELM trials", "lm-eval": "lm-eval runs of one model"}
 
 
 @dataclass(frozen=True)
@@ -128,5 +129,5 @@ def read_log_arms(paths: dict, *, metric=None, task=None, filter=None, scale=1.0
     if scale != 1.0:
         scores = replace(scores, scores=scores.scores * scale)
     formats = sorted({log.format for log in aligned.logs.values()})
-    runs_from = ", ".join(REPEAT_FORMATS.get(f, f"{f} runs") for f in formats)
+    runs_from = ", ".join(dict.fromkeys(REPEAT_FORMATS.get(f, f"{f} runs") for f in formats))
     return Loaded(scores, True, paired_logs=aligned, runs_from=runs_from)

@@ -80,7 +80,7 @@ def header_lines(a: Analysis, units: Units) -> list[str]:
             else "all pairs" if len(a.arms) > 2 else "one pair")
     simultaneous = "simultaneous " if c > 1 and a.correction != "none" else ""
     lines = [design_line(a.design), f"arms (mean score): {arms}",
-             f"comparisons: {what} ({c}); protocol {a.primary} (reportable for "
+             f"comparisons: {what}{f' ({c})' if c > 1 else ''}; protocol {a.primary} (reportable for "
              f"{a.design.kind}); correction {a.correction}; "
              f"{100 * a.sim_level:.4g}% {simultaneous}intervals"]
     if a.correction == "none" and c > 1:
@@ -132,7 +132,8 @@ def claim_line(a: Analysis, units: Units) -> str:
 
 def text(a: Analysis, units: Units, *, source: str, pre=(), protocol_table: str = "") -> str:
     """The terminal output."""
-    lines = [f"Results: {source}", *pre, *header_lines(a, units), ""]
+    head = header_lines(a, units)
+    lines = [f"Results: {source}", head[0], *pre, *head[1:], ""]
     lines += _table(comparison_headers(a, units), comparison_rows(a, units))
     lines += ["", "effect sizes:"]
     d_name = a.comparisons[0].d_kind

@@ -79,8 +79,9 @@ def header_lines(a: Analysis, units: Units) -> list[str]:
     what = (f"each arm against {a.reference}" if a.reference is not None
             else "all pairs" if len(a.arms) > 2 else "one pair")
     simultaneous = "simultaneous " if c > 1 and a.correction != "none" else ""
+    count = f" ({c})" if c > 1 else ""
     lines = [design_line(a.design), f"arms (mean score): {arms}",
-             f"comparisons: {what}{f' ({c})' if c > 1 else ''}; protocol {a.primary} (reportable for "
+             f"comparisons: {what}{count}; protocol {a.primary} (reportable for "
              f"{a.design.kind}); correction {a.correction}; "
              f"{100 * a.sim_level:.4g}% {simultaneous}intervals"]
     if a.correction == "none" and c > 1:

@@ -4,27 +4,42 @@ Writes two samples files of about 110 MB each (``--mb``) into a temporary folder
 line per document with a long ``doc``, ``arguments`` and ``resps`` (the bulk of a real file)
 and the metric values. Then, in a fresh Python process (so that only the reading is
 measured), reads them with :func:`evalcal_core.readers.read_arms` and reports the peak
-resident memory (``resource.getrusage(RUSAGE_SELF).ru_maxrss``) and the wall time, next to
-the baseline peak of a process that only imports the package.
+resident memory (``VmHWM`` of ``/proc/self/status``, else
+``resource.getrusage(RUSAGE_SELF).ru_maxrss``, which on Linux also counts the parent's peak)
+and the wall time, next to the peak of a process that only imports the package.
 
     python benchmarks/bench_log_memory.py            # two ~110 MB files
     python benchmarks/bench_log_memory.py --mb 20    # quicker
     python benchmarks/bench_log_memory.py --pad 20   # ~230,000 short documents per file
+    python benchmarks/bench_log_memory.py --bomb-gb 3   # also: an Inspect .eval zip bomb
+
+``--bomb-gb`` writes two ``.eval`` archives whose ``header.json`` member inflates to that
+many GB of zeros (Zstandard, as inspect-ai writes them): one whose headers state the size,
+one whose headers claim 1 KiB, and reports the peak memory of refusing each.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import struct
 import subprocess
 import sys
 import tempfile
+import zlib
 from pathlib import Path
 
 MEASURE = r"""
 import resource, sys, time
+def peak_kb():
+    # VmHWM is this process's own peak; ru_maxrss also counts the parent's peak at exec.
+    try:
+        with open("/proc/self/status") as fh:
+            return next(int(l.split()[1]) for l in fh if l.startswith("VmHWM:"))
+    except (OSError, StopIteration):
+        return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
 from evalcal_core import readers
-before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+before = peak_kb()
 t0 = time.perf_counter()
 arms = {"baseline": sys.argv[1], "variant": sys.argv[2]} if len(sys.argv) > 2 else None
 if arms:
@@ -33,7 +48,7 @@ if arms:
 else:
     shape = None
 wall = time.perf_counter() - t0
-peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+peak = peak_kb()
 print(before, peak, wall, shape)
 """
 
@@ -66,12 +81,65 @@ def write_samples(path: Path, megabytes: float, seed: int, pad: int = 1500) -> i
     return doc_id
 
 
+BOMB = r"""
+import resource, sys
+def peak_kb():
+    # VmHWM is this process's own peak; ru_maxrss also counts the parent's peak at exec.
+    try:
+        with open("/proc/self/status") as fh:
+            return next(int(l.split()[1]) for l in fh if l.startswith("VmHWM:"))
+    except (OSError, StopIteration):
+        return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+from evalcal_core import readers
+try:
+    readers.read_log(sys.argv[1])
+    print("read!")
+except ValueError as exc:
+    print(peak_kb(), str(exc)[-120:])
+"""
+
+
+def write_bomb(path: Path, gigabytes: float, declared: int | None) -> None:
+    """A zip with one Zstandard member (method 93) of ``gigabytes`` GB of zeros."""
+    import zstandard
+
+    size, chunk = int(gigabytes * 1e9), b"\0" * 2**26
+    compressor, crc, packed, left = zstandard.ZstdCompressor().compressobj(), 0, [], size
+    while left:
+        part = chunk[:min(left, len(chunk))]
+        crc, left = zlib.crc32(part, crc), left - len(part)
+        packed.append(compressor.compress(part))
+    packed.append(compressor.flush())
+    data, name = b"".join(packed), b"header.json"
+    stated = size if declared is None else declared
+    # ZIP64 would be needed past 4 GiB; the 32-bit size field saturates here.
+    stated = min(stated, 0xFFFFFFFE)
+    local = struct.pack("<4s5H3L2H", b"PK\x03\x04", 63, 0, 93, 0, 0, crc, len(data), stated,
+                        len(name), 0) + name + data
+    central = struct.pack("<4s6H3L5H2L", b"PK\x01\x02", 63, 63, 0, 93, 0, 0, crc, len(data),
+                          stated, len(name), 0, 0, 0, 0, 0, 0) + name
+    end = struct.pack("<4s4H2LH", b"PK\x05\x06", 0, 0, 1, 1, len(central), len(local), 0)
+    path.write_bytes(local + central + end)
+
+
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--mb", type=float, default=110.0, help="size of each file, MB (110)")
     parser.add_argument("--pad", type=int, default=1500,
                         help="characters of each logged prompt (1500); smaller: more documents")
+    parser.add_argument("--bomb-gb", type=float, default=0.0,
+                        help="also time refusing a zip bomb of this many GB (0: skip)")
     args = parser.parse_args(argv)
+    if args.bomb_gb:
+        with tempfile.TemporaryDirectory() as tmp:
+            for label, declared in (("size stated", None), ("claims 1 KiB", 1024)):
+                path = Path(tmp) / "bomb.eval"
+                write_bomb(path, args.bomb_gb, declared)
+                out = subprocess.run([sys.executable, "-c", BOMB, str(path)], check=True,
+                                     capture_output=True, text=True).stdout.split(maxsplit=1)
+                print(f"zip bomb, {args.bomb_gb:g} GB member ({label}, archive "
+                      f"{path.stat().st_size / 1e3:.0f} kB): refused with peak RSS "
+                      f"{int(out[0]) / 1024:.0f} MB: ...{out[1].strip()}")
     with tempfile.TemporaryDirectory() as tmp:
         paths = []
         for arm, seed in (("base", 0), ("var", 1)):

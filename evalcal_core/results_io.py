@@ -318,6 +318,9 @@ def read_any(path, variant=None, *, metric: str | None = None, task: str | None 
     path = Path(text)
     if not path.exists() and not path.is_symlink():
         raise ValueError(f"results file {text!r} does not exist")
+    from evalcal_core.readers._base import check_path
+
+    check_path(path)  # a symbolic-link loop or a broken link is named as such
     if variant is None:
         if path.is_dir():
             raise ValueError(f"{path} is a directory; a harness log folder holds one arm, "

@@ -34,8 +34,8 @@ from evalcal_core.scores import ArmScores
 from ._base import DEFAULT_MAX_MEMBER_BYTES, Reader, ReadOptions, RunLog, check_path, ids, num
 
 __all__ = ["DEFAULT_MAX_MEMBER_BYTES", "LogAlignment", "ReadOptions", "Reader", "RunLog",
-           "align_logs", "detect", "discover", "get", "names", "read_arms", "read_log",
-           "read_logs", "register"]
+           "add_log_arguments", "align_logs", "detect", "discover", "get", "log_options",
+           "names", "read_arms", "read_log", "read_logs", "register"]
 
 READERS = Registry("log format", "--format", "evalcal-evaluate")
 register = READERS.register
@@ -134,7 +134,9 @@ def read_log(path, *, fmt: str | None = None, task: str | None = None,
     filter : str, optional
         ``--filter``: lm-eval filter, HELM perturbation or arm of a tidy CSV.
     partial_credit : bool
-        Accepted for a uniform signature; the score checks of :func:`read_arms` use it.
+        Not used by one log (its scores are not range-checked); :func:`read_arms` checks the
+        aligned scores with it. Accepted so that every reader entry point takes the same
+        options.
     cluster : str, optional
         ``--cluster``: the field whose value groups questions (Inspect sample metadata field,
         ``task`` for lm-eval folders, a CSV column).
@@ -319,7 +321,7 @@ def read_logs(paths: Mapping[str, str | os.PathLike], *, fmt: str | None = None,
               task: str | None = None, metric: str | None = None, filter: str | None = None,
               partial_credit: bool = False, cluster: str | None = None,
               max_member_bytes: int = DEFAULT_MAX_MEMBER_BYTES) -> LogAlignment:
-    """Read one log per arm (:func:`read_log`) and align them (:func:`align_logs`).
+    """Read one log per arm (:func:`read_log`) and align them (:func:`align_logs`), unchecked.
 
     A two-arm tidy CSV (``seed, arm, question, score``) given as an arm's log is read for
     that arm's rows (``--filter`` overrides which arm).
@@ -349,27 +351,83 @@ def _two_arm_table(path: Path) -> bool:
 def read_arms(paths: Mapping[str, str | os.PathLike], *, fmt: str | None = None,
               task: str | None = None, metric: str | None = None, filter: str | None = None,
               partial_credit: bool = False, cluster: str | None = None,
-              max_member_bytes: int = DEFAULT_MAX_MEMBER_BYTES) -> ArmScores:
-    """Scores of m arms, one harness log each, aligned by question id and run.
+              max_member_bytes: int = DEFAULT_MAX_MEMBER_BYTES, percent: bool = False,
+              metric_range=None) -> ArmScores:
+    """Scores of m arms, one harness log each, aligned by question id and run, checked.
 
     Parameters
     ----------
     paths : mapping of str to str or Path
         Arm name -> log file or folder, in the order the arms should have (the first is the
         reference).
-    fmt, task, metric, filter, partial_credit, cluster, max_member_bytes
+    fmt, task, metric, filter, cluster, max_member_bytes
         As for :func:`read_log`, applied to every arm.
+    partial_credit : bool
+        Allow a few non-0/1 scores among 0/1 scores (``--partial-credit``).
+    percent : bool
+        The logs' scores are percentages (``--percent``): divided by 100.
+    metric_range : (float, float), optional
+        Valid scores, inclusive (``--metric-range``); default fractions in [0, 1].
 
     Returns
     -------
     ArmScores
         Questions present in every arm, runs matched by label or position; ``notes`` say
-        what was dropped and how runs were matched. Scores are not range-checked here
-        (see :func:`evalcal_core.results_io.check_arm_scores`).
+        what was dropped and how runs were matched. Scores are checked as
+        :func:`evalcal_core.results_io.check_arm_scores` checks them; :func:`read_logs`
+        returns them unchecked with the per-arm logs.
     """
-    return read_logs(paths, fmt=fmt, task=task, metric=metric, filter=filter,
-                     partial_credit=partial_credit, cluster=cluster,
-                     max_member_bytes=max_member_bytes).scores
+    import dataclasses
+
+    from evalcal_core.results_io import FRACTION_RANGE, check_arm_scores
+
+    scores = read_logs(paths, fmt=fmt, task=task, metric=metric, filter=filter,
+                       partial_credit=partial_credit, cluster=cluster,
+                       max_member_bytes=max_member_bytes).scores
+    if percent:
+        scores = dataclasses.replace(scores, scores=scores.scores * 0.01)
+    declared = metric_range is not None
+    return check_arm_scores(scores, value_range=tuple(metric_range) if declared
+                            else FRACTION_RANGE, percent=percent, declared=declared,
+                            partial=partial_credit)
+
+
+def add_log_arguments(parser, *, existing: tuple = ()) -> None:
+    """Add the harness-log options to an ``argparse`` parser.
+
+    ``--format``, ``--task``, ``--metric``, ``--filter``, ``--cluster`` and
+    ``--max-member-mb``; ``existing`` names options the parser already has (skipped).
+    :func:`log_options` turns the parsed arguments into keyword arguments of
+    :func:`read_arms` / :func:`read_log`.
+    """
+    specs = {
+        "--format": dict(dest="log_format", default=None,
+                         help=f"log format, when not detected ({', '.join(names())})"),
+        "--task": dict(default=None, help="task to read when a log or folder holds several"),
+        "--metric": dict(default=None, help="metric, scorer, stat or column to read"),
+        "--filter": dict(default=None,
+                         help="lm-eval filter, HELM perturbation or arm of a tidy CSV"),
+        "--cluster": dict(default=None, help="field grouping questions: Inspect metadata "
+                                             "field, 'task' for lm-eval groups, CSV column"),
+        "--max-member-mb": dict(type=float, default=DEFAULT_MAX_MEMBER_BYTES / 2**20,
+                                help="largest size one zip member may inflate to, MiB "
+                                     "(default %(default)g)"),
+    }
+    for flag, spec in specs.items():
+        if flag not in existing:
+            parser.add_argument(flag, **spec)
+
+
+def log_options(args) -> dict:
+    """Keyword arguments of :func:`read_arms` from arguments parsed with
+    :func:`add_log_arguments` (``ValueError`` naming ``--max-member-mb`` if not positive)."""
+    mb = getattr(args, "max_member_mb", DEFAULT_MAX_MEMBER_BYTES / 2**20)
+    if not isinstance(mb, (int, float)) or not mb > 0 or mb == float("inf"):
+        raise ValueError(f"--max-member-mb: must be a positive number of MiB; got {mb!r}")
+    return {"fmt": getattr(args, "log_format", None), "task": getattr(args, "task", None),
+            "metric": getattr(args, "metric", None), "filter": getattr(args, "filter", None),
+            "cluster": getattr(args, "cluster", None),
+            "max_member_bytes": max(1, int(mb * 2**20))}
 
 
 discover()

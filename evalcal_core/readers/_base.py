@@ -317,6 +317,11 @@ class Archive:
                 total += len(chunk)
                 if total > self.cap:
                     raise self._too_big(name)
+                if total > info.file_size:
+                    # Never hold more than the header declared: a lying bomb stops here.
+                    raise self._fail(name, f"inflates past the {info.file_size} bytes its "
+                                           f"header declares (a zip bomb or a damaged "
+                                           f"archive)")
                 crc = zlib.crc32(chunk, crc)
                 chunks.append(chunk)
         except ValueError:

@@ -62,8 +62,12 @@ def check_task(path, spec: dict, opts: ReadOptions) -> None:
                          f"task {task!r}")
 
 
-def sample_entry(path, sample, name_id=None, name_epoch=None) -> tuple:
-    """``(id, epoch, where, scores, metadata)`` of one sample object, checked."""
+def sample_entry(path, sample, name_id=None, name_epoch=None, cluster=None) -> tuple:
+    """``(id, epoch, where, scores, metadata)`` of one sample object, checked.
+
+    Only what the protocols need is kept: each scorer's ``value`` (not its answer and
+    explanation) and the ``cluster`` metadata field (the other fields' names only).
+    """
     if not isinstance(sample, dict):
         raise ValueError(f"{path}: a sample is {type(sample).__name__}, not a JSON object")
     qid = str(sample.get("id", name_id))
@@ -74,7 +78,12 @@ def sample_entry(path, sample, name_id=None, name_epoch=None) -> tuple:
         error = " (the sample errored)" if sample.get("error") else ""
         raise ValueError(f"{where}: field 'scores' is missing or empty{error}")
     metadata = sample.get("metadata")
-    return qid, epoch, where, scores, metadata if isinstance(metadata, dict) else {}
+    metadata = ({k: (v if k == cluster else None) for k, v in metadata.items()}
+                if isinstance(metadata, dict) else {})
+    scores = {name: ({"value": score["value"]} if isinstance(score, dict) and "value" in score
+                     else score if not isinstance(score, dict) else {})
+              for name, score in scores.items()}
+    return qid, epoch, where, scores, metadata
 
 
 def run_log(path, spec: dict, samples: list, opts: ReadOptions, fmt: str) -> RunLog:

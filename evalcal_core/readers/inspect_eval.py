@@ -60,5 +60,5 @@ class InspectEvalReader(Reader):
                                    "an Inspect sample")
                 where = path if isinstance(sample, dict) else f"{path}: member {name}"
                 samples.append(sample_entry(where, sample, match.group("id"),
-                                            int(match.group("epoch"))))
+                                            int(match.group("epoch")), opts.cluster))
         return run_log(path, spec, samples, opts, cls.name)

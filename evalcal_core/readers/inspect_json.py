@@ -42,4 +42,6 @@ class InspectJsonReader(Reader):
             status = log.get("status")
             raise ValueError(f"{path}: field 'samples' is missing or empty (status "
                              f"{status!r}; was the eval run with samples logged?)")
-        return run_log(path, spec, [sample_entry(path, s) for s in samples], opts, cls.name)
+        entries = [sample_entry(path, s, cluster=opts.cluster) for s in samples]
+        del log, samples  # keep only what the protocols need while the matrix is built
+        return run_log(path, spec, entries, opts, cls.name)

@@ -129,8 +129,10 @@ def _parse(path: Path) -> list:
                                      f"line, got {type(obj).__name__}")
                 if "doc_id" not in obj:
                     raise ValueError(f"{path}: line {line_no}: field 'doc_id' is missing")
-                values = {m: obj[m] for m in _metrics_of(obj) if m in obj}
-                missing = tuple(m for m in _metrics_of(obj) if m not in obj)
+                names = _metrics_of(obj)
+                values = {m: obj[m] for m in names if m in obj}
+                missing = () if len(values) == len(names) else tuple(
+                    m for m in names if m not in obj)
                 lines.append((line_no, str(obj["doc_id"]), str(obj.get("filter", "none")),
                               values, missing))
     except UnicodeDecodeError as exc:

@@ -145,3 +145,29 @@ def test_check_arm_scores_names_the_arm(tmp_path):
                      question_ids=("metric",), run_ids=(0,), source="s")
     with pytest.raises(ValueError, match="s: c seed 0: score 1.5 is outside"):
         check_arm_scores(arms)
+
+
+def test_read_arms_checks_units_like_the_results_csv(tmp_path):
+    a = _arm(tmp_path / "a.csv", ["0,q1,90", "0,q2,80"])
+    b = _arm(tmp_path / "b.csv", ["0,q1,70", "0,q2,100"])
+    with pytest.raises(ValueError, match="look like percentages.*--percent"):
+        readers.read_arms({"a": a, "b": b})
+    np.testing.assert_allclose(readers.read_arms({"a": a, "b": b}, percent=True).scores,
+                               [[[0.9, 0.8]], [[0.7, 1.0]]])
+    assert readers.read_arms({"a": a, "b": b}, metric_range=(0, 100)).scores.max() == 100
+    assert readers.read_logs({"a": a, "b": b}).scores.scores.max() == 100  # unchecked
+
+
+def test_cli_options_round_trip(tmp_path):
+    import argparse
+
+    parser = argparse.ArgumentParser()
+    readers.add_log_arguments(parser)
+    args = parser.parse_args(["--max-member-mb", "2", "--cluster", "topic", "--format", "csv"])
+    options = readers.log_options(args)
+    assert options == {"fmt": "csv", "task": None, "metric": None, "filter": None,
+                       "cluster": "topic", "max_member_bytes": 2 * 2**20}
+    with pytest.raises(ValueError, match="--max-member-mb"):
+        readers.log_options(parser.parse_args(["--max-member-mb", "0"]))
+    a = _arm(tmp_path / "a.csv", ["0,q1,1,x"], "run,question,score,topic")
+    assert readers.read_arms({"a": a, "b": a}, **options).cluster_name == "topic"

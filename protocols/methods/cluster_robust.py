@@ -1,4 +1,5 @@
-"""``cluster_cr2`` and ``cluster_cr1``: paired tests of fixed models on clustered questions.
+"""``cluster_cr2``, ``cluster_cr1``, ``cluster_wild``: paired tests of fixed models on
+clustered questions.
 
 Design ``models_clustered``: two fixed models answer ``n`` questions grouped in ``G``
 clusters (tasks, categories, passages) whose questions are correlated, so the clusters, not
@@ -45,10 +46,13 @@ and ``S_g = sum_{q in g} e_q`` for their cluster sums:
 
 The test is ``t = mean(d) / sqrt(V)``, two-sided, against Student t (CR2, BM df) or the
 normal (CR1, as statsmodels' default ``use_t=False``); the CI is ``mean(d) +- q * sqrt(V)``.
+``cluster_wild`` refers the CR1 t statistic to its wild cluster bootstrap distribution
+instead (null imposed, Webb's six-point weights).
 """
 
 from __future__ import annotations
 
+import itertools
 from dataclasses import dataclass
 
 import numpy as np
@@ -57,10 +61,15 @@ from .._base import (
     NEEDS_CLUSTERS,
     SEEDS_IGNORED,
     Protocol,
+    check_draws,
     register,
 )
-from .._decisions import data_scale, t_decision, z_decision
+from .._decisions import _no_variance_estimate, data_scale, t_decision, z_decision
+from .._resample import TIE_RTOL, _chunks
 from .._result import make_result
+
+#: Webb's (2023) six-point distribution of wild-bootstrap weights, each with probability 1/6
+WEBB_WEIGHTS = np.array([-np.sqrt(1.5), -1.0, -np.sqrt(0.5), np.sqrt(0.5), 1.0, np.sqrt(1.5)])
 
 
 def cluster_sums(x, codes, n_clusters):
@@ -187,3 +196,93 @@ class ClusterCR1(_ClusterProtocol):
         scale = data_scale(batch.question_base, batch.question_variant)
         p, lo, hi, sig = z_decision(estimate, np.sqrt(variance), alpha, scale)
         return make_result(estimate, lo, hi, p, sig)
+
+
+def _t_from_cluster_totals(totals, sizes):
+    """``mean / sqrt(sum_g S_g**2)`` from cluster totals ``T_g`` of the per-question values
+    (``S_g = T_g - n_g mean``): the CR0/CR1 t statistic up to a constant factor."""
+    n = sizes.sum()
+    mean = totals.sum(axis=-1) / n
+    spread = ((totals - sizes * mean[..., None]) ** 2).sum(axis=-1)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return mean / np.sqrt(spread)
+
+
+def webb_weight_draws(n_clusters, n_resamples, rng):
+    """Wild-bootstrap weights, shape ``(B, G)``, and whether they enumerate all ``6**G``.
+
+    Every weight vector is enumerated (each with probability ``6**-G``, no Monte Carlo
+    error) while ``6**G <= n_resamples``; otherwise ``n_resamples`` vectors are drawn.
+    """
+    if 6**n_clusters <= n_resamples:
+        index = np.array(list(itertools.product(range(6), repeat=n_clusters)))
+        return WEBB_WEIGHTS[index], True
+    return WEBB_WEIGHTS[rng.integers(0, 6, size=(n_resamples, n_clusters))], False
+
+
+@register
+@dataclass(frozen=True)
+class ClusterWild(_ClusterProtocol):
+    """Wild cluster bootstrap-t of the mean per-question delta, null imposed (WCR).
+
+    Under H0 (mean delta 0) the restricted residuals are the deltas ``d_q`` themselves;
+    each bootstrap sample multiplies every question of cluster ``g`` by one weight ``w_g``
+    from Webb's six-point distribution (``+-sqrt(1/2), +-1, +-sqrt(3/2)``, which with few
+    clusters gives many more distinct samples than Rademacher's ``2**G``), recomputes the
+    CR1 t statistic and counts ``|t*| >= |t|``: ``p = (1 + count) / (1 + B)``, or the exact
+    proportion when all ``6**G`` weight vectors are enumerated (``6**G <= n_resamples``:
+    G <= 5 by default). Cameron, Gelbach & Miller (2008); Webb (2023). A p-value only, no
+    CI. All in cluster totals: ``O(B G)`` per experiment, whatever n. The same weight draws
+    serve every experiment of a batch.
+
+    Labelled a pitfall for clustered questions, on measurement: 4,000 null experiments per
+    layout (cluster effect and question effect of equal sd, k = 2), it rejected 6.1-6.3% at
+    alpha = 5% with 6 equal clusters of 10 and 0.3-0.5% with 3 clusters of 10, where
+    ``cluster_cr2`` rejected 5.1-5.3% and 4.5-5.0%; with 5 unequal clusters (3 to 20
+    questions) 4.4-5.8% against 4.0-5.2%.
+
+    Parameters
+    ----------
+    n_resamples : int, default 9999
+        Bootstrap samples B (alias ``B``), at most 10,000,000.
+    """
+
+    n_resamples: int = 9999
+
+    name = "cluster_wild"
+    summary = "wild cluster bootstrap-t (Webb weights, null imposed)"
+    stochastic = True
+    valid_for = frozenset()
+    pitfall_for = {**_ClusterProtocol.pitfall_for,
+                   "models_clustered": "off its level with few clusters (6.3% at 5% with 6, "
+                                       "0.4% with 3); use cluster_cr2"}
+    aliases = {"B": "n_resamples"}
+
+    def __post_init__(self):
+        check_draws(self.n_resamples, "n_resamples", self.name, low=2)
+
+    def _evaluate(self, batch, alpha, rng):
+        d = batch.question_deltas
+        g = batch.n_clusters
+        sizes = np.bincount(batch.clusters, minlength=g).astype(float)
+        totals = cluster_sums(d, batch.clusters, g)
+        estimate = d.mean(axis=-1)
+        t = _t_from_cluster_totals(totals, sizes)
+        weights, exact = webb_weight_draws(g, self.n_resamples, rng)
+        flat_totals = totals.reshape(-1, g)
+        flat_t = np.abs(t).reshape(-1)
+        count = np.zeros(flat_t.shape[0])
+        for sl in _chunks(flat_t.shape[0], weights.shape[0] * g):
+            t_star = _t_from_cluster_totals(flat_totals[sl, None, :] * weights, sizes)
+            # ties (the identity weights reproduce t) count, rounding aside
+            count[sl] = (np.abs(t_star) >= flat_t[sl, None] * (1.0 - TIE_RTOL)).sum(axis=-1)
+        count = count.reshape(estimate.shape)
+        b = weights.shape[0]
+        p = count / b if exact else (1.0 + count) / (1.0 + b)
+        p = np.minimum(p, 1.0)
+        # No variance estimate (the cluster totals' spread is rounding): as the t-tests.
+        se = np.sqrt(cr1_intercept(d, batch.clusters, g)[1])
+        scale = data_scale(batch.question_base, batch.question_variant)
+        p, _ = _no_variance_estimate(estimate, se, p, np.zeros_like(p), scale)
+        with np.errstate(invalid="ignore"):
+            return make_result(estimate, p_value=p, significant=p < alpha)

@@ -235,6 +235,8 @@ def compare_arms(scores: ArmScores, design: Design, *, alpha=0.05, correction="h
     else:
         p_adj = mt.adjust(p, correction) if c > 1 else p.copy()
         bounds = [(s_[1], s_[2]) for s_ in sim]
+    # Bonferroni-simultaneous relative error reductions (max-T has no joint law for them)
+    rer_alpha = alpha if correction == "none" else alpha / c
     means = tuple(float(scores.arm(a).mean()) for a in scores.arms)
     mean_of = dict(zip(scores.arms, means))
     out = []
@@ -256,7 +258,7 @@ def compare_arms(scores: ArmScores, design: Design, *, alpha=0.05, correction="h
                 # of protocols.effect_sizes, at the simultaneous level
                 axis = 1 if design.kind == "methods_paired" else 0
                 r = es.relative_error_reduction(scores.arm(b).mean(axis=axis),
-                                                scores.arm(v).mean(axis=axis), sim_alpha)
+                                                scores.arm(v).mean(axis=axis), rer_alpha)
                 rer, rer_lo, rer_hi = (float(r.estimate), float(r.ci_low), float(r.ci_high))
                 if r.note and r.note not in notes:
                     notes.append(r.note)

@@ -16,7 +16,7 @@ def forest_plot(analysis, units, path) -> str:
 
     comps = analysis.comparisons
     f = units.factor
-    fig, ax = plt.subplots(figsize=(7, 1.2 + 0.45 * len(comps)))
+    fig, ax = plt.subplots(figsize=(7.5, 1.5 + 0.45 * len(comps)))
     for i, c in enumerate(comps):
         y = len(comps) - 1 - i
         if not math.isnan(c.ci_low):
@@ -36,7 +36,7 @@ def forest_plot(analysis, units, path) -> str:
     ax.set_yticklabels([f"{c.variant} - {c.base}" for c in reversed(comps)])
     ax.set_xlabel(f"difference ({units.name}); thick: {100 * analysis.sim_level:.4g}% "
                   f"interval ({analysis.correction}), thin above: unadjusted")
-    margin = (f"; dashed: {analysis.claim} margin" if analysis.claim and analysis.margin
+    margin = (f"\ndashed: {analysis.claim} margin" if analysis.claim and analysis.margin
               else "")
     ax.set_title(f"{analysis.primary}, {analysis.design.describe()}{margin}", fontsize=9)
     ax.set_ylim(-0.6, len(comps) - 0.3)

@@ -4,6 +4,7 @@ bad designs refused with one line and exit 2."""
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -183,3 +184,23 @@ def test_question_filed_under_two_clusters(tmp_path, capsys):
     path.write_text("\n".join(rows) + "\n")
     code, _, err = run([str(path), "--cluster", "task", "--compare", "models"], capsys)
     assert code == 2 and "filed under two clusters" in err and "'q4'" in err
+
+
+FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "logs"
+
+
+def test_inspect_epochs_are_repeats_of_fixed_models(capsys):
+    """Real Inspect logs (2 epochs): models with repeats, inferred; --cluster reads the
+    metadata field; the design line comes before the log matching."""
+    argv = ["--arm", f"a={FIXTURES / 'inspect_eval' / 'tiny.eval'}",
+            "--arm", f"b={FIXTURES / 'inspect_json' / 'tiny.json'}"]
+    code, out, err = run(argv, capsys)
+    assert code == 0, err
+    lines = out.splitlines()
+    assert lines[1].startswith("design: models, 2 runs per question, 5 questions")
+    assert "runs are repeats (Inspect epochs)" in lines[1]
+    assert "questions matched" in lines[2]
+    code, out, err = run([*argv, "--cluster", "topic", "--json"], capsys)
+    assert code == 0, err
+    design = json.loads(out)["design"]
+    assert design["kind"] == "models_clustered" and design["cluster"] == "topic"

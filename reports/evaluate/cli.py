@@ -308,7 +308,7 @@ def run_config(config: EvalConfig, out=None) -> int:
                  "alpha": config.alpha}
         body = as_json(analysis, units, extra=extra)
         if scores.m == 2:
-            body["rows"] = clean([asdict(r) for r in rows])
+            body["rows"] = clean([_row_json(r, units) for r in rows])
             body["not_applicable"] = skipped
             body["notes"] = notes
         if loaded.paired_logs is not None:
@@ -333,6 +333,18 @@ def run_config(config: EvalConfig, out=None) -> int:
         out.write(text(analysis, units, source=scores.source, pre=pre,
                        protocol_table=table) + "\n")
     return analysis.gate if (config.gate and analysis.gate is not None) else 0
+
+
+def _row_json(row, units) -> dict:
+    """A protocol row for --json: ``estimate``/``ci_low``/``ci_high`` with their ``unit``;
+    the ``*_pp`` names too (kept for scripts) only where the unit is pp."""
+    out = asdict(row)
+    pp = {k: out.pop(k) for k in ("estimate_pp", "ci_low_pp", "ci_high_pp")}
+    out.update(estimate=pp["estimate_pp"], ci_low=pp["ci_low_pp"], ci_high=pp["ci_high_pp"],
+               unit=units.name)
+    if units.fraction:
+        out.update(pp)
+    return out
 
 
 def main(argv=None) -> int:

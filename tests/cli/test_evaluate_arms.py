@@ -202,6 +202,8 @@ def test_effect_sizes_and_units(tmp_path, capsys):
     assert out["comparisons"][0]["unit"] == "metric units"
     assert out["comparisons"][0]["estimate"] == pytest.approx(-0.0275)
     assert out["comparisons"][0]["relative_error_reduction"] is None
+    assert not any("_pp" in key for row in out["rows"] for key in row)
+    assert {row["unit"] for row in out["rows"]} == {"metric units"}
 
 
 def test_d_z_matches_its_definition(tmp_path, capsys):

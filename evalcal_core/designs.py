@@ -4,22 +4,29 @@ A protocol is reportable or a pitfall *for a design*, never in general: a per-qu
 test is the honest test between two fixed checkpoints (the questions are the sample) and a
 pitfall between two training methods (it ignores the seed-to-seed variance of each method).
 
-The four kinds of study:
+The four kinds of study, with the protocols reportable for each (``Protocol.valid_for``;
+every other protocol carries a one-line reason, ``Protocol.label(kind)``):
 
 ``methods_paired``
     Training procedures compared on the same k seeds; seed ``i`` of both arms shares its
     randomness (data order, initialisation). The seeds are the units; per-question scores,
-    if any, are a second level inside each seed.
+    if any, are a second level inside each seed. Reportable: ``paired_bca_perm``
+    (recommended), ``paired_t``, ``sign_flip``, ``wilcoxon``, ``paired_two_level``
+    (per-question scores, seeds and questions both random).
 ``methods_independent``
     Training procedures compared on independent seeds (no pairing): seeds are the units, the
-    arms are two independent samples (Welch).
+    arms are two independent samples. Reportable: ``welch_t``.
 ``models``
     Fixed models (released checkpoints) compared on one benchmark: the questions are the
-    sample; repeated runs of a model (decoding repeats, Inspect epochs) are measurement noise
-    averaged within a question.
+    sample, independent of each other; repeated runs of a model (decoding repeats, Inspect
+    epochs) are measurement noise averaged within a question. Reportable:
+    ``paired_t_questions`` (t-test on the per-question differences of the run means),
+    ``mcnemar`` (one binary run: exact while few questions differ, Newcombe score CI).
 ``models_clustered``
     As ``models``, with questions grouped in clusters (tasks, categories, passages) whose
-    questions are correlated: the clusters are the independent units.
+    questions are correlated: the clusters are the independent units. Reportable:
+    ``cluster_cr2`` (CR2 SE, Bell–McCaffrey df; the clusters are passed as
+    ``evaluate(..., clusters=codes)``).
 """
 
 from __future__ import annotations

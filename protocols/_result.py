@@ -25,11 +25,12 @@ class ProtocolResult:
     significant : ndarray of bool
         The protocol's two-sided decision at its level ``alpha``.
     degenerate : ndarray of bool
-        The protocol tests with a p-value but had no variance estimate here (a zero standard
-        error with a non-zero estimate, e.g. constant per-seed deltas): there is no
-        evidence either way, so ``p_value`` is NaN, the CI is NaN and ``significant`` is
-        False (scipy would report t = inf, p = 0). Always False for protocols without a
-        p-value.
+        The protocol tests with a p-value but had no variance estimate here (a standard
+        error that is zero or rounding relative to the data's scale, with a non-zero
+        estimate, e.g. per-seed deltas equal on paper; see :mod:`protocols._decisions`):
+        there is no evidence either way, so ``p_value`` is NaN, the CI is NaN and
+        ``significant`` is False (scipy would report t = inf, p = 0, or a p of order 1e-14
+        for a rounding-level SE). Always False for protocols without a p-value.
     """
 
     estimate: np.ndarray

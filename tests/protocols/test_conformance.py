@@ -435,3 +435,18 @@ def test_the_honest_question_level_protocol_is_not_a_pitfall():
     """paired_two_level counts seeds and questions; it is paired and needs k >= 2."""
     cls = protocols.protocol_class("paired_two_level")
     assert cls.pitfall == "" and cls.paired and cls.needs_questions and cls.min_k == 2
+
+
+def test_designs_docstring_lists_the_reportable_protocols():
+    """The table in ``evalcal_core.designs`` (which protocols each kind reports) is the
+    registry's ``valid_for``, so the prose cannot drift from the labels (consistency)."""
+    import re
+
+    from evalcal_core import designs
+
+    doc = designs.__doc__
+    starts = [doc.index(f"``{kind}``\n") for kind in KINDS] + [len(doc)]
+    for kind, start, end in zip(KINDS, starts, starts[1:]):
+        named = set(re.findall(r"``(\w+)``", doc[start:end])) & set(NAMES)
+        valid = {n for n in NAMES if kind in protocols.protocol_class(n).valid_for}
+        assert named == valid, kind

@@ -67,6 +67,9 @@ def infer_design(scores: ArmScores, *, compare: str | None = None, unpaired: boo
     if unpaired and compare == "models":
         raise ValueError("--unpaired applies to --compare methods (independent seeds); "
                          "models are compared on the same questions, always paired")
+    if compare == "models" and scores.n < 2:
+        raise ValueError("--compare models needs per-question scores (the questions are the "
+                         "units); a file of per-seed metrics compares methods")
     if compare == "methods" and scores.r < 2:
         raise ValueError(f"--compare methods needs two or more seeds per arm, got "
                          f"{scores.r}; with one run per arm compare models")

@@ -76,15 +76,14 @@ def evaluate_protocols(base, variant, *, kind="methods_paired", alpha=0.05, prot
         Protocol name -> why it cannot run on these data.
     """
     alpha = check_alpha(alpha)
-    batch = ScoreBatch.from_arrays(base, variant)
+    batch = ScoreBatch.from_arrays(base, variant, clusters=clusters)
     chosen = names() if protocols is None else list(protocols)
     rows, skipped = [], {}
     for name in chosen:
         own = {k: v for k, v in (params or {}).items() if PROTOCOLS.accepts(name, k)}
         protocol = get(name, **own)
-        why = protocol.applicable(batch.k, batch.n, batch.binary)
-        needs_clusters = getattr(protocol_class(name), "needs_clusters", False)
-        if why is None and needs_clusters and clusters is None:
+        why = protocol.applicable(batch.k, batch.n, batch.binary, clusters)
+        if why is not None and protocol_class(name).needs_clusters and clusters is None:
             why = "needs question clusters (--cluster COLUMN)"
         if why is not None:
             skipped[name] = why
@@ -95,14 +94,10 @@ def evaluate_protocols(base, variant, *, kind="methods_paired", alpha=0.05, prot
             # e.g. single_run without a threshold on a metric that is not a fraction
             skipped[name] = str(exc)
             continue
-        extra = {"clusters": clusters} if needs_clusters else {}
         # A fresh stream per protocol from the same seed: a protocol's verdict does not
-        # depend on which others ran, and bca shows the CI that paired_bca_perm uses.
-        if extra:
-            r = protocol.evaluate(batch.base, batch.variant, alpha=alpha,
-                                  rng=np.random.default_rng(rng), **extra)
-        else:
-            r = protocol.evaluate(batch, alpha=alpha, rng=np.random.default_rng(rng))
+        # depend on which others ran, and bca shows the CI that paired_bca_perm uses. The
+        # batch carries the clusters for the protocols that read them.
+        r = protocol.evaluate(batch, alpha=alpha, rng=np.random.default_rng(rng))
         degenerate = bool(r.degenerate)
         if degenerate:
             note = "; ".join(filter(None, [NO_VARIANCE, note]))

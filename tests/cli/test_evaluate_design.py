@@ -145,6 +145,9 @@ def test_clustered_models(tmp_path, capsys):
     assert code == 0
     assert "clusters: 6 by 'task'" in out.splitlines()[1]
     assert "reportable for models_clustered" in out
+    code, out, _ = run([path, "--cluster", "task", "--json"], capsys)
+    rows = json.loads(out)["rows"]
+    assert rows[0]["pitfall"] == "" and rows[0]["protocol"] == "cluster_cr2"
 
 
 def two_clusters(q, arm):
@@ -165,6 +168,7 @@ def two_clusters(q, arm):
     (lambda p: per_question(p), ["--unpaired", "--compare", "models"],
      ["--unpaired applies to --compare methods"]),
     (lambda p: per_question(p), ["--compare", "methods"], ["two or more seeds"]),
+    (lambda p: per_seed(p), ["--compare", "models"], ["needs per-question scores"]),
 ])
 def test_bad_designs_are_one_line_exit_2(tmp_path, capsys, make, argv_extra, words):
     path = make(tmp_path / "bad.csv")

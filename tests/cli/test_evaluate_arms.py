@@ -278,3 +278,16 @@ def test_format_takes_an_output_and_a_log_format(tmp_path, capsys):
     assert out.startswith("**design: models")
     code, _, err = run([*logs, "--format", "nope"], capsys)
     assert code == 2 and "neither an output format" in err and "lm-eval" in err
+
+
+def test_run_config_is_callable_without_the_cli(tmp_path):
+    """The CLI only parses: a script builds an EvalConfig and gets the exit status."""
+    import io
+
+    from reports.evaluate import EvalConfig, run_config
+
+    out = io.StringIO()
+    config = EvalConfig(results=three_arms(tmp_path / "r.csv"), json=True, reference="base",
+                        claim="superiority", margin=0.0, gate=True)
+    assert run_config(config, out=out) == 0
+    assert json.loads(out.getvalue())["claim"]["verdict"] == "shown"

@@ -280,9 +280,11 @@ def compare_arms(scores: ArmScores, design: Design, *, alpha=0.05, correction="h
             rer_high=rer_hi, claim=verdict))
     g = (scores.r if design.compare == "methods"
          else design.n_clusters if design.kind == "models_clustered" else scores.n)
-    if g < DZ_FEW:
+    # d_z (and d) are over seeds for methods, over questions for models
+    g_d = scores.r if design.compare == "methods" else scores.n
+    if g_d < DZ_FEW:
         notes.append(f"{'d' if design.kind == 'methods_independent' else 'd_z'} from "
-                     f"{g} units (fewer than {DZ_FEW}): its interval is wide and the point "
+                     f"{g_d} units (fewer than {DZ_FEW}): its interval is wide and the point "
                      f"value unstable.")
     if correction == "bh" and c > 1:
         notes.append("bh controls the false discovery rate of the p-values; the intervals "

@@ -1,4 +1,5 @@
-"""``python -m protocols.evaluate``: reading a user's CSV, the table, JSON and bad files."""
+"""``python -m protocols.evaluate``: reading a user's CSV, the two-arm table, JSON and bad
+files (N arms: ``test_evaluate_arms.py``; designs: ``test_evaluate_design.py``)."""
 
 import json
 import subprocess
@@ -74,7 +75,8 @@ def test_percent_scale(tmp_path):
 
 @pytest.mark.parametrize("content, message", [
     ("seed,arm,value\n0,baseline,1\n", "needs columns seed, arm, metric"),
-    ("seed,arm,metric\n0,baseline,0.9\n0,treatment,0.91\n", "row 3: column 'arm'"),
+    ("seed,arm,metric\n0,baseline,0.9\n1,baseline,0.91\n", "names one arm ('baseline')"),
+    ("seed,arm,metric\n0,baseline,0.9\n0,treatment,0.91\n", "one run per arm with one score"),
     ("seed,arm,metric\n0,baseline,0.9\n0,variant,abc\n", "row 3: column 'metric'"),
     ("seed,arm,metric\n0,baseline,0.9\n0,variant,0.91\n1,baseline,0.9\n",
      "arm 'variant' has no score for seed 1"),

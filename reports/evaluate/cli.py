@@ -1,0 +1,357 @@
+"""``python -m reports.evaluate``: arguments -> :class:`EvalConfig` -> :func:`run_config`."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from dataclasses import asdict, dataclass, field
+from importlib import resources
+
+import numpy as np
+
+from evalcal_core.cli import ArgumentParser, run_main
+from evalcal_core.designs import KIND_WORDS, KINDS
+from evalcal_core.params import parse_key_values
+from evalcal_core.readers import names as log_formats
+from evalcal_core.results_io import MAX_RANGE, check_arm_scores
+from evalcal_core.validate import check_alpha, check_int, check_number
+from protocols import names, protocol_class
+from protocols._base import PROTOCOLS
+from protocols.claims import check_margin as check_claim_margin
+
+from .compare import CORRECTIONS, compare_arms
+from .design import cluster_codes, infer_design
+from .load import parse_arm_options, read_log_arms, read_tidy
+from .protocols_table import evaluate_protocols, format_table, notes_for
+from .render import Units, as_json, clean, latex, markdown, text
+
+PROG = "python -m reports.evaluate"
+CLAIMS = ("superiority", "non-inferiority", "equivalence")
+FORMATS = ("text", "markdown", "latex")
+
+GATE_HELP = """\
+claims and --gate (exit status):
+  0  the claim is shown for every comparison (its simultaneous interval clears the margin)
+  1  the claim is refuted for some comparison (the interval lies on the wrong side)
+  3  inconclusive (the interval straddles the margin): more seeds or questions needed
+  2  bad input or options (one line on stderr)
+  e.g. in CI: python -m reports.evaluate --arm current=evals/a --arm candidate=evals/b \\
+                --reference current --claim non-inferiority --margin 0.01 --gate
+"""
+
+
+def example_path() -> str:
+    """Path of the example results CSV shipped with the package."""
+    return str(resources.files("protocols") / "examples" / "example_results.csv")
+
+
+@dataclass(frozen=True)
+class EvalConfig:
+    """What one ``evaluate`` run does (the CLI only parses into this)."""
+
+    results: str | None = None
+    arms: dict = field(default_factory=dict)
+    metric: str | None = None
+    task: str | None = None
+    filter: str | None = None
+    compare: str | None = None
+    unpaired: bool = False
+    cluster: str | None = None
+    reference: str | None = None
+    correction: str = "holm"
+    claim: str | None = None
+    margin: float | None = None
+    gate: bool = False
+    alpha: float = 0.05
+    protocols: tuple | None = None
+    params: dict = field(default_factory=dict)
+    percent: bool = False
+    metric_range: tuple | None = None
+    partial_credit: bool = False
+    seed: int = 0
+    json: bool = False
+    format: str = "text"
+    log_format: str | None = None
+    max_member_bytes: int | None = None
+    forest: str | None = None
+
+
+def build_parser() -> ArgumentParser:
+    by_kind = "".join(
+        f"  {KIND_WORDS[kind] + ':':<30} "
+        + ", ".join(n for n in names() if not protocol_class(n).label(kind)) + "\n"
+        for kind in KINDS)
+    never = [n for n in names() if all(protocol_class(n).label(k) for k in KINDS)]
+    epilog = ("protocols reportable per design (the output labels every row for yours):\n"
+              + by_kind
+              + "pitfalls under every design (shown for teaching):\n"
+              + "".join(f"  {n:<26} {protocol_class(n).label('methods_paired')}\n"
+                        for n in never)
+              + "\n" + GATE_HELP)
+    p = ArgumentParser(
+        prog=PROG,
+        description="Compare the arms of your own results: the study design first, then one "
+                    "reportable protocol per comparison with multiplicity-adjusted p-values "
+                    "and simultaneous intervals, effect sizes, a ranking and an optional "
+                    "claim gate.",
+        epilog=epilog, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("results", nargs="?", default=None,
+                   help="tidy CSV: seed,arm,metric or seed,arm,question,score with any arm "
+                        "names (default: the shipped example)")
+    g = p.add_argument_group("harness logs")
+    g.add_argument("--arm", action="append", default=[], metavar="NAME=PATH",
+                   help="one arm's harness log (lm-eval samples_*.jsonl, Inspect .eval, HELM "
+                        "per_instance_stats.json, a one-arm CSV, or a folder); repeat per arm")
+    g.add_argument("--baseline", metavar="LOG",
+                   help="two-arm shorthand: --arm baseline=LOG (needs --variant)")
+    g.add_argument("--variant", metavar="LOG", help="two-arm shorthand: --arm variant=LOG")
+    g.add_argument("--metric", help="metric, scorer or stat to read from the logs")
+    g.add_argument("--task", help="task to read when a log holds several")
+    g.add_argument("--filter", help="lm-eval filter, HELM perturbation or CSV arm")
+    d = p.add_argument_group("design (inferred when omitted; always printed first)")
+    d.add_argument("--compare", choices=("methods", "models"),
+                   help="methods: training procedures, seeds are the units; models: fixed "
+                        "checkpoints, questions are the units")
+    d.add_argument("--unpaired", action="store_true",
+                   help="the arms' seeds are independent (methods only)")
+    d.add_argument("--cluster", metavar="COLUMN",
+                   help="questions are clustered by this column (models only)")
+    c = p.add_argument_group("comparisons")
+    c.add_argument("--reference", metavar="ARM",
+                   help="compare every arm with this one (many-to-one); default all pairs")
+    c.add_argument("--correction", choices=CORRECTIONS, default="holm",
+                   help="multiplicity: holm (default), maxt, bh, bonferroni, none")
+    c.add_argument("--claim", choices=CLAIMS, help="the claim to check against --margin")
+    c.add_argument("--margin", type=float, metavar="M",
+                   help="claim margin in the file's units (0.01 = 1 pp for fractions)")
+    c.add_argument("--gate", action="store_true",
+                   help="exit 0 if the claim is shown, 1 refuted, 3 inconclusive")
+    p.add_argument("--alpha", type=float, default=0.05, help="two-sided level (0.05)")
+    p.add_argument("--protocols", nargs="+", metavar="NAME", choices=names(),
+                   help="protocols of the two-arm table (default: all applicable)")
+    p.add_argument("--protocol-param", nargs="+", default=[], metavar="KEY=VALUE",
+                   help="set on every selected protocol that has the parameter")
+    p.add_argument("--threshold", type=float, default=None, metavar="T",
+                   help="single_run's smallest difference called a result, in the file's "
+                        "units (default 0.01 = 1 pp for fractions; required for others)")
+    p.add_argument("--percent", action="store_true",
+                   help="scores are percentages (91.2) rather than fractions (0.912)")
+    p.add_argument("--metric-range", nargs=2, type=float, metavar=("LOW", "HIGH"),
+                   help="valid scores of a metric that is not a fraction in [0, 1]")
+    p.add_argument("--partial-credit", action="store_true",
+                   help="allow a few scores other than 0 and 1 in a per-question file")
+    p.add_argument("--seed", type=int, default=0, help="seed of the resampling (0)")
+    p.add_argument("--json", action="store_true", help="machine-readable output")
+    p.add_argument("--format", action="append", default=[], metavar="FORMAT",
+                   help="output: text (default), markdown or latex; and/or the logs' format "
+                        f"({', '.join(log_formats())}; detected when omitted); repeatable")
+    g.add_argument("--max-member-mb", type=float, default=None, metavar="MB",
+                   help="largest size a member of a zipped log (Inspect .eval) may inflate to "
+                        "(512)")
+    p.add_argument("--forest", metavar="PATH.png", help="write a forest plot")
+    return p
+
+
+def config_from_args(args) -> EvalConfig:
+    """Check the options (one-line errors) and build the config."""
+    check_alpha(args.alpha, "--alpha")
+    check_int(args.seed, "--seed", low=0, high=2**63 - 1)
+    if args.metric_range is not None:
+        low, high = args.metric_range
+        check_number(low, "--metric-range", low=-MAX_RANGE, high=MAX_RANGE)
+        check_number(high, "--metric-range", low=low, high=MAX_RANGE, low_open=True)
+        if args.percent:
+            raise ValueError("--percent and --metric-range exclude each other: declare the "
+                             "range in the file's own units")
+    if (args.baseline is None) != (args.variant is None):
+        raise ValueError("--baseline and --variant go together: name both arms' logs")
+    arms = parse_arm_options(args.arm)
+    if args.baseline is not None:
+        if arms:
+            raise ValueError("give --baseline/--variant or --arm NAME=PATH, not both")
+        arms = {"baseline": args.baseline, "variant": args.variant}
+    if arms and args.results is not None:
+        raise ValueError(f"give either a results CSV ({args.results}) or --baseline and "
+                         f"--variant (or --arm), not both")
+    if arms and len(arms) < 2:
+        raise ValueError(f"--arm names one arm ({next(iter(arms))}); a comparison needs two "
+                         f"or more")
+    if not arms and any(v is not None for v in (args.metric, args.task, args.filter)):
+        raise ValueError("--metric, --task and --filter read harness logs: use them with "
+                         "--baseline and --variant (or --arm NAME=PATH)")
+    if args.unpaired and args.compare == "models":
+        raise ValueError("--unpaired applies to --compare methods (independent seeds); "
+                         "models are compared on the same questions, always paired")
+    if args.gate and args.claim is None:
+        raise ValueError("--gate needs a --claim (superiority, non-inferiority or "
+                         "equivalence) to decide")
+    if args.margin is not None and args.claim is None:
+        raise ValueError("--margin needs a --claim")
+    if args.claim in ("non-inferiority", "equivalence") and args.margin is None:
+        raise ValueError(f"--claim {args.claim} needs a --margin > 0 in the file's units")
+    params = parse_key_values(args.protocol_param, "--protocol-param")
+    scale = 0.01 if args.percent else 1.0
+    if args.threshold is not None:
+        if "threshold" in params:
+            raise ValueError("Give single_run's threshold once: --threshold or "
+                             "--protocol-param threshold=, not both.")
+        params["threshold"] = args.threshold * scale
+    chosen = names() if args.protocols is None else args.protocols
+    for key in params:
+        if not any(PROTOCOLS.accepts(name, key) for name in chosen):
+            raise ValueError(f"--protocol-param {key!r} is not a parameter of any selected "
+                             f"protocol ({', '.join(chosen)})")
+    output, log_format = "text", None
+    for value in args.format:
+        if value in FORMATS:
+            output = value
+        elif value in log_formats():
+            log_format = value
+        else:
+            raise ValueError(f"--format {value!r} is neither an output format "
+                             f"({', '.join(FORMATS)}) nor a log format "
+                             f"({', '.join(log_formats())})")
+    if log_format is not None and not arms:
+        raise ValueError(f"--format {log_format} reads harness logs: use it with --arm "
+                         f"NAME=PATH or --baseline and --variant")
+    max_member = None
+    if args.max_member_mb is not None:
+        max_member = int(check_number(args.max_member_mb, "--max-member-mb", low=0.0,
+                                      low_open=True, high=1e6) * 2**20)
+    margin = None
+    if args.margin is not None:
+        margin = check_margin(args.margin, args.metric_range, args.percent,
+                              args.claim) * scale
+    return EvalConfig(
+        results=args.results, arms=arms, metric=args.metric, task=args.task,
+        filter=args.filter, compare=args.compare, unpaired=args.unpaired,
+        cluster=args.cluster, reference=args.reference, correction=args.correction,
+        claim=args.claim, margin=margin, gate=args.gate, alpha=args.alpha,
+        protocols=None if args.protocols is None else tuple(args.protocols), params=params,
+        percent=args.percent,
+        metric_range=None if args.metric_range is None else tuple(args.metric_range),
+        partial_credit=args.partial_credit, seed=args.seed, json=args.json,
+        format=output, log_format=log_format, max_member_bytes=max_member,
+        forest=args.forest)
+
+
+def check_margin(margin, metric_range, percent, claim) -> float:
+    """The margin in the file's units, refused where it cannot be meant (5 on fractions:
+    :func:`protocols.claims.check_margin`'s hint); 0 only for superiority."""
+    check_number(margin, "--margin", low=0.0, high=MAX_RANGE)
+    if margin == 0:
+        if claim != "superiority":
+            raise ValueError(f"--margin must be > 0 for --claim {claim}")
+        return 0.0
+    score_range = (metric_range if metric_range is not None
+                   else (0.0, 100.0) if percent else (0.0, 1.0))
+    margin = check_claim_margin(margin, score_range, "--margin")
+    if margin >= score_range[1] - score_range[0]:
+        raise ValueError(f"--margin {margin:g} is not below the width of the metric's range "
+                         f"[{score_range[0]:g}, {score_range[1]:g}]")
+    return float(margin)
+
+
+def _load(config: EvalConfig):
+    scale = 0.01 if config.percent else 1.0
+    if config.arms:
+        loaded = read_log_arms(config.arms, metric=config.metric, task=config.task,
+                               filter=config.filter, scale=scale, cluster=config.cluster,
+                               partial_credit=config.partial_credit, fmt=config.log_format,
+                               max_member_bytes=config.max_member_bytes)
+    else:
+        loaded = read_tidy(config.results or example_path(), percent=config.percent,
+                           metric_range=config.metric_range,
+                           partial_credit=config.partial_credit, cluster=config.cluster)
+        return loaded
+    declared = config.metric_range is not None
+    check_arm_scores(loaded.scores, value_range=config.metric_range if declared
+                     else (0.0, 1.0), percent=config.percent, declared=declared,
+                     partial=config.partial_credit)
+    return loaded
+
+
+def run_config(config: EvalConfig, out=None) -> int:
+    """Run one evaluation and write its output; the exit status (``--gate`` decides it)."""
+    out = out or sys.stdout
+    loaded = _load(config)
+    scores = loaded.scores
+    design = infer_design(scores, compare=config.compare, unpaired=config.unpaired,
+                          runs_from=loaded.runs_from)
+    binary = bool(np.isin(scores.scores, (0.0, 1.0)).all()) and loaded.per_question
+    fraction = config.metric_range is None
+    analysis = compare_arms(scores, design, alpha=check_alpha(config.alpha),
+                            correction=config.correction, reference=config.reference,
+                            claim=config.claim, margin=config.margin, fraction=fraction,
+                            seed=config.seed, binary=binary)
+    units = Units(fraction, scores.metric)
+    pre = list(scores.notes)
+    if loaded.paired_logs is not None:
+        pre = loaded.paired_logs.summary_lines() + pre
+    table, rows, skipped, notes = "", [], {}, []
+    if scores.m == 2:
+        base, var = scores.arm(scores.arms[0]), scores.arm(scores.arms[1])
+        rows, skipped = evaluate_protocols(
+            base, var, kind=design.kind, alpha=config.alpha, protocols=config.protocols,
+            rng=config.seed, params=config.params, clusters=cluster_codes(scores),
+            factor=units.factor)
+        notes = notes_for(base, var, config.alpha, rows, kind=design.kind,
+                          factor=units.factor, unit=units.name, names_=scores.arms)
+        table = format_table(rows, skipped, notes, config.alpha, unit=units.short or
+                             "metric units")
+    if config.forest:
+        from .forest import forest_plot
+        forest_plot(analysis, units, config.forest)
+    if config.json:
+        extra = {"source": scores.source, "k": scores.r, "n": scores.n,
+                 "alpha": config.alpha}
+        body = as_json(analysis, units, extra=extra)
+        if scores.m == 2:
+            body["rows"] = clean([_row_json(r, units) for r in rows])
+            body["not_applicable"] = skipped
+            body["notes"] = notes
+        if loaded.paired_logs is not None:
+            dropped = loaded.paired_logs.dropped
+            if scores.m == 2:
+                body["matching"] = {"matched": scores.n,
+                                    "dropped_baseline": list(dropped[scores.arms[0]]),
+                                    "dropped_variant": list(dropped[scores.arms[1]])}
+            else:
+                body["matching"] = {"matched": scores.n,
+                                    "dropped": {a: list(dropped[a]) for a in scores.arms}}
+            body["runs_matched_by"] = loaded.paired_logs.matched_by
+        if config.forest:
+            body["forest"] = config.forest
+        json.dump(body, out, indent=2)
+        out.write("\n")
+    elif config.format == "markdown":
+        out.write(markdown(analysis, units, source=scores.source) + "\n")
+    elif config.format == "latex":
+        out.write(latex(analysis, units, source=scores.source) + "\n")
+    else:
+        out.write(text(analysis, units, source=scores.source, pre=pre,
+                       protocol_table=table) + "\n")
+    return analysis.gate if (config.gate and analysis.gate is not None) else 0
+
+
+def _row_json(row, units) -> dict:
+    """A protocol row for --json: ``estimate``/``ci_low``/``ci_high`` with their ``unit``;
+    the ``*_pp`` names too (kept for scripts) only where the unit is pp."""
+    out = asdict(row)
+    pp = {k: out.pop(k) for k in ("estimate_pp", "ci_low_pp", "ci_high_pp")}
+    out.update(estimate=pp["estimate_pp"], ci_low=pp["ci_low_pp"], ci_high=pp["ci_high_pp"],
+               unit=units.name)
+    if units.fraction:
+        out.update(pp)
+    return out
+
+
+def main(argv=None) -> int:
+    args = build_parser().parse_args(argv)
+    return run_config(config_from_args(args))
+
+
+def run() -> None:
+    """Console entry point."""
+    run_main(main, "python -m protocols.evaluate")

@@ -1,0 +1,315 @@
+"""Comparisons between arms: one reportable protocol per comparison, adjusted for multiplicity.
+
+Which protocol (the design's *primary* protocol, reported for every comparison):
+
+==================== ====================================================================
+design               primary protocol
+==================== ====================================================================
+methods_paired       ``paired_t`` on the per-seed deltas (its CI is exact under normality
+                     at any level, which the simultaneous intervals need; with k >= 6
+                     ``paired_bca_perm`` is also reportable and shown in the 2-arm table)
+methods_independent  ``welch_t`` on the per-seed metrics
+models               ``mcnemar`` (exact) for one run of 0/1 scores; otherwise
+                     ``paired_t_questions`` on the per-question deltas of the run means
+models_clustered     ``cluster_cr2`` (CR2 with Bell-McCaffrey df; exact for few clusters
+                     where CR1 over-rejects)
+==================== ====================================================================
+
+Multiplicity (``--correction``): Holm (default), Bonferroni and Benjamini-Hochberg adjust the
+primary protocol's p-values; their intervals are Bonferroni-simultaneous (the protocol's CI at
+level ``alpha / C`` for ``C`` comparisons; BH adjusts p only). ``maxt``: Westfall-Young
+step-down max-T over joint sign flips of the paired units (seeds, questions or clusters), with
+intervals ``estimate +- q * se`` from the max-|t| quantile ``q``. ``none``: raw p and
+intervals (a warning is printed).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+from scipy import stats
+
+from evalcal_core.designs import Design
+from evalcal_core.scores import ArmScores
+from protocols import claims as claims_mod
+from protocols import effect_sizes as es
+from protocols import get, protocol_class, ranking
+from protocols import multiplicity as mt
+
+from .design import cluster_codes
+
+#: the --correction choices
+CORRECTIONS = ("holm", "maxt", "bh", "bonferroni", "none")
+#: flips drawn for the max-T null
+N_FLIPS = 10_000
+#: fewer units than this get a note with d_z
+DZ_FEW = es.DZ_MIN_K
+
+
+@dataclass(frozen=True)
+class Comparison:
+    """One comparison ``variant - base`` (fractions for accuracies, else metric units)."""
+
+    base: str
+    variant: str
+    protocol: str
+    estimate: float
+    ci_low: float
+    ci_high: float
+    sim_low: float
+    sim_high: float
+    p_value: float
+    p_adjusted: float
+    significant: bool
+    degenerate: bool
+    d: float
+    d_low: float
+    d_high: float
+    d_kind: str
+    claim_low: float = float("nan")
+    claim_high: float = float("nan")
+    rer: float | None = None
+    rer_low: float | None = None
+    rer_high: float | None = None
+    claim: str | None = None
+
+
+@dataclass(frozen=True)
+class Analysis:
+    """Everything the renderers print."""
+
+    design: Design
+    arms: tuple
+    means: tuple
+    comparisons: tuple
+    mode: str
+    reference: str | None
+    correction: str
+    primary: str
+    alpha: float
+    sim_level: float
+    units: int
+    ranking: dict = field(default_factory=dict)
+    claim: str | None = None
+    margin: float | None = None
+    gate: int | None = None
+    notes: tuple = ()
+
+
+def primary_protocol(design: Design, binary: bool) -> str:
+    """The protocol each comparison reports under ``design`` (see the module table)."""
+    kind = design.kind
+    if kind == "methods_paired":
+        return "paired_t"
+    if kind == "methods_independent":
+        return "welch_t"
+    if kind == "models_clustered":
+        return "cluster_cr2"
+    return "mcnemar" if (design.runs == 1 and binary) else "paired_t_questions"
+
+
+def pairs_of(arms, reference: str | None) -> list[tuple[str, str]]:
+    """(base, variant) pairs: many-to-one against ``reference``, else all pairs."""
+    if reference is not None:
+        if reference not in arms:
+            raise ValueError(f"--reference {reference!r} is not an arm; the arms are "
+                             f"{', '.join(arms)}")
+        return [(reference, a) for a in arms if a != reference]
+    return [(arms[i], arms[j]) for i in range(len(arms)) for j in range(i + 1, len(arms))]
+
+
+def _units(base: np.ndarray, variant: np.ndarray, design: Design) -> np.ndarray:
+    """The paired units' deltas for d_z: per seed (methods) or per question (models)."""
+    if design.kind == "methods_paired":
+        return variant.mean(axis=1) - base.mean(axis=1)
+    return variant.mean(axis=0) - base.mean(axis=0)
+
+
+def joint_null(scores: ArmScores, design: Design, comps, codes, rng) -> mt.JointNull:
+    """The joint null of all comparisons for max-T (:mod:`protocols.multiplicity`).
+
+    Paired seeds: joint sign flips of the per-seed deltas; independent seeds: a bootstrap of
+    each arm's centred seeds; models: the joint normal law of the per-question z statistics;
+    clustered questions: joint sign flips of whole clusters (cluster sums scaled so that
+    their mean is the mean over questions).
+    """
+    x = scores.scores
+    if design.kind == "methods_paired":
+        return mt.paired_signflip_null(mt.pair_deltas(x.mean(axis=2), comps), N_FLIPS, rng=rng)
+    if design.kind == "methods_independent":
+        return mt.unpaired_bootstrap_null(x.mean(axis=2), comps, N_FLIPS, rng=rng)
+    q = x.mean(axis=1)
+    if design.kind == "models_clustered":
+        g = int(codes.max()) + 1
+        sums = np.stack([np.bincount(codes, weights=row, minlength=g) for row in q])
+        return mt.paired_signflip_null(mt.pair_deltas(sums * g / q.shape[1], comps),
+                                       N_FLIPS, rng=rng)
+    return mt.gaussian_null(q, comps, N_FLIPS, rng=rng)
+
+
+def _run(name: str, base, variant, alpha, seed, codes, design):
+    """(estimate, ci_low, ci_high, p, degenerate) of protocol ``name`` at level ``alpha``."""
+    kwargs = {"exact": True} if name == "mcnemar" else {}
+    protocol = get(name, **kwargs)
+    extra = {"clusters": codes} if getattr(protocol_class(name), "needs_clusters", False) else {}
+    if design.kind == "methods_independent" or name in ("paired_t", "welch_t"):
+        base, variant = base.mean(axis=1), variant.mean(axis=1)
+    r = protocol.evaluate(base, variant, alpha, rng=np.random.default_rng(seed), **extra)
+    return (float(r.estimate), float(r.ci_low), float(r.ci_high), float(r.p_value),
+            bool(r.degenerate))
+
+
+def _cohen_d(a: np.ndarray, b: np.ndarray, alpha: float):
+    """Cohen's d (pooled sd) of two independent samples, with a normal-approximation CI."""
+    na, nb = a.size, b.size
+    pooled = np.sqrt(((na - 1) * a.var(ddof=1) + (nb - 1) * b.var(ddof=1)) / (na + nb - 2))
+    if pooled == 0:
+        return np.nan, np.nan, np.nan
+    d = (b.mean() - a.mean()) / pooled
+    se = np.sqrt((na + nb) / (na * nb) + d**2 / (2 * (na + nb)))
+    z = stats.norm.ppf(1 - alpha / 2)
+    return d, d - z * se, d + z * se
+
+
+def compare_arms(scores: ArmScores, design: Design, *, alpha=0.05, correction="holm",
+                 reference=None, claim=None, margin=None, fraction=True, seed=0,
+                 binary=False) -> Analysis:
+    """Compare the arms of ``scores`` under ``design``.
+
+    Parameters
+    ----------
+    scores : ArmScores
+    design : Design
+    alpha : float
+        Family-wise (holm, bonferroni, maxt) or false-discovery (bh) level.
+    correction : {"holm", "maxt", "bh", "bonferroni", "none"}
+    reference : str or None
+        Many-to-one comparisons against this arm; all pairs when ``None``.
+    claim : {"superiority", "non-inferiority", "equivalence"} or None
+        Read off the two-sided ``1 - 2 alpha`` interval (:mod:`protocols.claims`), made
+        simultaneous over the comparisons like the others.
+    margin : float or None
+        In the scores' units (fractions for accuracies).
+    fraction : bool
+        Whether the metric is a fraction (accuracy): relative error reduction is given.
+    seed : int
+        Seed of the resampling (protocols and the max-T null).
+    binary : bool
+        Whether the scores are 0/1 per question.
+    """
+    if correction not in CORRECTIONS:
+        raise ValueError(f"--correction must be one of {', '.join(CORRECTIONS)}, "
+                         f"got {correction!r}")
+    pairs = pairs_of(scores.arms, reference)
+    c = len(pairs)
+    primary = primary_protocol(design, binary)
+    codes = cluster_codes(scores)
+    bonf = correction in ("holm", "bonferroni", "bh")
+    sim_alpha = alpha / c if bonf else alpha
+    claim_alpha = min(2 * alpha / c if bonf else 2 * alpha, 0.999)
+    raw, sim, cl = [], [], []
+    for b, v in pairs:
+        base, var = scores.arm(b), scores.arm(v)
+        raw.append(_run(primary, base, var, alpha, seed, codes, design))
+        sim.append(_run(primary, base, var, sim_alpha, seed, codes, design)
+                   if sim_alpha != alpha else raw[-1])
+        if claim is not None and correction != "maxt":
+            cl.append(_run(primary, base, var, claim_alpha, seed, codes, design))
+    p = np.array([r[3] for r in raw])
+    notes = []
+    if correction == "maxt":
+        index = {a: i for i, a in enumerate(scores.arms)}
+        comps = [(index[v], index[b]) for b, v in pairs]
+        joint = joint_null(scores, design, comps, codes, np.random.default_rng(seed))
+        p_adj = mt.maxt_adjust(joint)
+        ci = mt.simultaneous_ci(joint, alpha, method="maxt")
+        bounds = list(zip(ci.low, ci.high))
+        if claim is not None:
+            ci2 = mt.simultaneous_ci(joint, claim_alpha, method="maxt")
+            cl = [(None, lo, hi) for lo, hi in zip(ci2.low, ci2.high)]
+        how = "every sign pattern (exact)" if joint.exact else f"{N_FLIPS:,} resamples"
+        notes.append(f"max-T: step-down adjusted p from the joint null of the "
+                     f"{c} comparisons ({how}); simultaneous intervals estimate +- "
+                     f"{float(np.max(ci.critical)):.3g} se.")
+    else:
+        p_adj = mt.adjust(p, correction) if c > 1 else p.copy()
+        bounds = [(s_[1], s_[2]) for s_ in sim]
+    # Bonferroni-simultaneous relative error reductions (max-T has no joint law for them)
+    rer_alpha = alpha if correction == "none" else alpha / c
+    means = tuple(float(scores.arm(a).mean()) for a in scores.arms)
+    mean_of = dict(zip(scores.arms, means))
+    out = []
+    for i, (b, v) in enumerate(pairs):
+        est, lo, hi, p_raw, degenerate = raw[i]
+        sim_lo, sim_hi = (float(x) for x in bounds[i])
+        if design.kind == "methods_independent":
+            d, d_lo, d_hi = _cohen_d(scores.arm(b).mean(axis=1), scores.arm(v).mean(axis=1),
+                                     alpha)
+            d_kind = "d"
+        else:
+            dz = es.cohens_dz(_units(scores.arm(b), scores.arm(v), design), alpha)
+            d, d_lo, d_hi, d_kind = dz.estimate, dz.ci_low, dz.ci_high, "d_z"
+        rer = rer_lo = rer_hi = None
+        err = 1.0 - mean_of[b]
+        if fraction and err > 0:
+            if design.kind in ("methods_paired", "models"):
+                # paired units (seeds, or questions of fixed models): the delta-method CI
+                # of protocols.effect_sizes, at the simultaneous level
+                axis = 1 if design.kind == "methods_paired" else 0
+                r = es.relative_error_reduction(scores.arm(b).mean(axis=axis),
+                                                scores.arm(v).mean(axis=axis), rer_alpha)
+                rer, rer_lo, rer_hi = (float(r.estimate), float(r.ci_low), float(r.ci_high))
+                if r.note and r.note not in notes:
+                    notes.append(r.note)
+            else:
+                rer, rer_lo, rer_hi = est / err, sim_lo / err, sim_hi / err
+        verdict, c_lo, c_hi = None, float("nan"), float("nan")
+        if claim is not None:
+            c_lo, c_hi = float(cl[i][1]), float(cl[i][2])
+            verdict = claims_mod.claim_verdict(claim.replace("-", "_"), est, c_lo, c_hi,
+                                               margin if margin else None)
+        pa = float(p_adj[i])
+        out.append(Comparison(
+            base=b, variant=v, protocol=primary, estimate=float(est), ci_low=float(lo),
+            ci_high=float(hi), sim_low=sim_lo, sim_high=sim_hi,
+            p_value=float(p_raw), p_adjusted=pa,
+            significant=bool(not np.isnan(pa) and pa < alpha and not degenerate),
+            degenerate=degenerate, d=float(d), d_low=float(d_lo), d_high=float(d_hi),
+            d_kind=d_kind, claim_low=c_lo, claim_high=c_hi, rer=rer, rer_low=rer_lo,
+            rer_high=rer_hi, claim=verdict))
+    g = (scores.r if design.compare == "methods"
+         else design.n_clusters if design.kind == "models_clustered" else scores.n)
+    # d_z (and d) are over seeds for methods, over questions for models
+    g_d = scores.r if design.compare == "methods" else scores.n
+    if g_d < DZ_FEW:
+        notes.append(f"{'d' if design.kind == 'methods_independent' else 'd_z'} from "
+                     f"{g_d} units (fewer than {DZ_FEW}): its interval is wide and the point "
+                     f"value unstable.")
+    if correction == "bh" and c > 1:
+        notes.append("bh controls the false discovery rate of the p-values; the intervals "
+                     "shown are Bonferroni-simultaneous.")
+    if claim is not None:
+        notes.append(f"The claim reads the two-sided {100 * (1 - claim_alpha):g}% interval "
+                     f"(1 - 2 alpha{', simultaneous over the comparisons' if c > 1 else ''}; "
+                     f"TOST for equivalence).")
+    ranking_ = {}
+    mode = "many-to-one" if reference is not None else "all pairs"
+    if reference is None and len(scores.arms) > 2:
+        index = {a: i for i, a in enumerate(scores.arms)}
+        p_sep = [x.p_adjusted if not x.degenerate else np.nan for x in out]
+        matrix = ranking.pairwise_matrix(p_sep, [(index[x.variant], index[x.base])
+                                                 for x in out], len(scores.arms))
+        ranking_ = ranking.compact_letter_display(matrix, alpha, names=scores.arms,
+                                                  estimates=means).as_dict()
+    gate = None
+    if claim is not None:
+        verdicts = [x.claim for x in out]
+        gate = (claims_mod.EXIT_STATUS["refuted"] if "refuted" in verdicts
+                else claims_mod.EXIT_STATUS["shown"] if all(v == "shown" for v in verdicts)
+                else claims_mod.EXIT_STATUS["inconclusive"])
+    return Analysis(design=design, arms=tuple(scores.arms), means=means,
+                    comparisons=tuple(out), mode=mode, reference=reference,
+                    correction=correction, primary=primary, alpha=alpha,
+                    sim_level=1 - sim_alpha, units=g, ranking=ranking_, claim=claim,
+                    margin=margin, gate=gate, notes=tuple(notes))

@@ -1,0 +1,133 @@
+"""Read the user's results into :class:`evalcal_core.scores.ArmScores` (m arms, r runs, n).
+
+Two sources:
+
+* a tidy CSV with an ``arm`` column holding any arm names (``seed,arm,metric`` per seed or
+  ``seed,arm,question,score`` per question; an optional cluster column named by
+  ``--cluster``);
+* harness logs, one per arm (``--arm NAME=PATH``, or ``--baseline``/``--variant``), read with
+  :func:`evalcal_core.harness_logs.read_log` and aligned by question id (questions missing
+  from any arm are dropped and counted) and by run position.
+
+This is the application's adapter until the shared readers (``read_results_arms``,
+``evalcal_core.readers.read_arms``) land; both return the same :class:`ArmScores`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+import pandas as pd
+
+from evalcal_core.results_io import read_results_arms
+from evalcal_core.scores import ArmScores
+
+SEED_COLUMNS = ("seed", "arm", "metric")
+QUESTION_COLUMNS = ("seed", "arm", "question", "score")
+#: log formats whose runs are repeated decoding of one fixed model
+REPEAT_FORMATS = {"inspect": "Inspect epochs", "inspect-json": "Inspect epochs",
+                  "helm": "HELM trials", "lm-eval": "lm-eval runs of one model"}
+
+
+@dataclass(frozen=True)
+class Loaded:
+    """What was read: the scores, whether per question, and the log matching (or None)."""
+
+    scores: ArmScores
+    per_question: bool
+    paired_logs: object = None
+    runs_from: str = ""
+
+
+def _row(index) -> str:
+    return f"row {int(index) + 2}"
+
+
+def _item(x):
+    return getattr(x, "item", lambda: x)()
+
+
+def read_tidy(path, *, percent=False, metric_range=None, partial_credit=False,
+              cluster: str | None = None) -> Loaded:
+    """A tidy CSV with any arm names, through
+    :func:`evalcal_core.results_io.read_results_arms` (checked scores; ``baseline`` first).
+
+    With ``--cluster`` the column is checked here first, so that the message says which of
+    the two faults it is: a question filed under two clusters within one arm, or clusters
+    that differ between arms.
+    """
+    if Path(path).is_dir():
+        raise ValueError(f"{path} is a directory, not a results CSV; a harness log folder "
+                         f"is one arm: --arm NAME=PATH (or --baseline and --variant)")
+    if cluster is not None and Path(path).is_file():
+        try:
+            frame = pd.read_csv(path, skipinitialspace=True)
+        except (pd.errors.ParserError, pd.errors.EmptyDataError, UnicodeDecodeError):
+            frame = None
+        if frame is not None:
+            frame.columns = [str(c).strip().lower() for c in frame.columns]
+            name = cluster.strip().lower()
+            if {"question", "arm", name} <= set(frame.columns) and not frame.empty:
+                _clusters_of(frame, name, frame["arm"].astype(str).str.strip(), str(path))
+    scores = read_results_arms(path, percent=percent, metric_range=metric_range,
+                               partial_credit=partial_credit, cluster=cluster)
+    return Loaded(scores, scores.question_ids != ("metric",), runs_from="a seed column")
+
+
+def _clusters_of(frame, column, arm, source) -> None:
+    """A question filed under two clusters (within an arm), or clusters that differ between
+    arms, are errors."""
+    labels = frame[column].astype(str).str.strip()
+    q = frame["question"].map(_item)
+    both = pd.DataFrame({"q": q, "c": labels, "arm": arm})
+    per_arm = both.groupby(["arm", "q"])["c"].nunique()
+    if (per_arm > 1).any():
+        a, question = per_arm[per_arm > 1].index[0]
+        found = sorted(both[(both.arm == a) & (both.q == question)]["c"].unique())
+        raise ValueError(f"{source}: question {question!r} is filed under two clusters "
+                         f"({', '.join(found[:2])}) in column {column!r}")
+    per_q = both.groupby("q")["c"].nunique()
+    if (per_q > 1).any():
+        question = per_q[per_q > 1].index[0]
+        rows = both[both.q == question].drop_duplicates(["arm", "c"])
+        where = ", ".join(f"{r.arm}: {r.c}" for r in rows.itertuples())
+        raise ValueError(f"{source}: clusters differ between arms for question "
+                         f"{question!r} ({where}) in column {column!r}")
+
+
+def parse_arm_options(values) -> dict:
+    """``["NAME=PATH", ...]`` -> ``{name: path}``, in order; names distinct."""
+    arms = {}
+    for text in values or ():
+        name, sep, path = str(text).partition("=")
+        name, path = name.strip(), path.strip()
+        if not sep or not name or not path:
+            raise ValueError(f"--arm must be NAME=PATH, got {text!r}")
+        if name in arms:
+            raise ValueError(f"--arm {name!r} is given twice; arm names must be distinct")
+        arms[name] = path
+    return arms
+
+
+def read_log_arms(paths: dict, *, metric=None, task=None, filter=None, scale=1.0,
+                  cluster=None, partial_credit=False, fmt=None,
+                  max_member_bytes=None) -> Loaded:
+    """Read one harness log per arm with :func:`evalcal_core.readers.read_logs` (questions
+    aligned by id, runs by label or position; what was dropped is in the notes)."""
+    from dataclasses import replace
+
+    from evalcal_core.readers import read_logs
+
+    for name, path in paths.items():
+        if not Path(path).exists():
+            raise ValueError(f"arm {name!r}: log {path!r} does not exist")
+    extra = {} if max_member_bytes is None else {"max_member_bytes": max_member_bytes}
+    aligned = read_logs(paths, fmt=fmt, task=task, metric=metric, filter=filter,
+                        cluster=cluster, partial_credit=partial_credit, **extra)
+    scores = aligned.scores
+    if scale != 1.0:
+        scores = replace(scores, scores=scores.scores * scale)
+    formats = sorted({log.format for log in aligned.logs.values()})
+    runs_from = ", ".join(dict.fromkeys(REPEAT_FORMATS.get(f, f"{f} runs") for f in formats))
+    return Loaded(scores, True, paired_logs=aligned, runs_from=runs_from)

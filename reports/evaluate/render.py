@@ -1,0 +1,228 @@
+"""Outputs of ``evaluate``: terminal text, ``--json``, ``--format markdown|latex``.
+
+Every output starts with the design line. Differences are shown in percentage points (pp)
+for fraction metrics (accuracy) and in the metric's own units otherwise (``--metric-range``).
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from .compare import Analysis
+from .design import design_json, design_line
+
+#: significant digits kept in --json (no 0.7239999999999991)
+JSON_DIGITS = 10
+
+
+def clean(x):
+    """A JSON-ready value: floats rounded to :data:`JSON_DIGITS` digits, NaN -> None, numpy
+    scalars unwrapped, containers recursed."""
+    if isinstance(x, dict):
+        return {str(k): clean(v) for k, v in x.items()}
+    if isinstance(x, (list, tuple)):
+        return [clean(v) for v in x]
+    if isinstance(x, np.ndarray):
+        return [clean(v) for v in x.tolist()]
+    if isinstance(x, np.generic):
+        x = x.item()
+    if isinstance(x, float):
+        return None if not math.isfinite(x) else float(f"{x:.{JSON_DIGITS}g}")
+    return x
+
+
+class Units:
+    """How differences are shown: ``factor`` per score unit and the unit's name."""
+
+    def __init__(self, fraction: bool, metric: str = ""):
+        self.fraction = fraction
+        self.factor = 100.0 if fraction else 1.0
+        self.name = "pp" if fraction else "metric units"
+        self.short = "pp" if fraction else ""
+
+    def diff(self, x) -> str:
+        return "" if x is None or math.isnan(x) else f"{self.factor * x:+.2f}{self.short}"
+
+    def interval(self, lo, hi) -> str:
+        if lo is None or math.isnan(lo):
+            return ""
+        return f"[{self.factor * lo:+.2f}, {self.factor * hi:+.2f}]"
+
+    def level(self, x) -> str:
+        return f"{100 * x:.2f}%" if self.fraction else f"{x:.4g}"
+
+
+def _p(x) -> str:
+    if x is None or math.isnan(x):
+        return "n/a"
+    return f"{x:.4f}" if x >= 1e-4 else f"{x:.1e}"
+
+
+def _verdict(c) -> str:
+    if c.degenerate:
+        return "no variance estimate"
+    return "significant" if c.significant else "not significant"
+
+
+def _ci(lo, hi, fmt="{:+.2f}") -> str:
+    if lo is None or math.isnan(lo):
+        return "n/a"
+    return "[" + fmt.format(lo) + ", " + fmt.format(hi) + "]"
+
+
+def header_lines(a: Analysis, units: Units) -> list[str]:
+    """The design line, the arms and what is compared how."""
+    c = len(a.comparisons)
+    arms = ", ".join(f"{n} {units.level(m)}" for n, m in zip(a.arms, a.means))
+    what = (f"each arm against {a.reference}" if a.reference is not None
+            else "all pairs" if len(a.arms) > 2 else "one pair")
+    simultaneous = "simultaneous " if c > 1 and a.correction != "none" else ""
+    count = f" ({c})" if c > 1 else ""
+    lines = [design_line(a.design), f"arms (mean score): {arms}",
+             f"comparisons: {what}{count}; protocol {a.primary} (reportable for "
+             f"{a.design.kind}); correction {a.correction}; "
+             f"{100 * a.sim_level:.4g}% {simultaneous}intervals"]
+    if a.correction == "none" and c > 1:
+        lines.append(f"warning: --correction none: {c} comparisons at alpha = {a.alpha:g} "
+                     f"each, no family-wise control; do not report these as confirmed")
+    return lines
+
+
+def comparison_rows(a: Analysis, units: Units) -> list[list[str]]:
+    """Table cells: comparison, difference, interval, p, adjusted p, verdict."""
+    rows = []
+    for c in a.comparisons:
+        rows.append([f"{c.variant} - {c.base}", units.diff(c.estimate),
+                     units.interval(c.sim_low, c.sim_high) or "n/a", _p(c.p_value),
+                     _p(c.p_adjusted), _verdict(c)]
+                    + ([c.claim or ""] if a.claim else []))
+    return rows
+
+
+def effect_rows(a: Analysis) -> list[list[str]]:
+    rows = []
+    for c in a.comparisons:
+        d = "n/a" if math.isnan(c.d) else f"{c.d:+.2f} {_ci(c.d_low, c.d_high)}"
+        rer = ("" if c.rer is None else
+               f"{100 * c.rer:+.1f}% {_ci(100 * c.rer_low, 100 * c.rer_high, '{:+.1f}%')}")
+        rows.append([f"{c.variant} - {c.base}", d, rer])
+    return rows
+
+
+def comparison_headers(a: Analysis, units: Units) -> list[str]:
+    level = f"{100 * a.sim_level:.4g}% CI ({units.name})"
+    return (["comparison", f"difference ({units.name})", level, "p", f"p adj ({a.correction})",
+             "verdict"] + (["claim"] if a.claim else []))
+
+
+def _table(headers, rows) -> list[str]:
+    widths = [max(len(str(x)) for x in col) for col in zip(headers, *rows)]
+    fmt = lambda r: "  ".join(str(x).ljust(w) for x, w in zip(r, widths)).rstrip()  # noqa
+    return [fmt(headers), "-" * len(fmt(headers))] + [fmt(r) for r in rows]
+
+
+def claim_line(a: Analysis, units: Units) -> str:
+    margin = 0.0 if a.margin is None else a.margin
+    verdicts = ", ".join(f"{c.variant} vs {c.base}: {c.claim}" for c in a.comparisons)
+    overall = {0: "shown", 1: "refuted", 3: "inconclusive"}[a.gate]
+    return (f"claim: {a.claim}, margin {units.factor * margin:g} {units.name}: {verdicts} -> "
+            f"{overall} (--gate exit status {a.gate})")
+
+
+def text(a: Analysis, units: Units, *, source: str, pre=(), protocol_table: str = "") -> str:
+    """The terminal output."""
+    head = header_lines(a, units)
+    lines = [f"Results: {source}", head[0], *pre, *head[1:], ""]
+    lines += _table(comparison_headers(a, units), comparison_rows(a, units))
+    lines += ["", "effect sizes:"]
+    d_name = a.comparisons[0].d_kind
+    lines += _table(["comparison", f"{d_name} [{100 * (1 - a.alpha):g}% CI]",
+                     "relative error reduction [simultaneous CI]"], effect_rows(a))
+    if a.ranking:
+        lines += ["", f"ranking (arms sharing a letter are not separable at alpha = "
+                      f"{a.alpha:g}, {a.correction}):"]
+        lines += [f"  {arm:<20} {units.level(m):>10}  {a.ranking[arm]}"
+                  for arm, m in sorted(zip(a.arms, a.means), key=lambda t: -t[1])]
+    if a.claim:
+        lines += ["", claim_line(a, units)]
+    lines += [f"* {n}" for n in a.notes]
+    if protocol_table:
+        lines += ["", "All protocols on these two arms (labels for this design):",
+                  protocol_table]
+    return "\n".join(lines)
+
+
+def as_json(a: Analysis, units: Units, *, extra: dict) -> dict:
+    """The ``--json`` object (rounded, NaN as null)."""
+    comps = []
+    for c in a.comparisons:
+        comps.append({
+            "base": c.base, "variant": c.variant, "protocol": c.protocol,
+            "unit": units.name,
+            "estimate": units.factor * c.estimate,
+            "ci_low": units.factor * c.ci_low, "ci_high": units.factor * c.ci_high,
+            "simultaneous_ci_low": units.factor * c.sim_low,
+            "simultaneous_ci_high": units.factor * c.sim_high,
+            "p_value": c.p_value, "p_adjusted": c.p_adjusted,
+            "significant": c.significant, "degenerate": c.degenerate,
+            c.d_kind: c.d, f"{c.d_kind}_ci": [c.d_low, c.d_high],
+            "relative_error_reduction": c.rer,
+            "relative_error_reduction_ci": None if c.rer is None else [c.rer_low, c.rer_high],
+            "claim": c.claim})
+    out = {"design": design_json(a.design), **extra,
+           "arms": [{"name": n, "mean": m} for n, m in zip(a.arms, a.means)],
+           "comparisons_mode": a.mode, "reference": a.reference,
+           "correction": a.correction, "primary_protocol": a.primary,
+           "simultaneous_level": a.sim_level, "comparisons": comps,
+           "ranking": a.ranking or None, "comparison_notes": list(a.notes)}
+    if a.correction == "none" and len(a.comparisons) > 1:
+        out["warnings"] = [f"--correction none: {len(a.comparisons)} comparisons unadjusted"]
+    if a.claim:
+        out["claim"] = {"claim": a.claim, "margin": units.factor * (a.margin or 0.0),
+                        "unit": units.name,
+                        "verdict": {0: "shown", 1: "refuted", 3: "inconclusive"}[a.gate],
+                        "gate_exit_status": a.gate}
+    return clean(out)
+
+
+def _md_escape(x: str) -> str:
+    return str(x).replace("|", "\\|")
+
+
+def markdown(a: Analysis, units: Units, *, source: str) -> str:
+    """A Markdown section: design, comparisons, effect sizes, ranking, claim."""
+    lines = [f"**{design_line(a.design)}**", "", f"Results: `{source}`; "
+             + header_lines(a, units)[2], ""]
+    heads = comparison_headers(a, units)
+    lines += ["| " + " | ".join(heads) + " |", "|" + "---|" * len(heads)]
+    lines += ["| " + " | ".join(_md_escape(x) for x in r) + " |"
+              for r in comparison_rows(a, units)]
+    lines += ["", f"| comparison | {a.comparisons[0].d_kind} | relative error reduction |",
+              "|---|---|---|"]
+    lines += ["| " + " | ".join(r) + " |" for r in effect_rows(a)]
+    if a.ranking:
+        lines += ["", "| arm | mean | group |", "|---|---|---|"]
+        lines += [f"| {arm} | {units.level(m)} | {a.ranking[arm]} |"
+                  for arm, m in sorted(zip(a.arms, a.means), key=lambda t: -t[1])]
+    if a.claim:
+        lines += ["", claim_line(a, units)]
+    lines += [f"- {n}" for n in a.notes]
+    return "\n".join(lines)
+
+
+def _tex(x: str) -> str:
+    return (str(x).replace("\\", "\\textbackslash{}").replace("_", "\\_")
+            .replace("%", "\\%").replace("&", "\\&").replace("#", "\\#"))
+
+
+def latex(a: Analysis, units: Units, *, source: str) -> str:
+    """A LaTeX ``tabular`` of the comparisons, the design in the caption comment."""
+    heads = comparison_headers(a, units)
+    lines = [f"% {design_line(a.design)}", f"% source: {source}",
+             "\\begin{tabular}{l" + "r" * (len(heads) - 1) + "}", "\\hline",
+             " & ".join(_tex(h) for h in heads) + " \\\\", "\\hline"]
+    lines += [" & ".join(_tex(x) for x in r) + " \\\\" for r in comparison_rows(a, units)]
+    lines += ["\\hline", "\\end{tabular}"]
+    return "\n".join(lines)

@@ -18,7 +18,7 @@ from evalcal_core.readers import read_log as _read_log
 __all__ = ["FORMATS", "PairedLogs", "RunLog", "pair_logs", "paired_from_alignment",
            "read_log"]
 
-#: the registered ``--format`` values
+#: the registered ``--log-format`` values
 FORMATS = tuple(names())
 
 

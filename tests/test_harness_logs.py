@@ -230,7 +230,7 @@ def test_lm_eval_folder_with_two_runs_of_one_task_reads_two_runs(tmp_path):
 def test_fmt_override_reads_an_unusual_name(tmp_path):
     path = tmp_path / "my_samples.txt"
     path.write_text(json.dumps(lm_row(3, acc=1.0)) + "\n")
-    with pytest.raises(ValueError, match="cannot tell the log format.*pass --format"):
+    with pytest.raises(ValueError, match="cannot tell the log format.*pass --log-format"):
         read_log(path)
     log = read_log(path, fmt="lm-eval")
     assert log.questions == ("3",) and log.format == "lm-eval"
@@ -560,12 +560,12 @@ def test_other_format_errors(tmp_path, make, kwargs, words):
 
 @pytest.mark.parametrize("path_of, kwargs, words", [
     (lambda p: p / "missing.jsonl", {}, r"missing\.jsonl: does not exist"),
-    (lambda p: p, {"fmt": "json"}, r"--format 'json' is not a known log format; known: csv, "
+    (lambda p: p, {"fmt": "json"}, r"--log-format 'json' is not a known log format; known: csv, "
                                    r"helm, inspect, inspect-json, lm-eval, parquet"),
     (lambda p: p, {"metric": 3}, r"--metric: must be a non-empty name; got 3"),
     (lambda p: p, {}, r"found no harness logs in this folder"),
     (lambda p: p, {"fmt": "inspect"}, r"no inspect logs \(\*\.eval\) in this folder"),
-    (lambda p: p, {"fmt": "csv"}, r"is a folder; --format csv reads one file"),
+    (lambda p: p, {"fmt": "csv"}, r"is a folder; --log-format csv reads one file"),
 ])
 def test_read_log_argument_errors(tmp_path, path_of, kwargs, words):
     with pytest.raises(ValueError, match=words):

@@ -2,7 +2,7 @@
 
 A reader is a :class:`Reader` subclass in a module of this package, decorated with
 :func:`register`; the package imports every module here (``pkgutil``), so a new format is one
-new file and no edit elsewhere. Each reader declares ``name`` (the ``--format`` value),
+new file and no edit elsewhere. Each reader declares ``name`` (the ``--log-format`` value),
 ``suffixes``, a ``sniff(path)`` rule and ``read(path, opts)`` returning a per-file
 :class:`RunLog`. :func:`read_arms` reads one log per arm and aligns them into the shared
 :class:`~evalcal_core.scores.ArmScores`.
@@ -12,7 +12,7 @@ new file and no edit elsewhere. Each reader declares ``name`` (the ``--format`` 
 ['csv', 'helm', 'inspect', 'inspect-json', 'lm-eval', 'parquet']
 
 Every problem is a one-line ``ValueError`` that names the file and, where an option fixes it,
-the command-line option (``--task``, ``--metric``, ``--filter``, ``--format``,
+the command-line option (``--task``, ``--metric``, ``--filter``, ``--log-format``,
 ``--cluster``, ``--max-member-mb``).
 """
 
@@ -37,7 +37,7 @@ __all__ = ["DEFAULT_MAX_MEMBER_BYTES", "LogAlignment", "ReadOptions", "Reader", 
            "add_log_arguments", "align_logs", "detect", "discover", "get", "log_options",
            "names", "read_arms", "read_log", "read_logs", "register"]
 
-READERS = Registry("log format", "--format", "evalcal-evaluate")
+READERS = Registry("log format", "--log-format", "evalcal-evaluate")
 register = READERS.register
 
 
@@ -54,14 +54,14 @@ def discover(package: str = __name__) -> None:
 
 
 def names() -> list[str]:
-    """Registered ``--format`` values, sorted."""
+    """Registered ``--log-format`` values, sorted."""
     return READERS.names()
 
 
 def get(name: str) -> type[Reader]:
-    """The reader registered as ``name``; ``ValueError`` naming ``--format`` otherwise."""
+    """The reader registered as ``name``; ``ValueError`` naming ``--log-format`` otherwise."""
     if name not in READERS.names():
-        raise ValueError(f"--format {name!r} is not a known log format; known: "
+        raise ValueError(f"--log-format {name!r} is not a known log format; known: "
                          f"{', '.join(names())}")
     return READERS.cls(name)
 
@@ -72,7 +72,7 @@ def detect(path) -> type[Reader]:
     Raises
     ------
     ValueError
-        When nothing or several readers claim it (pass ``--format``), or the path cannot be
+        When nothing or several readers claim it (pass ``--log-format``), or the path cannot be
         read (missing, a symbolic-link loop, a FIFO).
     """
     path = Path(path)
@@ -85,7 +85,7 @@ def detect(path) -> type[Reader]:
             raise ValueError(f"{path}: found no harness logs in this folder ({globs})")
         if len(found) > 1:
             raise ValueError(f"{path}: holds logs of several formats "
-                             f"({', '.join(r.name for r in found)}); pass --format or a file")
+                             f"({', '.join(r.name for r in found)}); pass --log-format or a file")
         return found[0]
     if not stat.S_ISREG(info.st_mode):
         from ._base import check_regular
@@ -98,13 +98,13 @@ def detect(path) -> type[Reader]:
     known = "; ".join(f"{r.name} {'/'.join(r.suffixes)}" for r in readers)
     if not claimed:
         raise ValueError(f"{path}: cannot tell the log format from the name or content "
-                         f"(known: {known}); pass --format")
+                         f"(known: {known}); pass --log-format")
     raise ValueError(f"{path}: could be several log formats "
-                     f"({', '.join(r.name for r in claimed)}); pass --format")
+                     f"({', '.join(r.name for r in claimed)}); pass --log-format")
 
 
 def _options_iv(owner: str, fmt, task, metric, filter, cluster, max_member_bytes) -> None:
-    for flag, value in (("--format", fmt), ("--task", task), ("--metric", metric),
+    for flag, value in (("--log-format", fmt), ("--task", task), ("--metric", metric),
                         ("--filter", filter), ("--cluster", cluster)):
         if value is not None and (not isinstance(value, str) or not value):
             raise ValueError(f"{flag}: must be a non-empty name; got {value!r} ({owner})")
@@ -125,7 +125,7 @@ def read_log(path, *, fmt: str | None = None, task: str | None = None,
     path : str or Path
         A log file, or a folder to search (any depth) for one format's logs.
     fmt : str, optional
-        ``--format``: a name from :func:`names`; detected from the name and content when
+        ``--log-format``: a name from :func:`names`; detected from the name and content when
         omitted.
     task : str, optional
         ``--task``: the task to read when the log or folder holds several.
@@ -156,7 +156,7 @@ def read_log(path, *, fmt: str | None = None, task: str | None = None,
                        max_member_bytes=int(max_member_bytes))
     if stat.S_ISDIR(info.st_mode):
         if reader.folder_glob is None:
-            raise ValueError(f"{path}: is a folder; --format {reader.name} reads one file, so "
+            raise ValueError(f"{path}: is a folder; --log-format {reader.name} reads one file, so "
                              f"pass the file")
         return reader.read_folder(path, opts)
     return reader.read(path, opts)
@@ -395,13 +395,13 @@ def read_arms(paths: Mapping[str, str | os.PathLike], *, fmt: str | None = None,
 def add_log_arguments(parser, *, existing: tuple = ()) -> None:
     """Add the harness-log options to an ``argparse`` parser.
 
-    ``--format``, ``--task``, ``--metric``, ``--filter``, ``--cluster`` and
+    ``--log-format``, ``--task``, ``--metric``, ``--filter``, ``--cluster`` and
     ``--max-member-mb``; ``existing`` names options the parser already has (skipped).
     :func:`log_options` turns the parsed arguments into keyword arguments of
     :func:`read_arms` / :func:`read_log`.
     """
     specs = {
-        "--format": dict(dest="log_format", default=None,
+        "--log-format": dict(dest="log_format", default=None,
                          help=f"log format, when not detected ({', '.join(names())})"),
         "--task": dict(default=None, help="task to read when a log or folder holds several"),
         "--metric": dict(default=None, help="metric, scorer, stat or column to read"),

@@ -134,7 +134,7 @@ class Reader:
     Attributes
     ----------
     name : str
-        The ``--format`` value.
+        The ``--log-format`` value.
     suffixes : tuple of str
         File-name endings of this format, lower case with the dot (``(".jsonl",)``).
     folder_glob : str or None

@@ -143,9 +143,11 @@ def build_parser() -> ArgumentParser:
                    help="allow a few scores other than 0 and 1 in a per-question file")
     p.add_argument("--seed", type=int, default=0, help="seed of the resampling (0)")
     p.add_argument("--json", action="store_true", help="machine-readable output")
-    p.add_argument("--format", action="append", default=[], metavar="FORMAT",
-                   help="output: text (default), markdown or latex; and/or the logs' format "
-                        f"({', '.join(log_formats())}; detected when omitted); repeatable")
+    p.add_argument("--format", default="text", metavar="FORMAT",
+                   help="output: text (default), markdown or latex")
+    p.add_argument("--log-format", default=None, metavar="NAME",
+                   help=f"the logs' format ({', '.join(log_formats())}); detected from the "
+                        "file name and content when omitted")
     g.add_argument("--max-member-mb", type=float, default=None, metavar="MB",
                    help="largest size a member of a zipped log (Inspect .eval) may inflate to "
                         "(512)")
@@ -202,18 +204,15 @@ def config_from_args(args) -> EvalConfig:
         if not any(PROTOCOLS.accepts(name, key) for name in chosen):
             raise ValueError(f"--protocol-param {key!r} is not a parameter of any selected "
                              f"protocol ({', '.join(chosen)})")
-    output, log_format = "text", None
-    for value in args.format:
-        if value in FORMATS:
-            output = value
-        elif value in log_formats():
-            log_format = value
-        else:
-            raise ValueError(f"--format {value!r} is neither an output format "
-                             f"({', '.join(FORMATS)}) nor a log format "
-                             f"({', '.join(log_formats())})")
+    output, log_format = args.format, args.log_format
+    if output not in FORMATS:
+        raise ValueError(f"--format {output!r} is not an output format; allowed: "
+                         f"{', '.join(FORMATS)}")
+    if log_format is not None and log_format not in log_formats():
+        raise ValueError(f"--log-format {log_format!r} is not a known log format; allowed: "
+                         f"{', '.join(log_formats())}")
     if log_format is not None and not arms:
-        raise ValueError(f"--format {log_format} reads harness logs: use it with --arm "
+        raise ValueError(f"--log-format {log_format} reads harness logs: use it with --arm "
                          f"NAME=PATH or --baseline and --variant")
     max_member = None
     if args.max_member_mb is not None:

@@ -270,14 +270,16 @@ def test_help_documents_the_gate_and_the_designs(capsys):
     assert "models, clustered questions: cluster_cr2" in text
 
 
-def test_format_takes_an_output_and_a_log_format(tmp_path, capsys):
+def test_output_format_and_log_format_are_two_options(tmp_path, capsys):
     logs = [f"--arm=m{i}={_one_arm_log(tmp_path / f'm{i}.csv', p, seed=i)}"
             for i, p in enumerate((0.5, 0.7))]
-    code, out, err = run([*logs, "--format", "csv", "--format", "markdown"], capsys)
+    code, out, err = run([*logs, "--log-format", "csv", "--format", "markdown"], capsys)
     assert code == 0, err
     assert out.startswith("**design: models")
     code, _, err = run([*logs, "--format", "nope"], capsys)
-    assert code == 2 and "neither an output format" in err and "lm-eval" in err
+    assert code == 2 and "--format 'nope' is not an output format" in err and "latex" in err
+    code, _, err = run([*logs, "--log-format", "nope"], capsys)
+    assert code == 2 and "--log-format 'nope'" in err and "lm-eval" in err
 
 
 def test_run_config_is_callable_without_the_cli(tmp_path):

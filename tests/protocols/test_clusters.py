@@ -68,7 +68,7 @@ def _hand_ik_df(d, codes):
         idx = np.flatnonzero(codes == g)
         lam, vec = np.linalg.eigh(np.eye(idx.size) - hat[np.ix_(idx, idx)])
         a_g = vec @ np.diag(lam ** -0.5) @ vec.T
-        columns.append(((np.eye(n) - hat)[:, idx] @ a_g @ np.ones(idx.size) / n))
+        columns.append((np.eye(n) - hat)[:, idx] @ a_g @ np.ones(idx.size) / n)
     p = np.array(columns).T
     groups = [d[codes == g] for g in labels]
     sizes = np.array([len(x) for x in groups], dtype=float)

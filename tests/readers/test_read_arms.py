@@ -163,7 +163,7 @@ def test_cli_options_round_trip(tmp_path):
 
     parser = argparse.ArgumentParser()
     readers.add_log_arguments(parser)
-    args = parser.parse_args(["--max-member-mb", "2", "--cluster", "topic", "--format", "csv"])
+    args = parser.parse_args(["--max-member-mb", "2", "--cluster", "topic", "--log-format", "csv"])
     options = readers.log_options(args)
     assert options == {"fmt": "csv", "task": None, "metric": None, "filter": None,
                        "cluster": "topic", "max_member_bytes": 2 * 2**20}

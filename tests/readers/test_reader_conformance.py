@@ -109,7 +109,7 @@ def test_reader_sniff_does_not_claim_other_fixtures(name):
 def test_a_folder_with_two_formats_asks_for_format(tmp_path):
     shutil.copy(FIXTURES["inspect"][0], tmp_path)
     shutil.copytree(FIXTURES["lm-eval"][0].parent, tmp_path / "lm")
-    with pytest.raises(ValueError, match="several formats.*pass --format") as info:
+    with pytest.raises(ValueError, match="several formats.*pass --log-format") as info:
         readers.read_log(tmp_path)
     assert not PYTHON_NAMES.search(str(info.value))
     assert readers.read_log(tmp_path, fmt="inspect").k == 2

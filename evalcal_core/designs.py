@@ -97,7 +97,8 @@ class Design:
             head = f"methods, {self.runs:,} {seeds} seed{'s' if self.runs != 1 else ''} per arm"
         else:
             head = f"models, {runs}" + (" per question" if self.runs > 1 else "")
-        questions = f"{self.n_questions:,} question{'s' if self.n_questions != 1 else ''}"
+        questions = (f"{self.n_questions:,} questions" if self.n_questions > 1
+                     else "one metric per run")
         clusters = (f"clusters: {self.n_clusters:,} by {self.cluster!r}" if self.cluster
                     else "clusters: none")
         return f"{head}, {questions}, {clusters}"

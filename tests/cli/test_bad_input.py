@@ -308,7 +308,7 @@ def test_cache_cell_that_is_a_directory(files, capsys):
 ])
 def test_entry_points_in_a_subprocess(module, argv, words, files, tmp_path):
     proc = subprocess.run([sys.executable, "-m", module, *_fill(argv, files, tmp_path)],
-                          capture_output=True, text=True, timeout=300, cwd=REPO)
+                          capture_output=True, text=True, timeout=300, cwd=tmp_path)
     check_one_line(proc.returncode, proc.stderr, words)
 
 

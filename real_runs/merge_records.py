@@ -21,27 +21,45 @@ the others are still merged (exit code 1). Merging is idempotent, so an interrup
 is resumed by running it again. The pool's ``manifest.json`` is rewritten at the end, with
 a ``merges`` entry recording profiles, devices, torch versions and code versions
 (``gpu_batch.json`` files among the inputs supply the GPU side's code version).
+
+A merge holds the store's lock (``POOL/.lock``, the ``fcntl.flock`` of
+:mod:`evalcal_core.outdir` that training runs into the store take too) from its first look
+at the store to the rewritten manifest. A second merge into the same store waits for it
+(saying so in one line on stderr), then sees the first one's records as already present,
+so both end up in the manifest's ``merges``; after ``--wait`` seconds (600) it gives up
+with one line and exit code 2, having written nothing.
 """
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
+import math
 import re
 import sys
 import tarfile
 import tempfile
+import time
 import zipfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from evalcal_core.atomic import write_atomic
 from evalcal_core.cli import ArgumentParser
+from evalcal_core.outdir import LOCK_NAME, check_out
 from real_runs.store import ARMS, CorruptRecordError, read_expected, read_record
 
 REPO = Path(__file__).resolve().parents[1]
 _MEMBER = re.compile(r"^(cifar10|cifar10n|ag_news)/([a-z]+)/([A-Za-z0-9]+)/seed-(\d{5})\.npz$")
 MAX_RECORD_BYTES = 4 * 2**20
+#: seconds a merge waits for another process writing into the same store
+LOCK_WAIT_S = 600.0
+
+try:
+    import fcntl
+except ImportError:  # pragma: no cover - Windows: no advisory locks, merges are not guarded
+    fcntl = None
 
 
 @dataclass
@@ -139,8 +157,56 @@ def _write_atomic(path: Path, blob: bytes) -> None:
     write_atomic(path, blob)
 
 
+@contextlib.contextmanager
+def store_lock(pool, *, wait_s: float = LOCK_WAIT_S, on_wait=None):
+    """Hold the store's lock ``pool/.lock`` for the block, waiting up to ``wait_s`` seconds.
+
+    The lock file and ``fcntl.flock`` are those of :func:`evalcal_core.outdir.locked_out`,
+    so a merge also excludes a training run writing into the store. The kernel releases the
+    lock when the process ends: a crashed merge leaves no stale lock.
+
+    Parameters
+    ----------
+    pool : path-like
+        The store (created if missing; must be a writable folder).
+    wait_s : float
+        Seconds to wait for the holder; 0 fails at once.
+    on_wait : callable, optional
+        Called once, with no argument, when the lock is held by another process.
+
+    Raises
+    ------
+    ValueError
+        ``pool`` is not a writable folder, or the lock was still held after ``wait_s``.
+    """
+    pool = check_out(pool, "--pool")
+    if fcntl is None:  # pragma: no cover
+        yield pool
+        return
+    with open(pool / LOCK_NAME, "a") as fh:
+        deadline = time.monotonic() + wait_s
+        waited = False
+        while True:
+            try:
+                fcntl.flock(fh.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
+                break
+            except BlockingIOError:
+                if time.monotonic() >= deadline:
+                    raise ValueError(f"another merge or training run is writing to {pool} "
+                                     f"(still after {wait_s:g} s); run the merge again when "
+                                     "it is done") from None
+                if not waited and on_wait is not None:
+                    on_wait()
+                waited = True
+                time.sleep(0.05)
+        try:
+            yield pool
+        finally:
+            fcntl.flock(fh.fileno(), fcntl.LOCK_UN)
+
+
 def merge(inputs, pool, *, data_root: str | None = None, write: bool = True,
-          log=None) -> MergeResult:
+          log=None, wait_s: float = LOCK_WAIT_S, on_wait=None) -> MergeResult:
     """Merge the records of ``inputs`` into the store ``pool`` (see the module docstring).
 
     Parameters
@@ -155,8 +221,21 @@ def merge(inputs, pool, *, data_root: str | None = None, write: bool = True,
         False only reports what would happen.
     log : callable, optional
         Receives one line per refused record.
+    wait_s : float, default 600
+        Seconds to wait for another process holding the store's lock (:func:`store_lock`;
+        taken only when ``write``).
+    on_wait : callable, optional
+        Called once if the merge has to wait for the lock.
+
+    Raises
+    ------
+    ValueError
+        Bad inputs, ``pool`` not a writable folder, or the lock still held after ``wait_s``.
     """
     pool = Path(pool)
+    if not (wait_s >= 0 and math.isfinite(wait_s)):
+        raise ValueError(f"The 'wait_s' parameter of merge must be a finite number >= 0. "
+                         f"Got {wait_s!r} instead.")
     result = MergeResult()
     batches = [Path(p) for p in inputs if Path(p).suffix == ".json"]
     for b in batches:
@@ -164,57 +243,65 @@ def merge(inputs, pool, *, data_root: str | None = None, write: bool = True,
             result.batches.append(json.loads(b.read_text()))
         except (OSError, json.JSONDecodeError) as exc:
             raise ValueError(f"cannot read batch summary {b} ({exc})") from exc
+    sources = _sources([p for p in inputs if Path(p).suffix != ".json"])
+    lock = (store_lock(pool, wait_s=wait_s, on_wait=on_wait) if write
+            else contextlib.nullcontext(pool))
+    with lock, tempfile.TemporaryDirectory(prefix="merge-") as tmpdir:
+        _merge_locked(sources, inputs, pool, tmpdir, result, data_root, write, log)
+    return result
+
+
+def _merge_locked(sources, inputs, pool: Path, tmpdir: str, result: MergeResult, data_root,
+                  write, log) -> None:
+    """The body of :func:`merge`, run while the store's lock is held (when ``write``)."""
     facts = _PoolFacts(pool)
     environments = []
-    with tempfile.TemporaryDirectory(prefix="merge-") as tmpdir:
-        for i, (label, name, blob) in enumerate(
-                _sources([p for p in inputs if Path(p).suffix != ".json"])):
-            try:
-                if blob.startswith(b"corrupt bundle: "):
-                    raise CorruptRecordError(blob.decode(errors="replace"))
-                ident = _identity(name)
-                if not blob:
-                    raise CorruptRecordError("not a regular file of record size")
-                tmp = Path(tmpdir) / f"{i}.npz"
-                tmp.write_bytes(blob)
-                _check_zip(tmp)
-                rec = read_expected(tmp, **ident)
-                known = facts.get(ident["dataset"], ident["profile"])
-                if known["base"] and rec.base_config_hash not in known["base"]:
-                    raise CorruptRecordError("trained with another baseline config than the "
-                                             f"pool's {ident['dataset']}/{ident['profile']} "
-                                             "records")
-                if known["data"] and rec.data_fingerprint not in known["data"]:
-                    raise CorruptRecordError("trained on other data than the pool's "
-                                             f"{ident['dataset']}/{ident['profile']} records")
-                dest = pool / name
-                if dest.exists():
-                    if dest.read_bytes() == blob:
-                        result.skipped.append(name)
-                        continue
-                    old = read_record(dest)
-                    if (_payload(dest) == _payload(tmp) and old.config_hash == rec.config_hash
-                            and old.data_fingerprint == rec.data_fingerprint):
-                        result.skipped.append(name)
-                        continue
-                    raise CorruptRecordError(f"the pool already holds a different result at "
-                                             f"{name}")
-                if name in result.added:
-                    continue  # the same record twice among the inputs
-                if write:
-                    _write_atomic(dest, blob)
-                known["base"].add(rec.base_config_hash)
-                known["data"].add(rec.data_fingerprint)
-                result.added.append(name)
-                environments.append(rec.environment)
-            except (CorruptRecordError, ValueError) as exc:
-                msg = str(exc).replace(str(tmpdir), "").replace("\n", " ")
-                result.refused.append(f"{label}: {msg}")
-                if log is not None:
-                    log(f"merge_records: refused {label}: {msg}")
+    for i, (label, name, blob) in enumerate(sources):
+        try:
+            if blob.startswith(b"corrupt bundle: "):
+                raise CorruptRecordError(blob.decode(errors="replace"))
+            ident = _identity(name)
+            if not blob:
+                raise CorruptRecordError("not a regular file of record size")
+            tmp = Path(tmpdir) / f"{i}.npz"
+            tmp.write_bytes(blob)
+            _check_zip(tmp)
+            rec = read_expected(tmp, **ident)
+            known = facts.get(ident["dataset"], ident["profile"])
+            if known["base"] and rec.base_config_hash not in known["base"]:
+                raise CorruptRecordError("trained with another baseline config than the "
+                                         f"pool's {ident['dataset']}/{ident['profile']} "
+                                         "records")
+            if known["data"] and rec.data_fingerprint not in known["data"]:
+                raise CorruptRecordError("trained on other data than the pool's "
+                                         f"{ident['dataset']}/{ident['profile']} records")
+            dest = pool / name
+            if dest.exists():
+                if dest.read_bytes() == blob:
+                    result.skipped.append(name)
+                    continue
+                old = read_record(dest)
+                if (_payload(dest) == _payload(tmp) and old.config_hash == rec.config_hash
+                        and old.data_fingerprint == rec.data_fingerprint):
+                    result.skipped.append(name)
+                    continue
+                raise CorruptRecordError(f"the pool already holds a different result at "
+                                         f"{name}")
+            if name in result.added:
+                continue  # the same record twice among the inputs
+            if write:
+                _write_atomic(dest, blob)
+            known["base"].add(rec.base_config_hash)
+            known["data"].add(rec.data_fingerprint)
+            result.added.append(name)
+            environments.append(rec.environment)
+        except (CorruptRecordError, ValueError) as exc:
+            msg = str(exc).replace(str(tmpdir), "").replace("\n", " ")
+            result.refused.append(f"{label}: {msg}")
+            if log is not None:
+                log(f"merge_records: refused {label}: {msg}")
     if write and result.added:
         _rewrite_manifest(pool, data_root, result, environments, [str(p) for p in inputs])
-    return result
 
 
 def _rewrite_manifest(pool: Path, data_root, result: MergeResult, environments, inputs):
@@ -251,10 +338,22 @@ def main(argv=None) -> int:
     p.add_argument("--pool", required=True, help="run store to merge into")
     p.add_argument("--data-root", default=None, help="recorded in the manifest")
     p.add_argument("--dry-run", action="store_true", help="report only; write nothing")
+    p.add_argument("--wait", type=float, default=LOCK_WAIT_S, metavar="SECONDS",
+                   help="how long to wait for another merge or training run writing into "
+                        f"the store ({LOCK_WAIT_S:g}); 0 fails at once")
     args = p.parse_args(argv)
+    if not (args.wait >= 0 and math.isfinite(args.wait)):
+        p.error(f"The '--wait' option must be a finite number of seconds >= 0. "
+                f"Got {args.wait!r} instead.")
+
+    def waiting():
+        print(f"merge_records: waiting for another merge or training run writing to "
+              f"{args.pool}", file=sys.stderr)
+
     try:
         result = merge(args.inputs, args.pool, data_root=args.data_root,
-                       write=not args.dry_run, log=lambda m: print(m, file=sys.stderr))
+                       write=not args.dry_run, log=lambda m: print(m, file=sys.stderr),
+                       wait_s=args.wait, on_wait=waiting)
     except (ValueError, FileNotFoundError) as exc:
         print(f"merge_records: error: {exc}", file=sys.stderr)
         return 2

@@ -5,10 +5,13 @@ paper table and the paper figures, by calling each tool's own ``main`` with its 
 output folder under ``--out``, then writes ``index.html``. ``--quick`` passes fewer
 simulations to the simulation steps (for tests).
 
-A step that needs the real-run pool is skipped, with a line on the page, when there is no
-pool (the one documented missing input). Any other failure of a step is an error: the other
-steps still run and the page is written, then the command names the failed steps on stderr
-and exits with status 1.
+A step that needs the real-run pool is skipped, with a line on the page, when the default
+pool (the committed one) is missing: the one documented missing input. The arguments are
+checked before any step runs, each bad one a single line on stderr and exit status 2: a
+``--pool`` that is not a store folder holding a pool, a ``--profile`` that store (or the
+default pool, when present) does not hold, an ``--out`` that is a file. Any failure of a
+step is an error: the other steps still run and the page is written, then the command names
+the failed steps on stderr and exits with status 1.
 """
 
 from __future__ import annotations
@@ -23,7 +26,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from evalcal_core.cli import ArgumentParser, one_line, run_main
-from real_runs.store import pool_cells
+from evalcal_core.outdir import check_out
+from real_runs.store import DEFAULT_POOL, pool_cells, pool_profiles
 
 from . import _front_page
 
@@ -140,17 +144,52 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _main_iv(args) -> str | None:
+    """Check every argument before any step runs; create ``--out``.
+
+    Returns
+    -------
+    str or None
+        Why the real-pool steps are skipped: only when ``--pool`` is not given and the
+        default pool is missing.
+
+    Raises
+    ------
+    ValueError
+        A bad ``--jobs``, ``--alpha``, ``--pool``, ``--profile`` or ``--out``.
+    """
+    if args.jobs < 1:
+        raise ValueError(f"The '--jobs' option must be >= 1. Got {args.jobs} instead.")
+    if not 0 < args.alpha < 1:
+        raise ValueError(f"The '--alpha' option must be in (0, 1). Got {args.alpha} instead.")
+    if args.pool is not None:
+        pool = Path(args.pool)
+        if not pool.is_dir():
+            what = "is a file" if pool.exists() else "does not exist"
+            raise ValueError(f"The '--pool' option must be a run store folder; {pool} {what}")
+        if not pool_profiles(pool):
+            raise ValueError(f"The '--pool' option must be a run store holding a real-run "
+                             f"pool; {pool} holds none (build one with 'python -m "
+                             f"real_runs.build_pool')")
+    if args.profile is not None:
+        store = DEFAULT_POOL if args.pool is None else Path(args.pool)
+        profiles = pool_profiles(store)
+        if profiles and args.profile not in profiles:
+            raise ValueError(f"The '--profile' option must be a profile of the store {store} "
+                             f"({', '.join(profiles)}). Got {args.profile!r} instead.")
+    pool_missing = missing_pool(args.pool, args.profile)
+    if pool_missing is not None and args.pool is not None:  # e.g. only S0 under a profile
+        raise ValueError(pool_missing)
+    check_out(args.out)
+    return pool_missing
+
+
 def main(argv=None) -> int:
     args = build_parser().parse_args(argv)
-    if args.jobs < 1:
-        raise ValueError(f"--jobs must be >= 1; got {args.jobs}")
-    if not 0 < args.alpha < 1:
-        raise ValueError(f"--alpha must be in (0, 1); got {args.alpha}")
+    pool_missing = _main_iv(args)
     import matplotlib
 
     matplotlib.use("Agg")
-    args.out.mkdir(parents=True, exist_ok=True)
-    pool_missing = missing_pool(args.pool, args.profile)
     outcomes = []
     for step in steps(args.out, args.quick, args.pool, args.jobs, args.alpha, args.profile):
         outcome = run_step(step, pool_missing)

@@ -6,7 +6,11 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from real_runs import store, train
+pytest.importorskip("torch")
+
+from real_runs import store, train  # noqa: E402
+
+pytestmark = pytest.mark.torch
 
 
 @pytest.mark.parametrize("dataset", ["ag_news", "cifar10"])

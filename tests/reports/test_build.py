@@ -165,7 +165,10 @@ def test_missing_pool_is_a_documented_skip(tmp_path, monkeypatch, capsys):
     calls = []
     for module in (calibrate, pitfalls):
         monkeypatch.setattr(module, "main", _fake_step(calls))
-    assert main(["--out", str(tmp_path), "--quick", "--pool", str(tmp_path / "none")]) == 0
+    # Only the default pool may be absent (an explicit --pool that is missing is an error).
+    monkeypatch.setattr("real_runs.store.DEFAULT_POOL", tmp_path / "none")
+    monkeypatch.setattr(build, "DEFAULT_POOL", tmp_path / "none")
+    assert main(["--out", str(tmp_path), "--quick"]) == 0
     printed = capsys.readouterr().out
     assert "paper_table: skipped (no real-run pool under" in printed
     index = (tmp_path / "index.html").read_text()

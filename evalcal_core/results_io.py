@@ -59,6 +59,11 @@ class PairedResults:
         return self.base.shape[1]
 
 
+def _show(value) -> str:
+    """A cell as the user wrote it: ``nan``, ``0``, ``'baseline'`` (never ``np.float64(nan)``)."""
+    return repr(value.item() if hasattr(value, "item") else value)
+
+
 def _row(index) -> str:
     # +2: one for the header line, one because people count lines from 1.
     return f"row {int(index) + 2}"
@@ -179,7 +184,7 @@ def _read_tidy(path, *, scale: float = 1.0, allowed=None, cluster=None) -> ArmSc
     if bad_value.any():
         i = bad_value.idxmax()
         raise ValueError(f"{path}: {_row(i)}: column {value!r} must be a finite number, "
-                         f"got {frame[value][i]!r}")
+                         f"got {_show(frame[value][i])}")
     tidy = pd.DataFrame({"seed": frame["seed"], "arm": arm, "value": values * scale})
     keys = ["seed", "arm"]
     if per_question:
@@ -189,7 +194,7 @@ def _read_tidy(path, *, scale: float = 1.0, allowed=None, cluster=None) -> ArmSc
     if duplicated.any():
         i = duplicated.idxmax()
         raise ValueError(f"{path}: {_row(i)}: duplicate entry for "
-                         + ", ".join(f"{c}={tidy[c][i]!r}" for c in keys))
+                         + ", ".join(f"{c}={_show(tidy[c][i])}" for c in keys))
     arms = list(dict.fromkeys(arm))
     if allowed is not None:
         arms = [a for a in allowed if a in arms] or list(allowed)

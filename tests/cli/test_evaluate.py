@@ -155,3 +155,19 @@ def test_single_run_threshold_is_explicit_and_reported(tmp_path):
                              "--threshold", "0.015").stdout)
     row = next(r for r in out["rows"] if r["protocol"] == "single_run")
     assert row["significant"] and "at least 0.015" in row["note"]
+
+
+@pytest.mark.parametrize(("text", "expected"), [
+    ("seed,arm,metric\n0,baseline,0.9\n1,baseline,0.8\n0,variant,0.9\n1,variant,nan\n",
+     "must be a finite number, got nan"),
+    ("seed,arm,metric\n0,baseline,0.9\n0,baseline,0.8\n0,variant,0.9\n",
+     "duplicate entry for seed=0, arm='baseline'"),
+])
+def test_messages_show_cells_as_written_not_numpy_reprs(tmp_path, capsys, text, expected):
+    """A bad cell is quoted as the file has it (``nan``, ``seed=0``), never ``np.float64(nan)``
+    or ``np.int64(0)``."""
+    path = tmp_path / "r.csv"
+    path.write_text(text)
+    assert main([str(path)]) == 2
+    err = capsys.readouterr().err
+    assert expected in err and "np." not in err

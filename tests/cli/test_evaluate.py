@@ -168,6 +168,8 @@ def test_messages_show_cells_as_written_not_numpy_reprs(tmp_path, capsys, text, 
     or ``np.int64(0)``."""
     path = tmp_path / "r.csv"
     path.write_text(text)
-    assert main([str(path)]) == 2
+    from evalcal_core.cli import call_main
+
+    assert call_main(main, "evaluate", [str(path)]) == 2
     err = capsys.readouterr().err
     assert expected in err and "np." not in err

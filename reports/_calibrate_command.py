@@ -1,6 +1,6 @@
 """A ``python -m sim.calibrate`` command that the report also runs in-process.
 
-The report prints the command and computes its numbers with :func:`sim.calibrate_core.calibrate`
+The report prints the command and computes its numbers with :func:`sim.grid.calibrate`
 from the *same* argument strings, parsed the way the command line parses them. That matters:
 a cell's random stream is derived from the generator's ``describe()`` string, so ``rho=0``
 (an int, as the command line reads it) and ``rho=0.0`` would give different numbers.
@@ -15,7 +15,7 @@ import pandas as pd
 
 from evalcal_core.params import parse_key_values
 from sim import generators
-from sim.calibrate_core import calibrate
+from sim.grid import calibrate
 
 #: ``python -m sim.calibrate``'s default ``--alpha``
 DEFAULT_ALPHA = 0.05

@@ -9,7 +9,7 @@ A protocol is *recommended* for a generator setting only if
    ``null_params``: the same setting, or for a real pool the null pool of its dataset);
 3. at **every** k measured there, the rate's upper bound is <= alpha + tolerance, where the
    upper bound is the 95% Wilson bound (``rate_high``), or for a real pool the
-   pool-sampling bound ``pool_high`` where there is one (:mod:`sim.pool_bootstrap`). The
+   pool-sampling bound ``pool_high`` where there is one (:mod:`sim.grid.pool`). The
    tolerance defaults to alpha / 2 (``--fpr-tolerance``): with 2,000 simulations a protocol
    whose true rate is exactly alpha passes at one k with probability >= 0.995, and one whose
    true rate is 1.5 alpha passes with probability ~0.5 at best;
@@ -41,7 +41,8 @@ from scipy import stats
 import protocols
 from evalcal_core.params import decode
 
-from .runner import wilson
+from . import generators
+from .grid import CellRequest, wilson
 from .search import Point, crossing, next_index
 
 #: power levels the seed budget always reports (besides ``--target-power``)
@@ -233,8 +234,6 @@ def null_generator(generator, by_setting: dict):
         return generator
     if setting in by_setting:
         return by_setting[setting]
-    from . import generators
-
     return generators.get(generator.name, **decode(setting))
 
 
@@ -253,16 +252,14 @@ def search_budget(calibration: pd.DataFrame, chosen, *, caps: dict, target_power
     target_power : float
     tolerance : float or None
     run : callable
-        ``run(requests) -> frame`` computing :class:`sim.calibrate_core.CellRequest` cells
-        (cached), e.g. :func:`sim.calibrate_core.run_requests` with the run's options.
+        ``run(requests) -> frame`` computing :class:`sim.grid.CellRequest` cells
+        (cached), e.g. :func:`sim.grid.run_cells` with the run's options.
 
     Returns
     -------
     pandas.DataFrame
         ``calibration`` plus the searched cells, marked ``searched = True``.
     """
-    from .calibrate_core import CellRequest
-
     frame = calibration.assign(searched=False)
     by_setting = {g.describe(): g for g in chosen}
     targets = sorted({*POWER_TARGETS, float(target_power)})

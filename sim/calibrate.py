@@ -10,7 +10,7 @@ Besides the requested grid it searches, for every recommended protocol and effec
 smallest k reaching the target power up to ``--k-max`` (``seed_budget.csv``; the rule for
 "recommended" is in :mod:`sim.budget`), and with ``--mde`` the smallest effect each k
 detects (``mde.csv``, :mod:`sim.mde`). Real-pool rates get a pool-sampling interval
-(``pool_low``/``pool_high``, :mod:`sim.pool_bootstrap`).
+(``pool_low``/``pool_high``, :mod:`sim.grid.pool`).
 """
 
 from __future__ import annotations
@@ -32,15 +32,13 @@ from protocols._replicate_law import REPLICATE_MODES
 
 from . import generators
 from .budget import DEFAULT_K_MAX, search_budget
-from .calibrate_core import DEFAULT_REPLICATES, calibrate, run_requests
-from .cells import check_memory, chunk_size
 from .figures import plot_power_curves
 from .generators.real_pool import default_k_cap
+from .grid import DEFAULT_REPLICATES, DEFAULT_REPS, calibrate, check_memory, chunk_size, run_cells
+from .grid.parallel import BACKENDS
 from .mde import check_searchable, search_mde
 from .outputs import seed_budget, summary_table, write_csv
-from .parallel import BACKENDS
 from .pilot import generator_from_pilot
-from .pool_bootstrap import DEFAULT_REPS
 from .pool_summary import fit_check, pool_summary
 
 DEFAULT_EFFECTS = [0.0, 0.5, 1.0, 2.0]
@@ -260,7 +258,7 @@ def _run(args, argv, ks, protocol_params, chosen, observed) -> int:
             fits.append(fit_check(generator, frame, ks, effects, fit_common,
                                   reps=args.pool_reps))
     frame = pd.concat(frames, ignore_index=True)
-    run = functools.partial(run_requests, **common, desc="seed budget search")
+    run = functools.partial(run_cells, **common, desc="seed budget search")
     frame = search_budget(frame, chosen, caps=caps, target_power=args.target_power,
                           tolerance=args.fpr_tolerance, run=run)
     budget = seed_budget(frame, target_power=args.target_power, caps=caps,
@@ -269,7 +267,7 @@ def _run(args, argv, ks, protocol_params, chosen, observed) -> int:
     if args.mde:
         mde, cells = search_mde(frame, chosen, ks, target_power=args.target_power,
                                 tolerance=args.fpr_tolerance,
-                                run=functools.partial(run_requests, **common,
+                                run=functools.partial(run_cells, **common,
                                                       desc="effect search"))
         frame = pd.concat([frame, cells], ignore_index=True)
     args.out.mkdir(parents=True, exist_ok=True)

@@ -19,6 +19,7 @@ import pandas as pd
 import protocols
 
 from .budget import default_tolerance, verdict
+from .grid import CellRequest
 from .search import Point, crossing, next_index
 
 #: grid points per doubling of the effect
@@ -95,7 +96,7 @@ def search_mde(calibration: pd.DataFrame, chosen, ks, *, target_power: float,
     tolerance : float or None
         Of the validity rule (default alpha / 2).
     run : callable
-        ``run(requests) -> frame`` (:func:`sim.calibrate_core.run_requests`).
+        ``run(requests) -> frame`` (:func:`sim.grid.run_cells`).
 
     Returns
     -------
@@ -107,8 +108,6 @@ def search_mde(calibration: pd.DataFrame, chosen, ks, *, target_power: float,
     cells : pandas.DataFrame
         The cells measured by the search (rows of a calibration frame).
     """
-    from .calibrate_core import CellRequest
-
     curves, notes = [], {}
     for g in chosen:
         check_searchable(g)

@@ -15,7 +15,7 @@ import pytest
 from evalcal_core.outdir import locked_out
 from sim import generators
 from sim.calibrate import main
-from sim.runner import CacheWarning, CellCache, CellResult, CellSpec
+from sim.grid import CacheWarning, CellCache, CellResult, CellSpec
 
 
 def _pool_csv(path: Path, shift: float) -> str:

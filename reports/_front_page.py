@@ -16,7 +16,8 @@ import pandas as pd
 import protocols
 from evalcal_core import scenarios
 from evalcal_core.atomic import write_atomic
-from sim.figures import RECOMMENDED, is_pitfall, protocol_order, setting_words
+from sim.figures import RECOMMENDED, is_pitfall, protocol_order
+from sim.words import setting_words
 
 from ._report_page import CsvCite, Raw, to_html
 

@@ -3,5 +3,5 @@
 Layer: imports :mod:`evalcal_core`, :mod:`protocols` and the torch-free
 :mod:`real_runs.store`; never :mod:`reports`. :mod:`sim.generators` alone does not import
 :mod:`protocols` (it stays light).
-:mod:`sim.cells` is the one place that draws a calibration cell's experiments.
+:mod:`sim.grid.cells` is the one place that draws a calibration cell's experiments.
 """

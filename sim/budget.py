@@ -9,7 +9,7 @@ A protocol is *recommended* for a generator setting only if
    ``null_params``: the same setting, or for a real pool the null pool of its dataset);
 3. at **every** k measured there, the rate's upper bound is <= alpha + tolerance, where the
    upper bound is the 95% Wilson bound (``rate_high``), or for a real pool the
-   pool-sampling bound ``pool_high`` where there is one (:mod:`sim.pool_bootstrap`). The
+   pool-sampling bound ``pool_high`` where there is one (:mod:`sim.grid.pool`). The
    tolerance defaults to alpha / 2 (``--fpr-tolerance``): with 2,000 simulations a protocol
    whose true rate is exactly alpha passes at one k with probability >= 0.995, and one whose
    true rate is 1.5 alpha passes with probability ~0.5 at best;
@@ -24,7 +24,8 @@ Neither is recommended, and neither gets a k.
 The k search
 ------------
 For every recommended protocol and effect, the smallest k with power >= the target is
-searched beyond the requested range (:mod:`sim.search`: doubling, then bisection, then a walk
+searched beyond the requested range (:func:`sim.solve.solve` over :mod:`sim.search`:
+doubling, then bisection, then a walk
 to the k range over which the power's Wilson interval straddles the target), up to
 ``--k-max`` or the generator's cap. Each k it measures gets its effect-0 cell as well, so the
 rule above covers it. Cells are cached like any other.
@@ -41,8 +42,10 @@ from scipy import stats
 import protocols
 from evalcal_core.params import decode
 
-from .runner import wilson
-from .search import Point, crossing, next_index
+from . import generators
+from .grid import CellRequest, wilson
+from .search import Point, crossing
+from .solve import Curve, solve
 
 #: power levels the seed budget always reports (besides ``--target-power``)
 POWER_TARGETS = (0.8, 0.9)
@@ -233,8 +236,6 @@ def null_generator(generator, by_setting: dict):
         return generator
     if setting in by_setting:
         return by_setting[setting]
-    from . import generators
-
     return generators.get(generator.name, **decode(setting))
 
 
@@ -253,60 +254,65 @@ def search_budget(calibration: pd.DataFrame, chosen, *, caps: dict, target_power
     target_power : float
     tolerance : float or None
     run : callable
-        ``run(requests) -> frame`` computing :class:`sim.calibrate_core.CellRequest` cells
-        (cached), e.g. :func:`sim.calibrate_core.run_requests` with the run's options.
+        ``run(requests) -> frame`` computing :class:`sim.grid.CellRequest` cells (cached),
+        e.g. :func:`sim.grid.run_cells` with the run's options.
 
     Returns
     -------
     pandas.DataFrame
         ``calibration`` plus the searched cells, marked ``searched = True``.
     """
-    from .calibrate_core import CellRequest
-
     frame = calibration.assign(searched=False)
     by_setting = {g.describe(): g for g in chosen}
     targets = sorted({*POWER_TARGETS, float(target_power)})
     asked = set()  # null cells asked for once (a guard: each is computed once)
-    for _ in range(MAX_ROUNDS):
-        requests = set()
+
+    def groups(current):
+        """(generator, protocol, its rows, tolerance) of every honest protocol searched."""
         keys = ["generator", "generator_params", "protocol"]
-        for (name, params, protocol), part in frame.groupby(keys, sort=True):
-            if params not in by_setting:
-                continue  # a null pool measured for another setting
-            g = by_setting[params]
+        for (_, params, protocol), part in current.groupby(keys, sort=True):
+            if params not in by_setting or protocols.protocol_class(protocol).pitfall:
+                continue  # a null pool measured for another setting, or a pitfall
             alpha = float(part["alpha"].iloc[0])
-            tol = default_tolerance(alpha) if tolerance is None else tolerance
-            null_params = part["null_params"].iloc[0]
-            if protocols.protocol_class(protocol).pitfall:
+            yield by_setting[params], protocol, part, (
+                default_tolerance(alpha) if tolerance is None else tolerance)
+
+    def curves(current):
+        # Only a recommended protocol is searched (the verdict may change as null cells
+        # are added).
+        for g, protocol, part, tol in groups(current):
+            if not verdict(current, g.name, part["null_params"].iloc[0], protocol,
+                           float(part["alpha"].iloc[0]), tol).recommended:
                 continue
-            # Not (yet) recommended: no search, but its measured k get their null cells (a
-            # real pool's null pool may not have been calibrated at all).
-            searching = verdict(frame, name, null_params, protocol, alpha, tol).recommended
-            pparams = part["protocol_params"].iloc[0]
             floor = protocols.protocol_class(protocol).min_k
+            for effect in sorted(set(part.loc[part["effect_pp"] != 0, "effect_pp"])):
+                for target in targets:
+                    yield Curve(g, protocol, part["protocol_params"].iloc[0], target,
+                                caps[g.describe()], effect_pp=float(effect), floor=floor)
+
+    def null_cells(current, requests):
+        # Every k measured or asked for gets its effect-0 cell, searched or not (a real
+        # pool's null pool may not have been calibrated at all).
+        out = set()
+        for g, protocol, part, _ in groups(current):
             null_g = null_generator(g, by_setting)
-            null_rows = frame[(frame["generator_params"] == null_params)
-                              & (frame["protocol"] == protocol) & (frame["effect_pp"] == 0)]
-            have_null = set(int(k) for k in null_rows["k"])
-            wanted = set()
-            for effect, cells in part[part["effect_pp"] != 0].groupby("effect_pp"):
-                points = _points(cells)
-                wanted |= set(points)
-                for target in targets if searching else ():
-                    k = next_index(points, target, floor, caps[params], _double)
-                    if k is not None:
-                        requests.add(CellRequest(g, protocol, pparams, int(k), float(effect)))
-                        wanted.add(int(k))  # its null cell in the same round
-            for k in wanted - have_null if null_g is not None else ():
+            if null_g is None:
+                continue
+            null_params = part["null_params"].iloc[0]
+            null_rows = current[(current["generator_params"] == null_params)
+                                & (current["protocol"] == protocol)
+                                & (current["effect_pp"] == 0)]
+            wanted = set(int(k) for k in part.loc[part["effect_pp"] != 0, "k"])
+            wanted |= {r.k for r in requests if r.generator is g and r.protocol == protocol}
+            pparams = part["protocol_params"].iloc[0]
+            for k in wanted - set(int(k) for k in null_rows["k"]):
                 if null_g.max_k is not None and k > null_g.max_k:
                     continue  # the null pool is smaller: that k stays unvalidated
                 request = CellRequest(null_g, protocol, pparams, int(k), 0.0)
                 if request not in asked:
                     asked.add(request)
-                    requests.add(request)
-        if not requests:
-            return frame
-        new = run(sorted(requests, key=lambda r: (r.generator.describe(), r.protocol, r.k,
-                                                   r.effect_pp)))
-        frame = pd.concat([frame, new.assign(searched=True)], ignore_index=True)
-    raise RuntimeError("the seed-budget search did not settle")  # a bug: it always ends
+                    out.add(request)
+        return out
+
+    found = solve(curves, frame, run=run, also=null_cells, max_rounds=MAX_ROUNDS)
+    return pd.concat([frame, found], ignore_index=True)

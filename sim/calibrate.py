@@ -10,50 +10,38 @@ Besides the requested grid it searches, for every recommended protocol and effec
 smallest k reaching the target power up to ``--k-max`` (``seed_budget.csv``; the rule for
 "recommended" is in :mod:`sim.budget`), and with ``--mde`` the smallest effect each k
 detects (``mde.csv``, :mod:`sim.mde`). Real-pool rates get a pool-sampling interval
-(``pool_low``/``pool_high``, :mod:`sim.pool_bootstrap`).
+(``pool_low``/``pool_high``, :mod:`sim.grid.pool`).
 """
 
 from __future__ import annotations
 
-import functools
 import json
 import os
 import sys
 from pathlib import Path
 
-import pandas as pd
-
 from evalcal_core.atomic import write_atomic
 from evalcal_core.cli import ArgumentParser, run_main
 from evalcal_core.outdir import locked_out, remove_stale
-from evalcal_core.params import parse_key_values
-from evalcal_core.validate import check_alpha, check_int, check_number, fail
 from protocols._replicate_law import REPLICATE_MODES
 
 from . import generators
-from .budget import DEFAULT_K_MAX, search_budget
-from .calibrate_core import DEFAULT_REPLICATES, calibrate, run_requests
-from .cells import check_memory, chunk_size
+from .budget import DEFAULT_K_MAX
+from .calibration import (
+    DEFAULT_OUT,
+    CalibrationConfig,
+    CalibrationResult,
+    plan_calibration,
+    run_calibration,
+)
 from .figures import plot_power_curves
-from .generators.real_pool import default_k_cap
-from .mde import check_searchable, search_mde
-from .outputs import seed_budget, summary_table, write_csv
-from .parallel import BACKENDS
-from .pilot import generator_from_pilot
-from .pool_bootstrap import DEFAULT_REPS
-from .pool_summary import fit_check, pool_summary
+from .grid import DEFAULT_REPLICATES, DEFAULT_REPS
+from .grid.parallel import BACKENDS
+from .outputs import summary_table, write_csv
 
-DEFAULT_EFFECTS = [0.0, 0.5, 1.0, 2.0]
-
-DEFAULT_OUT = Path("reports") / "output" / "calibrate"
-
-#: upper bounds checked before any work (a typo such as --sims 10^12 must not start a run)
-MAX_SIMS = 10**7
-MAX_K = 10**4
-MAX_JOBS = 4096
 #: files main() may write; those of an earlier run that this run does not write are removed
-KNOWN_OUTPUTS = ("calibration.csv", "seed_budget.csv", "pool_summary.csv", "fit_check.csv",
-                 "command.json", "power_curves.png")
+KNOWN_OUTPUTS = ("calibration.csv", "seed_budget.csv", "mde.csv", "pool_summary.csv",
+                 "fit_check.csv", "command.json", "power_curves.png")
 
 
 def build_parser() -> ArgumentParser:
@@ -122,193 +110,54 @@ def build_parser() -> ArgumentParser:
     return p
 
 
-def _ks(values) -> list[int]:
-    if len(values) > 2:
-        raise ValueError(f"--k takes one integer or MIN MAX; got {len(values)} values")
-    low, high = values[0], values[-1]
-    if low < 1:
-        raise ValueError(f"--k must be >= 1; got {low}")
-    if high > MAX_K:
-        raise ValueError(f"--k must be <= {MAX_K}; got {high}")
-    if low > high:
-        raise ValueError(f"--k MIN MAX needs MIN <= MAX; got {low} > {high}")
-    return list(range(low, high + 1))
-
-
-def _check(args) -> None:
-    check_int(args.sims, "--sims", low=1, high=MAX_SIMS)
-    check_int(args.jobs, "--jobs", low=1, high=MAX_JOBS)
-    check_alpha(args.alpha, "--alpha")
-    check_int(args.seed, "--seed", low=0, high=2**63 - 1)
-    if args.scheduler and args.backend != "dask":
-        raise ValueError("--scheduler goes with --backend dask")
-    if args.effects is not None and len(set(args.effects)) != len(args.effects):
-        raise ValueError(f"--effects has a repeated value: {args.effects}")
-    check_number(args.target_power, "--target-power", low=0, high=1, low_open=True,
-                 high_open=True)
-    if args.fpr_tolerance is not None:
-        check_number(args.fpr_tolerance, "--fpr-tolerance", low=0, high=1 - args.alpha)
-    check_int(args.pool_reps, "--pool-reps", low=0)
-    if args.pool_reps == 1:
-        raise fail("--pool-reps", "0 (off) or an integer >= 2", args.pool_reps)
-    if args.percent and not args.from_pilot:
-        raise ValueError("--percent describes a pilot's scores; it goes with --from-pilot")
-
-
-def _check_k_max(args, ks) -> None:
-    check_int(args.k_max, "--k-max", low=max(ks))
-
-
-def _generators(args, params):
-    """The generators to calibrate, and the pilot's observed effect (pp) or ``None``."""
-    if args.from_pilot:
-        if args.generator != "seed_gaussian":
-            raise ValueError("--from-pilot chooses the generator itself; drop --generator")
-        fit = generator_from_pilot(args.from_pilot, percent=args.percent)
-        generator = generators.get(fit.generator.name, **{**fit.generator.params(), **params})
-        if not args.quiet:
-            print(fit.text + " (calibrated alongside the requested effects)")
-        return [generator], fit.observed_effect_pp
-    return generators.expand(args.generator, params), None
-
-
-def _check_memory(generator, ks) -> None:
-    """Refuse a grid whose largest cell cannot fit in memory, before drawing anything."""
-    k = max(ks)
-    check_memory(generator, k, chunk_size(generator, k))
-
-
-def _effects(generator, requested, observed=None):
-    """Effects (pp) to calibrate: the requested ones (or the pool's own), the null always
-    (the seed budget's validity needs it), and a pilot's observed effect."""
-    fixed = generator.fixed_effect()
-    if fixed is not None:
-        if requested is not None:
-            for effect in requested:
-                generator.check_effect(effect / 100)
-        return [100 * fixed]
-    effects = list(DEFAULT_EFFECTS if requested is None else requested)
-    if 0.0 not in effects:
-        effects.insert(0, 0.0)
-    if observed is not None:
-        observed = round(float(observed), 4)
-        if observed not in effects:
-            try:
-                generator.check_effect(observed / 100)
-            except ValueError:
-                print(f"note: the pilot's own effect {observed:+.4g} pp cannot be simulated "
-                      f"by {generator.name}; left out", file=sys.stderr)
-            else:
-                effects.append(observed)
-    return effects
-
-
-def _k_cap(generator, ks, args) -> int:
-    """Largest k of the seed-budget search for ``generator`` (real pools: a third of the
-    pool unless --allow-large-k; ValueError if the requested k already exceed it)."""
-    if not generator.from_pool:
-        return args.k_max
-    size = generator.pool_size
-    cap = default_k_cap(size)
-    label = f"{generator.dataset} {generator.scenario}"
-    if max(ks) > cap and not args.allow_large_k:
-        raise ValueError(f"--k {max(ks)} is above a third of the {size}-seed pool {label} "
-                         f"(at most {cap}): experiments would share most of their seeds. "
-                         f"Pass --allow-large-k to run it anyway")
-    if args.allow_large_k:
-        if max(ks) > cap:
-            print(f"warning: --allow-large-k: k up to {max(ks)} draws more than a third of the "
-                  f"{size}-seed pool {label}; experiments share most of their seeds, so its "
-                  f"rates say less about fresh seeds", file=sys.stderr)
-        cap = size
-    return min(args.k_max, cap)
-
-
 def main(argv=None) -> int:
-    args = build_parser().parse_args(argv)
-    _check(args)
-    ks = _ks(args.k)
-    _check_k_max(args, ks)
-    params = parse_key_values(args.param, "--param")
-    protocol_params = parse_key_values(args.protocol_param, "--protocol-param")
-    chosen, observed = _generators(args, params)
-    if args.mde:
-        for generator in chosen:
-            check_searchable(generator)
-    for generator in chosen:
-        _check_memory(generator, ks)
-    with locked_out(args.out):
-        return _run(args, argv, ks, protocol_params, chosen, observed)
+    """Parse, check everything (the output folder included), then lock ``--out``, run and
+    write: a bad argument is reported as such even while another run holds the folder."""
+    config = CalibrationConfig.from_args(build_parser().parse_args(argv))
+    plan = plan_calibration(config)
+    with locked_out(config.out):
+        result = run_calibration(config, plan)
+        write_outputs(result, config, sys.argv[1:] if argv is None else list(argv))
+    return 0
 
 
-def _run(args, argv, ks, protocol_params, chosen, observed) -> int:
-    caps = {g.describe(): _k_cap(g, ks, args) for g in chosen}
-    common = dict(sims=args.sims, alpha=args.alpha, seed=args.seed, jobs=args.jobs,
-                  backend=args.backend, scheduler=args.scheduler, out=args.out,
-                  progress=not args.quiet, pool_reps=args.pool_reps)
-    frames, fits = [], []
-    for generator in chosen:
-        effects = _effects(generator, args.effects, observed)
-        frame = calibrate(generator, ks, effects, protocol_names=args.protocols,
-                          protocol_params=protocol_params, replicates=args.replicates,
-                          **common)
-        frames.append(frame)
-        if args.check_fit and generator.from_pool:
-            fit_common = {**common, "protocol_params": protocol_params,
-                          "replicates": args.replicates}
-            fit_common.pop("pool_reps")
-            fits.append(fit_check(generator, frame, ks, effects, fit_common,
-                                  reps=args.pool_reps))
-    frame = pd.concat(frames, ignore_index=True)
-    run = functools.partial(run_requests, **common, desc="seed budget search")
-    frame = search_budget(frame, chosen, caps=caps, target_power=args.target_power,
-                          tolerance=args.fpr_tolerance, run=run)
-    budget = seed_budget(frame, target_power=args.target_power, caps=caps,
-                         tolerance=args.fpr_tolerance)
-    mde = None
-    if args.mde:
-        mde, cells = search_mde(frame, chosen, ks, target_power=args.target_power,
-                                tolerance=args.fpr_tolerance,
-                                run=functools.partial(run_requests, **common,
-                                                      desc="effect search"))
-        frame = pd.concat([frame, cells], ignore_index=True)
-    args.out.mkdir(parents=True, exist_ok=True)
-    write_csv(frame, args.out / "calibration.csv")
-    write_csv(budget, args.out / "seed_budget.csv")
+def write_outputs(result: CalibrationResult, config: CalibrationConfig, argv) -> list[str]:
+    """Write ``result`` into ``config.out`` (and the figure unless ``config.plot`` is off),
+    remove what an earlier run left there, print the summary unless quiet; return the names
+    written."""
+    out = config.out
+    out.mkdir(parents=True, exist_ok=True)
+    write_csv(result.calibration, out / "calibration.csv")
+    write_csv(result.budget, out / "seed_budget.csv")
     written = ["calibration.csv", "seed_budget.csv"]
-    if mde is not None:
-        write_csv(mde, args.out / "mde.csv")
+    if result.mde is not None:
+        write_csv(result.mde, out / "mde.csv")
         written.append("mde.csv")
-    pools = [g for g in chosen if g.from_pool]
-    pools_table = pool_summary(pools) if pools else None
-    if pools:
-        write_csv(pools_table, args.out / "pool_summary.csv")
+    if result.pools is not None:
+        write_csv(result.pools, out / "pool_summary.csv")
         written.append("pool_summary.csv")
-        for warning in pools_table["warning"]:
+        for warning in result.pools["warning"]:
             if warning:
                 print(f"warning: {warning}", file=sys.stderr)
-    if fits:
-        write_csv(pd.concat(fits, ignore_index=True), args.out / "fit_check.csv")
+    if result.fits is not None:
+        write_csv(result.fits, out / "fit_check.csv")
         written.append("fit_check.csv")
-    write_atomic(args.out / "command.json", json.dumps(
-        {"argv": sys.argv[1:] if argv is None else list(argv)}) + "\n")
-    grid = frame[~frame["searched"].astype(bool)]
-    if not args.no_plot:
-        title = grid["generator"].iloc[0] + ": " + (
-            grid["generator_params"].iloc[0] if len(frames) == 1 else "real-run pools")
-        plot_power_curves(grid, args.out / "power_curves.png", title=title)
+    write_atomic(out / "command.json", json.dumps({"argv": list(argv)}) + "\n")
+    grid = result.grid
+    if config.plot:
+        plot_power_curves(grid, out / "power_curves.png", title=result.title)
         written.append("power_curves.png")
-    stale = remove_stale(args.out, KNOWN_OUTPUTS, written + ["command.json"])
-    if not args.quiet:
-        print(summary_table(grid, budget, mde))
-        if pools:
+    stale = remove_stale(out, KNOWN_OUTPUTS, written + ["command.json"])
+    if not config.quiet:
+        print(summary_table(grid, result.budget, result.mde))
+        if result.pools is not None:
             print("\nreal pools: true effect and pairing correlation of per-seed accuracies")
-            shown = pools_table.drop(columns="warning")
+            shown = result.pools.drop(columns="warning")
             print(shown.to_string(index=False, float_format=lambda x: f"{x:.3f}"))
-        print(f"\nwrote {args.out}/: {', '.join(written)}")
+        print(f"\nwrote {out}/: {', '.join(written)}")
         if stale:
             print(f"removed {', '.join(stale)} of an earlier run with other settings")
-    return 0
+    return written
 
 
 def run() -> None:

@@ -8,10 +8,11 @@ import pandas as pd
 
 import protocols
 from evalcal_core.atomic import write_atomic
-from evalcal_core.params import decode
 
 from . import budget as _budget
 from .budget import POWER_TARGETS  # noqa: F401  (re-exported: the levels the budget reports)
+from .words import setting_words
+from .words import short_label as _short_label
 
 
 def write_csv(frame: pd.DataFrame, path) -> None:
@@ -32,8 +33,6 @@ def summary_table(calibration: pd.DataFrame, budget: pd.DataFrame,
     """Text tables: rejection rate (%) by protocol and k, one block per effect; then the seed
     budget (recommended protocols with their k, the others with the reason) and the
     minimum detectable effects."""
-    from .figures import setting_words
-
     lines = []
     several = calibration["generator_params"].nunique() > 1
     pooled = "pool_low" in calibration and calibration["pool_low"].notna().any()
@@ -121,11 +120,3 @@ def _mde_text(row) -> str:
         return str(row.note)
     high = "?" if pd.isna(row.mde_high_pp) else f"{row.mde_high_pp:.3g}"
     return f"{row.mde_pp:.3g} [{row.mde_low_pp:.3g}, {high}]"
-
-
-def _short_label(params: str) -> str:
-    """``dataset scenario`` for a real pool's parameters, else the parameters themselves."""
-    fields = decode(params)
-    if "dataset" in fields and "scenario" in fields:
-        return f"{fields['dataset']} {fields['scenario']}"
-    return params

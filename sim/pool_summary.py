@@ -10,7 +10,9 @@ from real_runs.store import pool_cells
 
 __all__ = ["correlation_ci", "fit_check", "pool_cells", "pool_summary"]
 
-from .calibrate_core import calibrate
+from .fit_bootstrap import fitted_generator, null_diffs
+from .grid import calibrate
+from .grid.pool import replicate_sims
 
 
 def correlation_ci(x, y, alpha=0.05):
@@ -84,7 +86,7 @@ def fit_check(pool, real_frame, ks, effects, common, reps=0) -> pd.DataFrame:
     The fit (method of moments on the whole pool) is simulated at the pool's true effect;
     ``diff`` = fitted rate - real rate, with ``se`` the two-sample binomial standard error
     (Monte Carlo only). The fitted model predicts the rate of a fresh pool, and the pool's
-    own rate differs from that by its pool-sampling error too (:mod:`sim.pool_bootstrap`):
+    own rate differs from that by its pool-sampling error too (:mod:`sim.grid.pool`):
     ``pool_sd`` (NaN unless the pool intervals were computed, ``--pool-reps``) and
     ``se_total = sqrt(se**2 + pool_sd**2)``.
 
@@ -95,9 +97,6 @@ def fit_check(pool, real_frame, ks, effects, common, reps=0) -> pd.DataFrame:
     so that two rates of exactly 1 still carry the error of ``sims`` experiments), a
     correct model's spread ``null_sd`` and the error of ``null_mean``.
     """
-    from .fit_bootstrap import fitted_generator, null_diffs
-    from .pool_bootstrap import replicate_sims
-
     base, variant = pool.pool()
     fitted = fitted_generator(base, variant)
     effect = effects[0] / 100

@@ -49,10 +49,11 @@ from evalcal_core.params import parse_key_values
 from evalcal_core.validate import check_alpha, check_int
 from protocols._base import Protocol
 
-from .cells import chunk_size
 from .generators import Generator
-from .runner import wilson
-from .seeding import cell_seed
+from .generators import get as get_generator
+from .grid import cell_seed, chunk_size, wilson
+from .outputs import write_csv
+from .words import setting_words
 
 #: designs simulated by default, in display order
 DESIGNS = ("peek", "fixed", "gs_pocock", "gs_obf", "e_tmix")
@@ -684,7 +685,7 @@ def sequential_table(generator, protocol, k_min: int, k_max_values, effects_pp, 
     """Every design at every ``k_max`` and effect, one row each (``sequential.csv``).
 
     Per effect the experiments are drawn once with ``max(k_max_values)`` seeds, from a stream
-    derived from the seed and the cell's names (:func:`sim.seeding.cell_seed`); each ``k_max``
+    derived from the seed and the cell's names (:func:`sim.grid.cell_seed`); each ``k_max``
     uses their first ``k_max`` seeds, so the curves over ``k_max`` share their draws.
 
     Returns
@@ -818,7 +819,6 @@ def sequential_figure(frame: pd.DataFrame):
     handles, labels = list(legend.values()), list(legend)
     fig.legend(handles, labels, loc="lower center", ncol=min(len(labels), 3), fontsize=9,
                frameon=False)
-    from .figures import setting_words
 
     fig.suptitle(f"Adding seeds until it is significant: {frame['generator'].iloc[0]} "
                  f"({setting_words(frame['generator_params'].iloc[0])}), "
@@ -872,8 +872,6 @@ def _summary(frame: pd.DataFrame) -> str:
 
 def main(argv=None) -> int:
     """Command line; returns the exit code (``ValueError`` is handled by the caller)."""
-    from .generators import get as get_generator
-    from .outputs import write_csv
 
     args = build_parser().parse_args(argv)
     k_min, k_top = args.k

@@ -4,7 +4,7 @@ Writes ``index.html`` (self-contained: figures embedded as base64 PNG) and ``REA
 with one section per pitfall, each with a figure, the measured numbers with their 95% Monte
 Carlo (Wilson) intervals, an explanation and the command that reproduces them. Every number
 in the text is formatted from a CSV written beside the report (``section1.csv``, ...).
-Sections 1-6 compute their numbers in-process with :func:`sim.calibrate_core.calibrate` and
+Sections 1-6 compute their numbers in-process with :func:`sim.grid.calibrate` and
 exactly the settings of the ``python -m sim.calibrate`` command they print, so the numbers
 are those that command prints. Section 7 has no calibrate command and is simulated here;
 section 8 runs :func:`sim.sequential.sequential_table`, as ``python -m sim.sequential`` does.

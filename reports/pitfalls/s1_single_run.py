@@ -6,8 +6,7 @@ import numpy as np
 import pandas as pd
 from scipy import special
 
-from sim.cells import cell_deltas
-from sim.runner import wilson
+from sim.grid import cell_deltas, wilson
 
 from .._report_page import Section
 from . import figures as figs

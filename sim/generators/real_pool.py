@@ -200,7 +200,7 @@ class RealPool(Generator):
         """The pool seeds of ``sims`` experiments, shape ``(sims, k)``, without the scores.
 
         :meth:`draw` returns ``base[order], variant[order]`` for exactly this ``order`` (same
-        arguments, same random numbers); :func:`sim.cells.draw_cell` keeps the index sets
+        arguments, same random numbers); :func:`sim.grid.draw_cell` keeps the index sets
         and reads the pool's precomputed per-seed metrics instead of copying scores.
         """
         sims = check_int(sims, "sims", self.owner, low=1)

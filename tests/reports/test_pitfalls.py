@@ -39,7 +39,7 @@ from reports.pitfalls import (
 )
 from sim import calibrate as calibrate_cli
 from sim import generators
-from sim.cells import cell_deltas
+from sim.grid import cell_deltas
 
 REPO = Path(__file__).resolve().parents[2]
 SECTIONS = range(1, 10)

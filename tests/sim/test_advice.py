@@ -14,10 +14,10 @@ from statsmodels.stats.power import TTestPower
 from sim import generators
 from sim.budget import default_tolerance, seed_budget
 from sim.calibrate import main
+from sim.grid import wilson
+from sim.grid.pool import pool_interval
 from sim.pilot import generator_from_pilot
-from sim.pool_bootstrap import pool_interval
 from sim.pool_summary import pool_summary
-from sim.runner import wilson
 from sim.search import Point, crossing, next_index
 
 ALPHA = 0.05
@@ -267,7 +267,7 @@ def test_pool_interval_tracks_the_spread_between_pools(tmp_path):
     rates = np.array(rates)
     true_var = rates.var(ddof=1) - np.mean(rates * (1 - rates)) / sims
     assert true_var > 0
-    from sim.calibrate_core import calibrate
+    from sim.grid import calibrate
 
     estimates = []
     for i, d in enumerate(pools[:6]):

@@ -35,7 +35,8 @@ TRAINING_MODULES = {"real_runs.augment", "real_runs.data", "real_runs.engine", "
 TORCH = {"torch", "torchvision"}
 
 #: command aliases kept under an old name: module -> the one higher module it forwards to
-ALIASES = {"protocols.evaluate": "reports.evaluate"}
+ALIASES = {"protocols.evaluate": "reports.evaluate", "sim.calibrate": "reports.calibrate",
+           "sim.sequential.__main__": "reports.sequential"}
 
 
 def module_name(path: Path) -> str:
@@ -234,3 +235,15 @@ def test_a_cycle_is_caught():
     graph = {"sim.a": {"sim.b"}, "sim.b": {"sim.c"}, "sim.c": {"sim.a"}, "sim.d": {"sim.a"}}
     assert cycles(graph) == [["sim.a", "sim.b", "sim.c", "sim.a"]]
     assert cycles({"sim.a": {"sim.b"}, "sim.b": set()}) == []
+
+
+def test_the_numbers_import_no_plotting_library():
+    """sim computes; reports draws: importing sim's modules (the numbers of both commands
+    included) loads no matplotlib. ``sim.calibrate`` is the command's alias and draws only
+    when run."""
+    proc = _run("import sys, sim.calibration, sim.grid, sim.budget, sim.mde, sim.solve, "
+                "sim.sequential, sim.outputs, sim.pool_summary, sim.fit_bootstrap, sim.pilot, "
+                "sim.calibrate; print(sorted(m for m in sys.modules if m == 'matplotlib' or "
+                "m.startswith('matplotlib.')))")
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.strip() == "[]"

@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+from reports.sequential import sequential_figure
 from sim import generators
-from sim.sequential import sequential_figure, sequential_table
+from sim.sequential import sequential_table
 
 from .._report_page import Section, figure_png
 

@@ -1,4 +1,4 @@
-"""``sim.figures``: the power-curve figure is chosen by the grid's shape and keeps its promises
+"""``reports.figures``: the power-curve figure is chosen by the grid's shape and keeps its promises
 (recommended protocol on top, pitfalls grey, null panel zoomed on alpha, off-scale values
 written at the edge, titles in words). Consistency checks of the drawing, no reference."""
 
@@ -11,8 +11,8 @@ import pandas as pd  # noqa: E402
 import pytest  # noqa: E402
 from PIL import Image  # noqa: E402
 
-from sim import figures  # noqa: E402
-from sim import words as setting_text  # noqa: E402
+from reports import figures  # noqa: E402
+from reports import words as setting_text  # noqa: E402
 
 PROTOCOLS = ["bca", "paired_bca_perm", "paired_t", "sign_flip", "welch_t"]
 

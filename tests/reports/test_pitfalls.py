@@ -164,7 +164,7 @@ def test_command_prints_the_report_numbers(report, tmp_path, section, which):
 
 def test_sequential_command_prints_the_report_numbers(report, tmp_path):
     """Consistency: section 8's printed ``sim.sequential`` command gives the section's rows."""
-    from sim import sequential
+    from reports import sequential
 
     out, page = report
     argv = shlex.split(page.sections[8]["commands"][0])

@@ -4,7 +4,7 @@ from dataclasses import FrozenInstanceError
 
 import pytest
 
-from sim.calibrate import build_parser
+from reports.calibrate import build_parser
 from sim.calibration import CalibrationConfig
 
 

@@ -10,13 +10,12 @@ import pandas as pd
 import pytest
 from scipy import integrate, stats
 
+from reports.sequential import main, plot_sequential
 from sim import generators
 from sim.sequential import (
     DESIGNS,
     e_tmix,
     exit_probabilities,
-    main,
-    plot_sequential,
     sequential_table,
     simulate_peeking,
     simulate_sequential,
@@ -396,7 +395,7 @@ def test_plot_with_one_effect(tmp_path, effects):
 ])
 def test_cli_bad_input_messages(tmp_path, monkeypatch, capsys, args, match):
     """In-process through the console entry point: exit 2, one line on stderr."""
-    from sim.sequential import run
+    from reports.sequential import run
 
     monkeypatch.setattr(sys, "argv", ["sim.sequential", *args, "--out", str(tmp_path)])
     with pytest.raises(SystemExit) as exit_info:

@@ -89,10 +89,20 @@ def build_parser() -> ArgumentParser:
                         "caps it at a third of its seeds")
     p.add_argument("--fpr-tolerance", type=float, default=None, metavar="T",
                    help="a protocol is recommended only if its false-positive rate's upper "
-                        "bound is <= alpha + T at every k (default alpha / 2)")
+                        "bound is <= alpha + T at every k (default alpha / 5)")
     p.add_argument("--mde", action="store_true",
                    help="also search the minimum detectable effect of every k (mde.csv); "
                         "generators with a continuous effect only")
+    p.add_argument("--max-sims", type=int, default=None, metavar="N",
+                   help="cap of the validity rule's sequential stop: a borderline null cell's "
+                        "simulations are doubled up to N (default 16 x --sims)")
+    p.add_argument("--assurance", type=float, default=0.8, metavar="P",
+                   help="--from-pilot: the seed budget from the pilot's own deltas reaches "
+                        "the target power with this probability over the pilot's luck (0.8)")
+    p.add_argument("--metric-range", type=float, nargs=2, default=None,
+                   metavar=("LOW", "HIGH"),
+                   help="range of a CSV pool's metric (e.g. 0 1000 for RL returns); default "
+                        "[0, 1], or [0, 100] with --percent")
     p.add_argument("--percent", action="store_true",
                    help="--from-pilot: the pilot's scores are percentages (91.3 = 91.3%%)")
     p.add_argument("--allow-large-k", action="store_true",

@@ -78,6 +78,9 @@ class CalibrationConfig:
     target_power: float = _option("--target-power", 0.8)
     k_max: int = _option("--k-max", DEFAULT_K_MAX)
     fpr_tolerance: float | None = _option("--fpr-tolerance")
+    max_sims: int | None = _option("--max-sims")
+    assurance: float = _option("--assurance", 0.8)
+    metric_range: tuple[float, ...] | None = _option("--metric-range")
     mde: bool = _option("--mde", False)
     percent: bool = _option("--percent", False)
     allow_large_k: bool = _option("--allow-large-k", False)
@@ -103,7 +106,10 @@ class CalibrationConfig:
             k_max=args.k_max, fpr_tolerance=args.fpr_tolerance, mde=args.mde,
             percent=args.percent, allow_large_k=args.allow_large_k, pool_reps=args.pool_reps,
             replicates=args.replicates, check_fit=args.check_fit, plot=not args.no_plot,
-            quiet=args.quiet)
+            quiet=args.quiet, max_sims=getattr(args, "max_sims", None),
+            assurance=getattr(args, "assurance", 0.8),
+            metric_range=None if getattr(args, "metric_range", None) is None
+            else tuple(args.metric_range))
 
     @property
     def ks(self) -> list[int]:
@@ -171,6 +177,12 @@ def _validate(c: CalibrationConfig) -> None:
                  high_open=True)
     if c.fpr_tolerance is not None:
         check_number(c.fpr_tolerance, "--fpr-tolerance", low=0, high=1 - c.alpha)
+    if c.max_sims is not None:
+        check_int(c.max_sims, "--max-sims", low=c.sims, high=MAX_SIMS)
+    check_number(c.assurance, "--assurance", low=0, high=1, low_open=True, high_open=True)
+    if c.metric_range is not None:
+        if len(c.metric_range) != 2 or not c.metric_range[0] < c.metric_range[1]:
+            raise fail("--metric-range", "two numbers LOW < HIGH", list(c.metric_range))
     check_int(c.pool_reps, "--pool-reps", low=0)
     if c.pool_reps == 1:
         raise fail("--pool-reps", "0 (off) or an integer >= 2", c.pool_reps)
@@ -350,13 +362,15 @@ def run_calibration(config: CalibrationConfig,
     frame = pd.concat(frames, ignore_index=True)
     run = functools.partial(run_cells, **common, desc="seed budget search")
     frame = search_budget(frame, list(plan.generators), caps=plan.caps,
-                          target_power=c.target_power, tolerance=c.fpr_tolerance, run=run)
+                          target_power=c.target_power, tolerance=c.fpr_tolerance, run=run,
+                          max_sims=c.max_sims, seed=c.seed)
     budget = seed_budget(frame, target_power=c.target_power, caps=plan.caps,
-                         tolerance=c.fpr_tolerance)
+                         tolerance=c.fpr_tolerance, max_sims=c.max_sims)
     mde = None
     if c.mde:
         mde, cells = search_mde(frame, list(plan.generators), c.ks,
                                 target_power=c.target_power, tolerance=c.fpr_tolerance,
+                                max_sims=c.max_sims,
                                 run=functools.partial(run_cells, **common,
                                                       desc="effect search"))
         frame = pd.concat([frame, cells], ignore_index=True)

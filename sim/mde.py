@@ -19,6 +19,7 @@ import protocols
 
 from .budget import default_tolerance, verdict
 from .solve import Curve, grid_cap, grid_effect, solve
+from .validity import ValidityRule
 
 
 def check_searchable(generator) -> None:
@@ -31,7 +32,8 @@ def check_searchable(generator) -> None:
 
 
 def search_mde(calibration: pd.DataFrame, chosen, ks, *, target_power: float,
-               tolerance: float | None, run) -> tuple[pd.DataFrame, pd.DataFrame]:
+               tolerance: float | None, run,
+               max_sims: int | None = None) -> tuple[pd.DataFrame, pd.DataFrame]:
     """Search the minimum detectable effect; return ``(mde table, new cells)``.
 
     Parameters
@@ -44,7 +46,9 @@ def search_mde(calibration: pd.DataFrame, chosen, ks, *, target_power: float,
         The k of each row of the table.
     target_power : float
     tolerance : float or None
-        Of the validity rule (default alpha / 2).
+        Of the validity rule (default alpha / 5).
+    max_sims : int or None
+        Cap of the validity rule's sequential stop (:mod:`sim.validity`).
     run : callable
         ``run(requests) -> frame`` (:func:`sim.grid.run_cells`).
 
@@ -67,7 +71,10 @@ def search_mde(calibration: pd.DataFrame, chosen, ks, *, target_power: float,
         for protocol, rows in part.groupby("protocol", sort=True):
             alpha = float(rows["alpha"].iloc[0])
             tol = default_tolerance(alpha) if tolerance is None else tolerance
-            v = verdict(calibration, g.name, rows["null_params"].iloc[0], protocol, alpha, tol)
+            rule = ValidityRule.make(alpha, int(calibration["sims"].min()), tolerance=tol,
+                                     max_sims=max_sims)
+            v = verdict(calibration, g.name, rows["null_params"].iloc[0], protocol, alpha, tol,
+                        rule=rule)
             floor = protocols.protocol_class(protocol).min_k
             for k in ks:
                 if k < floor:

@@ -328,3 +328,43 @@ def extend_null_cells(frame: pd.DataFrame, *, rule_of, generator_of, honest, run
                 folded = fold(row, got.loc[key], rule_of(float(row["alpha"])))
                 for name, value in folded.items():
                     frame.loc[i, name] = value
+
+
+def simulate_decisions(null: pd.DataFrame, rates, rule: ValidityRule, *, honest,
+                       rng=None) -> pd.DataFrame:
+    """The rule run on simulated counts: each cell's rejections drawn as Binomial(sims,
+    rate) look by look, with the same judging and stopping as :func:`extend_null_cells`.
+
+    Parameters
+    ----------
+    null : pandas.DataFrame
+        The family's cells (``protocol``, ``k``; other columns kept).
+    rates : array_like
+        True false-positive rate of each cell (fractions).
+    rule : ValidityRule
+    honest : callable
+        ``honest(protocol) -> bool`` (only honest protocols' cells are extended).
+    rng : numpy.random.Generator or seed
+
+    Returns
+    -------
+    pandas.DataFrame
+        :func:`judge` of the final counts (``state`` per cell).
+    """
+    rng = np.random.default_rng(rng)
+    rates = np.asarray(rates, float)
+    cells = null.assign(sims=rule.sims, rejections=rng.binomial(rule.sims, rates),
+                        wrong_sign=0, fpr_looks=1.0, fpr_p_min=math.nan)
+    cells = cells.assign(rate=cells["rejections"] / rule.sims, rate_low=math.nan,
+                         rate_high=math.nan).reset_index(drop=True)
+    while True:
+        judged = judge(cells, rule)
+        grow = np.flatnonzero(to_extend(judged, rule, honest).to_numpy())
+        if grow.size == 0:
+            return judged
+        for i in grow:
+            chunk = rule.next_sims(int(cells.at[i, "sims"]))
+            added = {"sims": chunk, "rejections": rng.binomial(chunk, rates[i]),
+                     "wrong_sign": 0}
+            for name, value in fold(cells.loc[i], added, rule).items():
+                cells.at[i, name] = value

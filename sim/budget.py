@@ -96,7 +96,7 @@ def verdict(calibration: pd.DataFrame, generator: str, null_params: str, protoco
         rule = ValidityRule.make(alpha, int(calibration["sims"].min()), tolerance=tolerance)
     judged = _validity.judge(family, rule).loc[null.index]
     ks = frozenset(int(k) for k in null["k"])
-    max_fpr = float(null["rate"].max())
+    max_fpr = float(judged["fpr_rate"].max())
     fpr_upper = float(judged["fpr_upper"].max())
     worst = judged.loc[judged["fpr_upper"].idxmax()]
     limit = rule.limit
@@ -105,10 +105,10 @@ def verdict(calibration: pd.DataFrame, generator: str, null_params: str, protoco
     bad = judged[judged["state"] == _validity.INVALID]
     if not bad.empty:
         b = bad.loc[bad["fpr_p"].idxmin()]
-        return Verdict(False, f"invalid: false-positive rate {_pct(b['rate'])} at k = "
+        return Verdict(False, f"invalid: false-positive rate {_pct(b['fpr_rate'])} at k = "
                        f"{int(b['k'])} is shown above alpha = {_pct(alpha)} (p = "
                        f"{b['fpr_p']:.2g}, Holm at {rule.level:g} over {where}; "
-                       f"{int(b['sims'])} simulations)", max_fpr, fpr_upper, ks)
+                       f"{int(b['fpr_n'])} simulations)", max_fpr, fpr_upper, ks)
     open_ = judged[judged["state"] != _validity.VALID]
     if not open_.empty:
         w = open_.loc[open_["fpr_upper"].idxmax()]
@@ -116,9 +116,9 @@ def verdict(calibration: pd.DataFrame, generator: str, null_params: str, protoco
         head = ("undecided (cap reached)" if capped else
                 "not shown valid (more simulations, up to --max-sims "
                 f"{rule.max_sims}, may settle it)")
-        return Verdict(False, f"{head}: false-positive rate {_pct(w['rate'])} at k = "
+        return Verdict(False, f"{head}: false-positive rate {_pct(w['fpr_rate'])} at k = "
                        f"{int(w['k'])} has upper bound {_pct(w['fpr_upper'])} > alpha + "
-                       f"tolerance = {_pct(limit)} after {int(w['sims'])} simulations, and "
+                       f"tolerance = {_pct(limit)} after {int(w['fpr_n'])} simulations, and "
                        f"is not shown above alpha", max_fpr, fpr_upper, ks)
     return Verdict(True, f"false-positive rate <= {_pct(limit)} at every k measured "
                    f"({len(ks)} between {min(ks)} and {max(ks)}; largest upper bound "
@@ -340,9 +340,9 @@ def search_budget(calibration: pd.DataFrame, chosen, *, caps: dict, target_power
         # protocol the stop shows valid is searched in the next pass.
         found = solve(curves, frame, run=run, also=null_cells, max_rounds=MAX_ROUNDS)
         frame = pd.concat([frame, found], ignore_index=True)
-        before = int(frame["sims"].sum())
+        before = frame["fpr_sims"].sum() if "fpr_sims" in frame else 0
         frame = _validity.extend_null_cells(
             frame, rule_of=rule_of, generator_of=nulls.get, run=run, seed=seed,
             honest=lambda p: not protocols.protocol_class(p).pitfall)
-        if int(frame["sims"].sum()) == before:
+        if frame["fpr_sims"].sum() == before:
             return frame

@@ -39,7 +39,6 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
-from .grid import wilson
 from .grid.seeding import cell_seed
 
 #: family-wise level of "invalid", and per-cell error of "shown valid"
@@ -167,10 +166,11 @@ def judge(null: pd.DataFrame, rule: ValidityRule) -> pd.DataFrame:
     Returns
     -------
     pandas.DataFrame
-        ``null`` with ``fpr_upper``, ``fpr_p`` (Bonferroni over the looks), ``state``
+        ``null`` with ``fpr_n`` and ``fpr_rate`` (simulations and rate, added chunks
+        included), ``fpr_upper``, ``fpr_p`` (Bonferroni over the looks), ``state``
         (valid, invalid, pending: more looks possible, undecided: cap reached).
     """
-    x, n = null["rejections"].to_numpy(float), null["sims"].to_numpy(float)
+    x, n = _counts(null)
     sd = null["pool_sd"].to_numpy(float) if "pool_sd" in null else np.full(len(null), np.nan)
     p = rule.p_above(x, n, sd)
     if "fpr_p_min" in null:
@@ -181,7 +181,7 @@ def judge(null: pd.DataFrame, rule: ValidityRule) -> pd.DataFrame:
     invalid = holm(p_adj, rule.level) & ~valid
     state = np.where(valid, VALID, np.where(invalid, INVALID,
                                             np.where(n >= rule.max_sims, UNDECIDED, PENDING)))
-    return null.assign(fpr_upper=upper, fpr_p=p_adj, state=state)
+    return null.assign(fpr_n=n, fpr_rate=x / n, fpr_upper=upper, fpr_p=p_adj, state=state)
 
 
 def surely_invalid(judged: pd.DataFrame, rule: ValidityRule) -> pd.Series:
@@ -196,27 +196,30 @@ def chunk_seed(seed: int, look: int) -> int:
                >> np.uint64(1))
 
 
+def _counts(null: pd.DataFrame):
+    """Rejections and simulations of each null cell, its added chunks included."""
+    x, n = null["rejections"].to_numpy(float), null["sims"].to_numpy(float)
+    if "fpr_sims" in null:
+        more = null["fpr_sims"].notna().to_numpy()
+        x = np.where(more, null["fpr_rejections"].to_numpy(float), x)
+        n = np.where(more, null["fpr_sims"].to_numpy(float), n)
+    return x, n
+
+
 def fold(row: pd.Series, chunk, rule: ValidityRule) -> dict:
-    """``row`` (a null cell) with a chunk of more simulations added (a ``CellResult``-like
-    row): counts summed, Wilson and pool bounds redone, the smallest p-value kept."""
-    sims = int(row["sims"]) + int(chunk["sims"])
-    rejections = int(row["rejections"]) + int(chunk["rejections"])
-    low, high = wilson(rejections, sims)
+    """The sequential-stop columns of ``row`` (a null cell) once a chunk of more simulations
+    is added: ``fpr_sims`` and ``fpr_rejections`` (all looks together), ``fpr_looks`` and
+    ``fpr_p_min`` (the smallest one-look p-value). The row's own counts (its first look, as
+    the grid measured it) are left as they are."""
+    x, n = (int(v[0]) for v in _counts(row.to_frame().T))
+    sims, rejections = n + int(chunk["sims"]), x + int(chunk["rejections"])
     sd = float(row["pool_sd"]) if "pool_sd" in row else math.nan
-    old_p = float(row["fpr_p_min"]) if "fpr_p_min" in row and row["fpr_p_min"] == \
-        row["fpr_p_min"] else float(rule.p_above(row["rejections"], row["sims"], sd))
+    old = row["fpr_p_min"] if "fpr_p_min" in row else math.nan
+    old = float(rule.p_above(x, n, sd)) if old != old else float(old)
     looks = row["fpr_looks"] if "fpr_looks" in row else 1
     looks = 1 if looks != looks else int(looks)  # NaN: a row of one look
-    out = dict(sims=sims, rejections=rejections, rate=rejections / sims, rate_low=low,
-               rate_high=high, wrong_sign=int(row["wrong_sign"]) + int(chunk["wrong_sign"]),
-               fpr_looks=looks + 1,
-               fpr_p_min=min(old_p, float(rule.p_above(rejections, sims, sd))))
-    if sd == sd:
-        z = stats.norm.isf(0.025)
-        rate = out["rate"]
-        out["pool_low"] = max(0.0, rate - math.hypot(rate - low, z * sd))
-        out["pool_high"] = min(1.0, rate + math.hypot(high - rate, z * sd))
-    return out
+    return dict(fpr_sims=sims, fpr_rejections=rejections, fpr_looks=looks + 1,
+                fpr_p_min=min(old, float(rule.p_above(rejections, sims, sd))))
 
 
 def error_rates(alpha: float, sims: int, *, tolerance=None, max_sims=None,
@@ -289,16 +292,16 @@ def extend_null_cells(frame: pd.DataFrame, *, rule_of, generator_of, honest, run
     Returns
     -------
     pandas.DataFrame
-        ``frame`` with the extended null rows folded in (``sims`` and counts summed;
-        ``fpr_looks``, ``fpr_p_min``).
+        ``frame`` with the sequential-stop columns of the extended null rows (
+        ``fpr_sims``, ``fpr_rejections``, ``fpr_looks``, ``fpr_p_min``; the grid's own counts
+        unchanged).
     """
     from .grid import CellRequest
 
     frame = frame.copy()
-    for column, default in (("fpr_looks", 1.0), ("fpr_p_min", math.nan)):
+    for column in ("fpr_sims", "fpr_rejections", "fpr_looks", "fpr_p_min"):
         if column not in frame:
-            frame[column] = default
-    frame["fpr_looks"] = frame["fpr_looks"].fillna(1.0)
+            frame[column] = math.nan
     while True:
         by_look = {}
         null = frame[frame["effect_pp"] == 0]
@@ -309,9 +312,9 @@ def extend_null_cells(frame: pd.DataFrame, *, rule_of, generator_of, honest, run
             rule = rule_of(float(alpha))
             judged = judge(family, rule)
             for i in judged.index[to_extend(judged, rule, honest)]:
-                row = frame.loc[i]
-                chunk = rule.next_sims(int(row["sims"]))
-                look = int(row["fpr_looks"])
+                row = judged.loc[i]
+                chunk = rule.next_sims(int(row["fpr_n"]))
+                look = 1 if row["fpr_looks"] != row["fpr_looks"] else int(row["fpr_looks"])
                 by_look.setdefault((look, chunk), []).append(
                     (i, CellRequest(generator, row["protocol"], row["protocol_params"],
                                     int(row["k"]), 0.0)))
@@ -354,17 +357,15 @@ def simulate_decisions(null: pd.DataFrame, rates, rule: ValidityRule, *, honest,
     rng = np.random.default_rng(rng)
     rates = np.asarray(rates, float)
     cells = null.assign(sims=rule.sims, rejections=rng.binomial(rule.sims, rates),
-                        wrong_sign=0, fpr_looks=1.0, fpr_p_min=math.nan)
-    cells = cells.assign(rate=cells["rejections"] / rule.sims, rate_low=math.nan,
-                         rate_high=math.nan).reset_index(drop=True)
+                        fpr_sims=math.nan, fpr_rejections=math.nan, fpr_looks=math.nan,
+                        fpr_p_min=math.nan).reset_index(drop=True)
     while True:
         judged = judge(cells, rule)
         grow = np.flatnonzero(to_extend(judged, rule, honest).to_numpy())
         if grow.size == 0:
             return judged
         for i in grow:
-            chunk = rule.next_sims(int(cells.at[i, "sims"]))
-            added = {"sims": chunk, "rejections": rng.binomial(chunk, rates[i]),
-                     "wrong_sign": 0}
+            chunk = rule.next_sims(int(judged.at[i, "fpr_n"]))
+            added = {"sims": chunk, "rejections": rng.binomial(chunk, rates[i])}
             for name, value in fold(cells.loc[i], added, rule).items():
                 cells.at[i, name] = value

@@ -107,7 +107,7 @@ def verdict(calibration: pd.DataFrame, generator: str, null_params: str, protoco
         b = bad.loc[bad["fpr_p"].idxmin()]
         return Verdict(False, f"invalid: false-positive rate {_pct(b['fpr_rate'])} at k = "
                        f"{int(b['k'])} is shown above alpha = {_pct(alpha)} (p = "
-                       f"{b['fpr_p']:.2g}, Holm at {rule.level:g} over {where}; "
+                       f"{b['fpr_p']:.2g}, Holm at {rule.invalid_level:g} over {where}; "
                        f"{int(b['fpr_n'])} simulations)", max_fpr, fpr_upper, ks)
     open_ = judged[judged["state"] != _validity.VALID]
     if not open_.empty:

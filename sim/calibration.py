@@ -231,7 +231,11 @@ def _generators(c: CalibrationConfig):
     if c.from_pilot:
         if c.generator != "seed_gaussian":
             raise ValueError("--from-pilot chooses the generator itself; drop --generator")
-        fit = generator_from_pilot(c.from_pilot, percent=c.percent)
+        fit = generator_from_pilot(c.from_pilot, percent=c.percent, assurance=c.assurance,
+                                   effects_pp=c.effects or (), alpha=c.alpha,
+                                   power=c.target_power)
+        for warning in fit.warnings:
+            print(f"warning: --from-pilot: {warning}", file=sys.stderr)
         generator = generators.get(fit.generator.name,
                                    **{**fit.generator.params(), **c.generator_params})
         if not c.quiet:

@@ -5,29 +5,33 @@ A protocol's null cells (effect 0, one per k measured) are judged together:
 
 * **invalid** at a k when its rate is *shown above alpha*: the one-sided exact binomial test
   of ``rate <= alpha`` (a normal test with the pool-sampling variance added for a real
-  pool) is rejected by Holm's step-down procedure at family-wise level ``level`` (0.05)
-  over **every** null cell of the setting (every protocol, every k measured), each cell's
-  p-value Bonferroni-corrected over the looks of the sequential stop below;
+  pool) is rejected by Holm's step-down procedure at family-wise level ``invalid_level``
+  (0.001) over **every** null cell of the setting (every protocol, every k measured), each
+  cell's p-value Bonferroni-corrected over the looks of the sequential stop below;
 * **shown valid** at a k when the rate's one-sided upper confidence bound (Clopper-Pearson
-  at ``1 - level / looks``; for a real pool widened in quadrature by ``z * pool_sd``) is
-  <= ``alpha + tolerance`` (``--fpr-tolerance``, default ``alpha / 5``);
+  at ``1 - level / looks``, ``level`` 0.05; for a real pool widened in quadrature by
+  ``z * pool_sd``) is <= ``alpha + tolerance`` (``--fpr-tolerance``, default ``alpha / 5``);
+  a cell both shown valid and shown above alpha (a rate within the tolerance) is valid;
 * otherwise the cell is *borderline*: its simulations are doubled (``sims``, ``2 sims``,
   ``4 sims``, ... up to ``--max-sims``, default ``16 sims``), each added chunk being a cached
-  cell of its own random stream (named by the root seed and the look), until it is shown
-  valid, shown invalid, or the cap is reached: then it is **undecided (cap reached)**,
-  never "invalid".
+  cell of its own random stream (named by the root seed and the look, so the result depends
+  only on ``--seed``), until it is shown valid, shown invalid, or the cap is reached: then it
+  is **undecided (cap reached)**, never "invalid". Cells of declared pitfalls and of
+  protocols already surely invalid at another k are not extended.
 
 A protocol is recommended only if it is shown valid at every k measured.
 
-Error rates (exact binomial sums; :func:`error_rates` computes them for any setting):
+Error rates (bounds by exact binomial sums, :func:`error_rates`; alpha = 0.05, 2,000
+simulations at the first look, the default tolerance and cap, i.e. looks at 2,000, 4,000,
+8,000, 16,000 and 32,000 simulations):
 
 * a run calls *some* protocol invalid although every rate is <= alpha with probability
-  <= ``level`` (Holm; Bonferroni over the looks);
-* a cell whose true rate is ``alpha + tolerance`` or more is shown valid with probability
-  <= ``level`` (each look's bound at ``level / looks``), so a protocol at ``2 alpha`` is
-  shown valid at one k with probability < 1e-6 at 2,000 simulations and alpha = 0.05;
-* a cell whose true rate is exactly alpha reaches the cap undecided with probability
-  < 1e-9 at 2,000 simulations and the default cap (it is shown valid within the looks).
+  <= ``invalid_level`` = 0.001 (Holm; Bonferroni over the looks);
+* a cell whose true rate is ``alpha + tolerance`` (6%) or more is shown valid with
+  probability <= 0.047 (each look's bound at ``level / looks``); at ``2 alpha`` < 1e-17;
+* a cell whose true rate is exactly alpha ends undecided at the cap with probability
+  < 2e-8 (it is shown valid at the first look with probability 0.33, and takes about 5,000
+  simulations on average).
 """
 
 from __future__ import annotations
@@ -41,8 +45,11 @@ from scipy import stats
 
 from .grid.seeding import cell_seed
 
-#: family-wise level of "invalid", and per-cell error of "shown valid"
+#: per-cell error of "shown valid" (a cell at alpha + tolerance is shown valid at most this often)
 DEFAULT_LEVEL = 0.05
+#: family-wise level of "invalid": strict, since a borderline cell is extended instead (a
+#: protocol at 1.2 alpha is shown above alpha with p < 1e-15 by the cap)
+DEFAULT_INVALID_LEVEL = 0.001
 #: --max-sims is this many times --sims unless given
 MAX_SIMS_FACTOR = 16
 
@@ -72,7 +79,9 @@ class ValidityRule:
     max_sims : int
         Cap of the sequential stop (>= ``sims``).
     level : float
-        Family-wise level of "invalid" and per-cell error of "shown valid".
+        Per-cell error of "shown valid" (split over the looks).
+    invalid_level : float
+        Family-wise level of "invalid" (Holm over the family, Bonferroni over the looks).
     """
 
     alpha: float
@@ -80,14 +89,16 @@ class ValidityRule:
     sims: int
     max_sims: int
     level: float = DEFAULT_LEVEL
+    invalid_level: float = DEFAULT_INVALID_LEVEL
 
     @classmethod
-    def make(cls, alpha, sims, *, tolerance=None, max_sims=None, level=DEFAULT_LEVEL):
+    def make(cls, alpha, sims, *, tolerance=None, max_sims=None, level=DEFAULT_LEVEL,
+             invalid_level=DEFAULT_INVALID_LEVEL):
         """The rule with the documented defaults for ``None`` arguments."""
         tolerance = default_tolerance(alpha) if tolerance is None else float(tolerance)
         max_sims = default_max_sims(sims) if max_sims is None else int(max_sims)
         return cls(float(alpha), tolerance, int(sims), max(int(max_sims), int(sims)),
-                   float(level))
+                   float(level), float(invalid_level))
 
     @property
     def limit(self) -> float:
@@ -178,7 +189,7 @@ def judge(null: pd.DataFrame, rule: ValidityRule) -> pd.DataFrame:
     p_adj = np.minimum(1.0, rule.looks * p)
     upper = rule.upper(x, n, sd)
     valid = upper <= rule.limit + 1e-12
-    invalid = holm(p_adj, rule.level) & ~valid
+    invalid = holm(p_adj, rule.invalid_level) & ~valid
     state = np.where(valid, VALID, np.where(invalid, INVALID,
                                             np.where(n >= rule.max_sims, UNDECIDED, PENDING)))
     return null.assign(fpr_n=n, fpr_rate=x / n, fpr_upper=upper, fpr_p=p_adj, state=state)
@@ -186,7 +197,7 @@ def judge(null: pd.DataFrame, rule: ValidityRule) -> pd.DataFrame:
 
 def surely_invalid(judged: pd.DataFrame, rule: ValidityRule) -> pd.Series:
     """Cells Holm rejects whatever the others show (p below its strictest threshold)."""
-    return judged["fpr_p"] <= rule.level / max(1, len(judged))
+    return judged["fpr_p"] <= rule.invalid_level / max(1, len(judged))
 
 
 def chunk_seed(seed: int, look: int) -> int:
@@ -223,7 +234,8 @@ def fold(row: pd.Series, chunk, rule: ValidityRule) -> dict:
 
 
 def error_rates(alpha: float, sims: int, *, tolerance=None, max_sims=None,
-                level=DEFAULT_LEVEL, cells: int = 1) -> dict:
+                level=DEFAULT_LEVEL, invalid_level=DEFAULT_INVALID_LEVEL,
+                cells: int = 1) -> dict:
     """The rule's error rates at one cell, by exact binomial sums over its looks (looks
     treated as independent draws of their cumulative counts: an upper bound by Bonferroni).
 
@@ -236,7 +248,8 @@ def error_rates(alpha: float, sims: int, *, tolerance=None, max_sims=None,
         alpha + tolerance), ``valid_at_2alpha`` (same at 2 alpha), ``undecided_at_alpha``
         (reaching the cap undecided at rate alpha, bounded by failing the last look).
     """
-    rule = ValidityRule.make(alpha, sims, tolerance=tolerance, max_sims=max_sims, level=level)
+    rule = ValidityRule.make(alpha, sims, tolerance=tolerance, max_sims=max_sims, level=level,
+                             invalid_level=invalid_level)
 
     def p_valid(rate, n):
         x = np.arange(n + 1)
@@ -251,7 +264,8 @@ def error_rates(alpha: float, sims: int, *, tolerance=None, max_sims=None,
     looks = rule.schedule
     return dict(
         looks=rule.looks, schedule=looks,
-        false_invalid=min(1.0, sum(p_invalid(alpha, n, level / cells) for n in looks)),
+        false_invalid=min(1.0, sum(p_invalid(alpha, n, invalid_level / cells)
+                                   for n in looks)),
         first_look_valid_at_alpha=p_valid(alpha, looks[0]),
         valid_at_limit=min(1.0, sum(p_valid(rule.limit, n) for n in looks)),
         valid_at_2alpha=min(1.0, sum(p_valid(2 * alpha, n) for n in looks)),

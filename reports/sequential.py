@@ -16,6 +16,7 @@ import pandas as pd
 
 from evalcal_core.atomic import atomic_path, write_atomic
 from evalcal_core.cli import ArgumentParser, run_main
+from evalcal_core.outdir import locked_out, remove_stale
 from evalcal_core.params import parse_key_values
 from sim.generators import get as get_generator
 from sim.outputs import write_csv
@@ -156,9 +157,18 @@ def _summary(frame: pd.DataFrame) -> str:
                                 na_rep="-")
 
 
-def main(argv=None) -> int:
-    """Command line; returns the exit code (``ValueError`` is handled by the caller)."""
+#: files main() may write; those of an earlier run that this run does not write are removed
+KNOWN_OUTPUTS = ("sequential.csv", "sequential.png", "command.json")
+#: largest k_max (a typo such as --k 3 1000000000 must not start allocating)
+MAX_K = 10**4
 
+
+def main(argv=None) -> int:
+    """Command line; returns the exit code (``ValueError`` is handled by the caller).
+
+    Every argument is checked before ``--out`` is locked; the run then holds the lock while
+    it computes and writes, and removes outputs an earlier run left that it does not write.
+    """
     args = build_parser().parse_args(argv)
     k_min, k_top = args.k
     if args.sims < 1:
@@ -167,25 +177,31 @@ def main(argv=None) -> int:
         raise ValueError(f"--k K_MIN must be >= 2 (a t statistic needs two seeds); got {k_min}")
     if k_top < k_min:
         raise ValueError(f"--k needs K_MIN <= K_MAX; got {k_min} > {k_top}")
+    if k_top > MAX_K:
+        raise ValueError(f"--k K_MAX must be <= {MAX_K}; got {k_top}")
     if len(set(args.effects)) != len(args.effects):
         raise ValueError(f"--effects has a repeated value: {args.effects}")
     generator = get_generator(args.generator, **parse_key_values(args.param, "--param"))
-    frame = sequential_table(generator, args.protocol, k_min, range(k_min, k_top + 1),
-                             args.effects, args.sims, args.alpha, seed=args.seed,
-                             designs=args.designs)
-    write_csv(frame, args.out / "sequential.csv")
-    written = ["sequential.csv"]
-    write_atomic(args.out / "command.json", json.dumps(
-        {"argv": sys.argv[1:] if argv is None else list(argv)}) + "\n")
-    if not args.no_plot:
-        import matplotlib
+    with locked_out(args.out):
+        frame = sequential_table(generator, args.protocol, k_min, range(k_min, k_top + 1),
+                                 args.effects, args.sims, args.alpha, seed=args.seed,
+                                 designs=args.designs)
+        write_csv(frame, args.out / "sequential.csv")
+        written = ["sequential.csv"]
+        write_atomic(args.out / "command.json", json.dumps(
+            {"argv": sys.argv[1:] if argv is None else list(argv)}) + "\n")
+        if not args.no_plot:
+            import matplotlib
 
-        matplotlib.use("Agg")
-        plot_sequential(frame, args.out / "sequential.png")
-        written.append("sequential.png")
+            matplotlib.use("Agg")
+            plot_sequential(frame, args.out / "sequential.png")
+            written.append("sequential.png")
+        stale = remove_stale(args.out, KNOWN_OUTPUTS, written + ["command.json"])
     if not args.quiet:
         print(_summary(frame))
         print(f"\nwrote {args.out}/: {', '.join(written)}")
+        if stale:
+            print(f"removed {', '.join(stale)} of an earlier run with other settings")
     return 0
 
 

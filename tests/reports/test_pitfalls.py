@@ -33,10 +33,10 @@ from reports.pitfalls import (
     Settings,
     main,
     scan_pools,
-    section_family,
-    section_pairing,
-    section_single_run,
 )
+from reports.pitfalls.s1_single_run import section_single_run
+from reports.pitfalls.s2_pairing import section_pairing
+from reports.pitfalls.s7_many_variants import section_family
 from sim import calibrate as calibrate_cli
 from sim import generators
 from sim.grid import cell_deltas

@@ -28,6 +28,7 @@ from pathlib import Path
 
 from evalcal_core.atomic import write_atomic
 from evalcal_core.cli import ArgumentParser, run_main
+from evalcal_core.validate import Interval, validate
 from real_runs.manifest import pool_caveat
 
 from .._report_page import Section, page_html, page_markdown, write_pngs
@@ -119,13 +120,16 @@ def build_parser() -> argparse.ArgumentParser:
     return p
 
 
+#: what each option may be, checked once
+CONSTRAINTS = {
+    "--jobs": Interval("int", 1),
+    "--seed": Interval("int", 0, 2**63 - 1),
+    "--alpha": Interval("real", 0, 1, low_open=True, high_open=True),
+}
+
+
 def _settings(args) -> Settings:
-    if args.jobs < 1:
-        raise ValueError(f"--jobs must be >= 1; got {args.jobs}")
-    if args.seed < 0:
-        raise ValueError(f"--seed must be >= 0; got {args.seed}")
-    if not 0 < args.alpha < 1:
-        raise ValueError(f"--alpha must be in (0, 1); got {args.alpha}")
+    validate({"--jobs": args.jobs, "--seed": args.seed, "--alpha": args.alpha}, CONSTRAINTS)
     sizes = QUICK if args.quick else FULL
     return Settings(**sizes, seed=args.seed, jobs=args.jobs, pool=args.pool,
                     profile=args.profile, quick=args.quick, alpha=args.alpha)

@@ -387,10 +387,10 @@ def test_plot_with_one_effect(tmp_path, effects):
 
 
 @pytest.mark.parametrize("args, match", [
-    (["--k", "1", "5"], "--k K_MIN must be >= 2"),
+    (["--k", "1", "5"], "The '--k' option must be K_MIN >= 2"),
     (["--k", "6", "3"], "K_MIN <= K_MAX"),
-    (["--k", "3", "5", "--sims", "0"], "--sims must be >= 1"),
-    (["--k", "3", "1000000000"], "--k K_MAX must be <= 10000"),
+    (["--k", "3", "5", "--sims", "0"], "The '--sims' option must be an integer >= 1"),
+    (["--k", "3", "1000000000"], "K_MAX <= 10000. Got [3, 1000000000] instead."),
     (["--k", "3", "5", "--designs", "peek", "bogus"], "'designs' parameter"),
     (["--k", "3", "5", "--generator", "nope"], "'generator' parameter"),
 ])
@@ -413,8 +413,8 @@ def test_cli_bad_input_subprocess(tmp_path):
                            str(tmp_path)], capture_output=True, text=True)
     assert proc.returncode == 2
     lines = proc.stderr.strip().splitlines()
-    assert lines == ["python -m sim.sequential: error: --k K_MIN must be >= 2 (a t statistic "
-                     "needs two seeds); got 1"]
+    assert lines == ["python -m sim.sequential: error: The '--k' option must be K_MIN >= 2 (a t "
+                     "statistic needs two seeds). Got [1, 5] instead."]
 
 
 def test_cli_locks_out_and_removes_stale_outputs(tmp_path, capsys):

@@ -16,7 +16,10 @@ import pandas as pd
 
 from evalcal_core.atomic import atomic_path, write_atomic
 from evalcal_core.cli import ArgumentParser, run_main
+from evalcal_core.outdir import locked_out, remove_stale
 from evalcal_core.params import parse_key_values
+from evalcal_core.validate import AllOf, Interval, Rule, validate
+from sim.calibration import MAX_SIMS
 from sim.generators import get as get_generator
 from sim.outputs import write_csv
 from sim.sequential import DESIGNS, sequential_table
@@ -156,36 +159,53 @@ def _summary(frame: pd.DataFrame) -> str:
                                 na_rep="-")
 
 
+#: files main() may write; those of an earlier run that this run does not write are removed
+KNOWN_OUTPUTS = ("sequential.csv", "sequential.png", "command.json")
+#: largest k_max (a typo such as --k 3 1000000000 must not start allocating)
+MAX_K = 10**4
+#: what each option may be, checked once before anything runs
+CONSTRAINTS = {
+    "--k": AllOf(Rule(lambda k: k[0] >= 2, "K_MIN >= 2 (a t statistic needs two seeds)"),
+                 Rule(lambda k: k[0] <= k[1], "K_MIN K_MAX with K_MIN <= K_MAX"),
+                 Rule(lambda k: k[1] <= MAX_K, f"K_MIN K_MAX with K_MAX <= {MAX_K}")),
+    "--sims": Interval("int", 1, MAX_SIMS),
+    "--seed": Interval("int", 0, 2**63 - 1),
+    "--alpha": Interval("real", 0, 1, low_open=True, high_open=True),
+    "--effects": Rule(lambda e: len(set(e)) == len(e), "distinct values"),
+}
+
+
 def main(argv=None) -> int:
-    """Command line; returns the exit code (``ValueError`` is handled by the caller)."""
+    """Command line; returns the exit code (``ValueError`` is handled by the caller).
 
+    Every argument is checked before ``--out`` is locked; the run then holds the lock while
+    it computes and writes, and removes outputs an earlier run left that it does not write.
+    """
     args = build_parser().parse_args(argv)
+    validate({"--k": args.k, "--sims": args.sims, "--seed": args.seed, "--alpha": args.alpha,
+              "--effects": args.effects}, CONSTRAINTS)
     k_min, k_top = args.k
-    if args.sims < 1:
-        raise ValueError(f"--sims must be >= 1; got {args.sims}")
-    if k_min < 2:
-        raise ValueError(f"--k K_MIN must be >= 2 (a t statistic needs two seeds); got {k_min}")
-    if k_top < k_min:
-        raise ValueError(f"--k needs K_MIN <= K_MAX; got {k_min} > {k_top}")
-    if len(set(args.effects)) != len(args.effects):
-        raise ValueError(f"--effects has a repeated value: {args.effects}")
     generator = get_generator(args.generator, **parse_key_values(args.param, "--param"))
-    frame = sequential_table(generator, args.protocol, k_min, range(k_min, k_top + 1),
-                             args.effects, args.sims, args.alpha, seed=args.seed,
-                             designs=args.designs)
-    write_csv(frame, args.out / "sequential.csv")
-    written = ["sequential.csv"]
-    write_atomic(args.out / "command.json", json.dumps(
-        {"argv": sys.argv[1:] if argv is None else list(argv)}) + "\n")
-    if not args.no_plot:
-        import matplotlib
+    with locked_out(args.out):
+        frame = sequential_table(generator, args.protocol, k_min, range(k_min, k_top + 1),
+                                 args.effects, args.sims, args.alpha, seed=args.seed,
+                                 designs=args.designs)
+        write_csv(frame, args.out / "sequential.csv")
+        written = ["sequential.csv"]
+        write_atomic(args.out / "command.json", json.dumps(
+            {"argv": sys.argv[1:] if argv is None else list(argv)}) + "\n")
+        if not args.no_plot:
+            import matplotlib
 
-        matplotlib.use("Agg")
-        plot_sequential(frame, args.out / "sequential.png")
-        written.append("sequential.png")
+            matplotlib.use("Agg")
+            plot_sequential(frame, args.out / "sequential.png")
+            written.append("sequential.png")
+        stale = remove_stale(args.out, KNOWN_OUTPUTS, written + ["command.json"])
     if not args.quiet:
         print(_summary(frame))
         print(f"\nwrote {args.out}/: {', '.join(written)}")
+        if stale:
+            print(f"removed {', '.join(stale)} of an earlier run with other settings")
     return 0
 
 

@@ -20,7 +20,18 @@ from pathlib import Path
 import pandas as pd
 
 from evalcal_core.params import parse_key_values
-from evalcal_core.validate import check_alpha, check_int, check_number, fail
+from evalcal_core.validate import (
+    AllOf,
+    AnyOf,
+    Each,
+    Interval,
+    Optional,
+    Options,
+    Requires,
+    Rule,
+    check_requires,
+    validate,
+)
 
 from . import generators
 from .budget import DEFAULT_K_MAX, search_budget, seed_budget
@@ -154,41 +165,47 @@ def _text(value) -> str:
     return f"{value:g}" if isinstance(value, float) else str(value)
 
 
+#: what each option may be (validated once, when a config is built; :func:`_constraints`
+#: adds the bounds that depend on other options)
+CONSTRAINTS = {
+    "--k": AllOf(Rule(lambda k: len(k) in (1, 2), "one integer, or MIN MAX"),
+                 Each(Interval("int", 1, MAX_K)),
+                 Rule(lambda k: k[0] <= k[-1], "MIN MAX with MIN <= MAX")),
+    "--sims": Interval("int", 1, MAX_SIMS),
+    "--jobs": Interval("int", 1, MAX_JOBS),
+    "--alpha": Interval("real", 0, 1, low_open=True, high_open=True),
+    "--seed": Interval("int", 0, 2**63 - 1),
+    "--effects": Optional(Rule(lambda e: len(set(e)) == len(e), "distinct values")),
+    "--target-power": Interval("real", 0, 1, low_open=True, high_open=True),
+    "--pool-reps": AnyOf(Options((0,), "0 (off)"), Interval("int", 2)),
+    "--assurance": Interval("real", 0, 1, low_open=True, high_open=True),
+    "--metric-range": Optional(AllOf(Rule(lambda r: len(r) == 2, "two numbers LOW HIGH"),
+                                     Each(Interval("real")),
+                                     Rule(lambda r: r[0] < r[-1], "LOW < HIGH"))),
+}
+#: options that only make sense with another
+REQUIRES = (
+    Requires("--scheduler", lambda c: c.scheduler, "--backend dask",
+             lambda c: c.backend == "dask"),
+    Requires("--percent", lambda c: c.percent, "--from-pilot", lambda c: c.from_pilot,
+             why="describes a pilot's scores"),
+)
+
+
+def _constraints(c: CalibrationConfig) -> dict:
+    """The bounds that depend on other options: --fpr-tolerance on --alpha, --k-max on --k,
+    --max-sims on --sims."""
+    return {"--fpr-tolerance": Optional(Interval("real", 0, 1 - c.alpha)),
+            "--k-max": Interval("int", c.k[-1]),
+            "--max-sims": Optional(Interval("int", c.sims, MAX_SIMS))}
+
+
 def _validate(c: CalibrationConfig) -> None:
-    """Every check that needs no generator, in the order the options are documented."""
-    if len(c.k) not in (1, 2):
-        raise ValueError(f"--k takes one integer or MIN MAX; got {len(c.k)} values")
-    low, high = c.k[0], c.k[-1]
-    if low < 1:
-        raise ValueError(f"--k must be >= 1; got {low}")
-    if high > MAX_K:
-        raise ValueError(f"--k must be <= {MAX_K}; got {high}")
-    if low > high:
-        raise ValueError(f"--k MIN MAX needs MIN <= MAX; got {low} > {high}")
-    check_int(c.sims, "--sims", low=1, high=MAX_SIMS)
-    check_int(c.jobs, "--jobs", low=1, high=MAX_JOBS)
-    check_alpha(c.alpha, "--alpha")
-    check_int(c.seed, "--seed", low=0, high=2**63 - 1)
-    if c.scheduler and c.backend != "dask":
-        raise ValueError("--scheduler goes with --backend dask")
-    if c.effects is not None and len(set(c.effects)) != len(c.effects):
-        raise ValueError(f"--effects has a repeated value: {list(c.effects)}")
-    check_number(c.target_power, "--target-power", low=0, high=1, low_open=True,
-                 high_open=True)
-    if c.fpr_tolerance is not None:
-        check_number(c.fpr_tolerance, "--fpr-tolerance", low=0, high=1 - c.alpha)
-    if c.max_sims is not None:
-        check_int(c.max_sims, "--max-sims", low=c.sims, high=MAX_SIMS)
-    check_number(c.assurance, "--assurance", low=0, high=1, low_open=True, high_open=True)
-    if c.metric_range is not None:
-        if len(c.metric_range) != 2 or not c.metric_range[0] < c.metric_range[1]:
-            raise fail("--metric-range", "two numbers LOW < HIGH", list(c.metric_range))
-    check_int(c.pool_reps, "--pool-reps", low=0)
-    if c.pool_reps == 1:
-        raise fail("--pool-reps", "0 (off) or an integer >= 2", c.pool_reps)
-    if c.percent and not c.from_pilot:
-        raise ValueError("--percent describes a pilot's scores; it goes with --from-pilot")
-    check_int(c.k_max, "--k-max", low=high)
+    """Every check that needs no generator, in the order of the tables."""
+    values = {f.metadata["option"]: getattr(c, f.name) for f in fields(c)}
+    validate(values, CONSTRAINTS)
+    check_requires(c, REQUIRES)
+    validate(values, _constraints(c))
     c.generator_params  # noqa: B018  (parsed once here: a bad KEY=VALUE fails now)
     c.protocol_param_values  # noqa: B018
 

@@ -33,10 +33,10 @@ from reports.pitfalls import (
     Settings,
     main,
     scan_pools,
-    section_family,
-    section_pairing,
-    section_single_run,
 )
+from reports.pitfalls.s1_single_run import section_single_run
+from reports.pitfalls.s2_pairing import section_pairing
+from reports.pitfalls.s7_many_variants import section_family
 from sim import calibrate as calibrate_cli
 from sim import generators
 from sim.grid import cell_deltas
@@ -277,7 +277,8 @@ def test_cli_error_is_one_line_exit_2():
                           capture_output=True, text=True, timeout=120)
     assert proc.returncode == 2
     assert proc.stderr.strip().splitlines() == [
-        "python -m reports.pitfalls: error: --jobs must be >= 1; got 0"]
+        "python -m reports.pitfalls: error: The '--jobs' option must be an integer >= 1. "
+        "Got 0 instead."]
 
 
 @needs_chromium

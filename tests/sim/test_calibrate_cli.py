@@ -140,7 +140,7 @@ def test_from_pilot_per_question(tmp_path, capsys):
 
 
 @pytest.mark.parametrize("args, message", [
-    (["--k", "0"], "--k must be >= 1"),
+    (["--k", "0"], "'--k' option must be .*an integer >= 1"),
     (["--k", "5", "3"], "MIN <= MAX"),
     (["--k", "3", "--protocols", "nope"], "'name'.*'nope'"),
     (["--k", "3", "--param", "bogus=1"], "no parameter 'bogus'"),

@@ -29,7 +29,7 @@ def test_the_config_is_frozen_and_validated_when_built():
         config.sims = 5
     with pytest.raises(ValueError, match="'--sims' option must be an integer >= 1"):
         CalibrationConfig(k=(3,), sims=0)
-    with pytest.raises(ValueError, match="--k MIN MAX needs MIN <= MAX"):
+    with pytest.raises(ValueError, match="MIN MAX with MIN <= MAX"):
         CalibrationConfig(k=(5, 3))
     with pytest.raises(ValueError, match="--protocol-param"):
         CalibrationConfig(k=(3,), protocol_params=("B",))

@@ -2,7 +2,7 @@
 
 "How small a gain can 5 seeds see?" For every recommended protocol (the rule of
 :mod:`sim.budget`) and every requested k, the effect is searched on a geometric grid
-(``effect_pp = 0.01 * 2 ** (j / 8)``, about 9% steps, rounded to 3 significant digits), with
+(``effect_pp = 0.01 * 2 ** (j / 36)``, 1.94% steps, rounded to 5 significant digits), with
 the driver :func:`sim.solve.solve` (its effect axis): start near 1 pp, double until power >= target,
 bisect to neighbouring grid points, then walk to the effects whose Wilson intervals exclude
 the target. Only generators whose effect is continuous (``generator.fixed_effect() is

@@ -10,7 +10,7 @@ are computed together (in parallel, through the cache), and it stops when no cur
 more. The search is stateless: a resumed run takes the same path.
 
 Axes: k itself (doubling while nothing reaches the target), or an index ``j`` into the
-geometric effect grid ``effect_pp = 0.01 * 2 ** (j / 8)`` (about 9% steps, rounded to 3
+geometric effect grid ``effect_pp = 0.01 * 2 ** (j / 36)`` (1.94% steps, rounded to 5
 significant digits; stepping up doubles the effect, starting near 1 pp).
 """
 
@@ -25,8 +25,9 @@ import pandas as pd
 from .grid import CellRequest
 from .search import Crossing, Point, crossing, next_index
 
-#: grid points per doubling of the effect
-STEPS_PER_DOUBLING = 8
+#: grid points per doubling of the effect: neighbours 2 ** (1 / 36) - 1 = 1.94% apart, so
+#: the bisection ends at a relative width <= 2% (the minimum detectable effect's precision)
+STEPS_PER_DOUBLING = 36
 #: smallest grid effect (pp)
 GRID_START_PP = 0.01
 #: largest effect searched (pp)
@@ -40,11 +41,13 @@ MAX_ROUNDS = 100
 def grid_effect(j: int) -> float:
     """Effect (pp) of grid index ``j``."""
     x = GRID_START_PP * 2 ** (j / STEPS_PER_DOUBLING)
-    return float(f"{x:.3g}")
+    # 5 significant digits: rounding moves a point by <= 0.005%, far below the 1.94% steps
+    return float(f"{x:.5g}")
 
 
 #: grid effect (pp) -> its index
-_GRID_INDEX = {grid_effect(j): j for j in range(0, 200)}
+_GRID_INDEX = {grid_effect(j): j for j in range(
+    0, int(STEPS_PER_DOUBLING * math.log2(GRID_MAX_PP / GRID_START_PP)) + 2)}
 #: grid index where the effect search starts
 START_INDEX = int(round(STEPS_PER_DOUBLING * math.log2(START_PP / GRID_START_PP)))
 

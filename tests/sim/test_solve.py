@@ -48,7 +48,7 @@ def test_solve_for_the_effect():
     """Power 1 - exp(-effect): the smallest grid effect with power >= 0.8 is the first grid
     point at or above ln 5 = 1.609 pp."""
     run, _ = _run_with(lambda k, e: 1 - math.exp(-e))
-    curve = Curve(G, "p", "", 0.8, cap=120, k=5)
+    curve = Curve(G, "p", "", 0.8, cap=400, k=5)  # index 400: 0.01 * 2 ** (400 / 36) pp
     found = solve([curve], EMPTY, run=run)
     at = grid_effect(curve.crossing(found).at)
     assert at >= math.log(5) > grid_effect(curve.crossing(found).at - 1)

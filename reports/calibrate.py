@@ -167,8 +167,10 @@ def write_outputs(result: CalibrationResult, config: CalibrationConfig, argv) ->
     if not config.quiet:
         print(summary_table(grid, result.budget, result.mde))
         if result.pools is not None:
-            print("\nreal pools: true effect and pairing correlation of per-seed accuracies")
-            shown = result.pools.drop(columns="warning")
+            print("\nreal pools: true effect and pairing correlation of per-seed metrics")
+            # a column that is NaN for every pool (the pp columns of a non-fraction metric,
+            # the metric-unit ones of accuracies) is left out of the printout
+            shown = result.pools.drop(columns="warning").dropna(axis=1, how="all")
             print(shown.to_string(index=False, float_format=lambda x: f"{x:.3f}"))
         print(f"\nwrote {out}/: {', '.join(written)}")
         if stale:

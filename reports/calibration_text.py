@@ -6,7 +6,7 @@ import pandas as pd
 
 import protocols
 
-from .words import setting_words
+from .words import effect_words, setting_words
 from .words import short_label as _short_label
 
 
@@ -26,8 +26,9 @@ def summary_table(calibration: pd.DataFrame, budget: pd.DataFrame,
                                                       sort=True):
         what = "false-positive rate" if effect == 0 else "power"
         prefix = f"{_short_label(params)}: " if several else ""
-        lines.append(f"{prefix}effect {effect:.3g} pp: {what} (%) ± the larger side of its "
-                     f"95% Wilson interval, {int(part['sims'].iloc[0])} simulations per cell")
+        lines.append(f"{prefix}effect {effect_words(params, effect)}: {what} (%) ± the larger "
+                     f"side of its 95% Wilson interval, {int(part['sims'].iloc[0])} "
+                     f"simulations per cell")
         for honest, title in ((True, "honest protocols"),
                               (False, "pitfalls (shown for teaching; do not report them)")):
             names = [n for n in sorted(part["protocol"].unique())
@@ -48,7 +49,8 @@ def summary_table(calibration: pd.DataFrame, budget: pd.DataFrame,
         target = float(budget["target_power"].iloc[0])
         lines.append(f"seed budget: smallest k with power >= {100 * target:.0f}% "
                      f"(MC range: the k over which the power's 95% interval straddles it)")
-        shown = budget.assign(effect_pp=budget["effect_pp"].map(lambda x: f"{x:.3g} pp"),
+        shown = budget.assign(effect_pp=[effect_words(p, x) for p, x in
+                                         zip(budget["generator_params"], budget["effect_pp"])],
                               k_needed=[_k_range(r) for r in budget.itertuples()])
         columns = ["protocol", "effect_pp", "k_needed", "k_power_80", "k_power_90"]
         if several:

@@ -16,6 +16,17 @@ def short_label(params: str) -> str:
     return params
 
 
+def effect_words(params: str, effect_pp: float) -> str:
+    """An effect in the setting's units: ``1 pp``, or for a CSV pool with a declared
+    metric range (``metric_low``/``metric_high``) ``+1.32 (score in [0, 1000])``: the
+    frame's ``effect_pp`` is 100 times the delta in the scores' units."""
+    fields = decode(params)
+    if "metric_low" in fields and "metric_high" in fields:
+        return (f"{effect_pp / 100:+.4g} (score in [{float(fields['metric_low']):g}, "
+                f"{float(fields['metric_high']):g}])")
+    return f"{effect_pp:.3g} pp"
+
+
 _WORDS = {
     "mu": lambda v: f"mean accuracy {100 * v:g}%",
     "sigma": lambda v: f"σ = {100 * v:g} pp per seed",

@@ -187,8 +187,12 @@ CONSTRAINTS = {
 REQUIRES = (
     Requires("--scheduler", lambda c: c.scheduler, "--backend dask",
              lambda c: c.backend == "dask"),
-    Requires("--percent", lambda c: c.percent, "--from-pilot", lambda c: c.from_pilot,
-             why="describes a pilot's scores"),
+    Requires("--percent", lambda c: c.percent, "--from-pilot or a CSV pool (--param csv=PATH)",
+             lambda c: c.from_pilot or "csv" in c.generator_params,
+             why="describes a pilot's or a CSV pool's scores"),
+    Requires("--metric-range", lambda c: c.metric_range is not None,
+             "a CSV pool (--param csv=PATH)", lambda c: "csv" in c.generator_params,
+             why="describes a CSV pool's metric"),
 )
 
 
@@ -258,7 +262,14 @@ def _generators(c: CalibrationConfig):
         if not c.quiet:
             print(fit.text + " (calibrated alongside the requested effects)")
         return [generator], fit.observed_effect_pp
-    return generators.expand(c.generator, c.generator_params), None
+    params = dict(c.generator_params)
+    if "csv" in params:
+        # A CSV pool's metric, declared as for protocols.evaluate (--percent, --metric-range).
+        if c.percent:
+            params["percent"] = True
+        if c.metric_range is not None:
+            params["metric_low"], params["metric_high"] = c.metric_range
+    return generators.expand(c.generator, params), None
 
 
 def _effects(generator, requested, observed=None):

@@ -40,9 +40,10 @@ from .grid import (
     DEFAULT_REPLICATES,
     DEFAULT_REPS,
     applicable_protocols,
-    calibrate,
+    check_grid,
     check_memory,
     chunk_size,
+    grid_requests,
     run_cells,
 )
 from .mde import check_searchable, search_mde
@@ -224,6 +225,8 @@ class CalibrationPlan:
     effects: dict
     #: ``describe()`` -> largest k of the seed-budget search
     caps: dict
+    #: ``describe()`` -> the protocols selected (:func:`sim.grid.applicable_protocols`)
+    protocols: dict
 
 
 def plan_calibration(config: CalibrationConfig) -> CalibrationPlan:
@@ -240,11 +243,14 @@ def plan_calibration(config: CalibrationConfig) -> CalibrationPlan:
         check_memory(generator, k, chunk_size(generator, k))
     caps = {g.describe(): _k_cap(g, config) for g in chosen}
     effects = {g.describe(): _effects(g, config.effects, observed) for g in chosen}
+    selected = {}
     for generator in chosen:
+        check_grid(generator, config.ks, effects[generator.describe()])
         # the protocol selection and --protocol-param are checked here, before any lock
-        applicable_protocols(generator, config.ks, config.protocols,
-                             config.protocol_param_values, config.replicates)
-    return CalibrationPlan(config, tuple(chosen), effects, caps)
+        selected[generator.describe()] = applicable_protocols(
+            generator, config.ks, config.protocols, config.protocol_param_values,
+            config.replicates)
+    return CalibrationPlan(config, tuple(chosen), effects, caps, selected)
 
 
 def _generators(c: CalibrationConfig):
@@ -361,11 +367,9 @@ def _common(c: CalibrationConfig) -> dict:
 def calibrate_grid(plan: CalibrationPlan, generator) -> pd.DataFrame:
     """The requested (k, effect) grid of one generator of ``plan`` (rows of
     ``calibration.csv``)."""
-    c = plan.config
-    return calibrate(generator, c.ks, plan.effects[generator.describe()],
-                     protocol_names=None if c.protocols is None else list(c.protocols),
-                     protocol_params=c.protocol_param_values, replicates=c.replicates,
-                     pool_reps=c.pool_reps, **_common(c))
+    c, key = plan.config, generator.describe()
+    requests = grid_requests(generator, c.ks, plan.effects[key], plan.protocols[key])
+    return run_cells(requests, pool_reps=c.pool_reps, **_common(c))
 
 
 def run_calibration(config: CalibrationConfig,

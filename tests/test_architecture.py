@@ -22,7 +22,7 @@ FORBIDDEN = {
     "evalcal_core": {"protocols", "sim", "real_runs", "reports", "torch", "torchvision"},
     "protocols": {"sim", "real_runs", "reports", "torch", "torchvision"},
     "sim.generators": {"protocols", "reports", "torch", "torchvision"},
-    "sim": {"reports", "torch", "torchvision"},
+    "sim": {"reports", "torch", "torchvision", "matplotlib"},
     "real_runs": {"sim", "protocols", "reports"},
     "reports": {"torch", "torchvision"},
 }
@@ -104,6 +104,7 @@ def test_every_module_respects_the_layers():
     ("sim.generators.new", "from ...protocols import get", "sim.generators.new imports protocols"),
     ("evalcal_core.x", "import real_runs.store", "evalcal_core.x imports real_runs"),
     ("sim.outputs", "def f():\n    import torch\n", "sim.outputs imports torch"),
+    ("sim.budget", "def f():\n    import matplotlib.pyplot\n", "sim.budget imports matplotlib"),
     ("real_runs.store", "import torch", "real_runs.store imports torch outside the training "
                                         "modules"),
     ("real_runs.store", "from sim.cells import draw_cell", "real_runs.store imports sim"),

@@ -26,11 +26,19 @@ from .cells import (
 from .execute import CellRequest
 from .parallel import BACKENDS
 from .pool import DEFAULT_REPS
-from .runner import DEFAULT_REPLICATES, applicable_protocols, calibrate, run_cells
+from .runner import (
+    DEFAULT_REPLICATES,
+    applicable_protocols,
+    calibrate,
+    check_grid,
+    grid_requests,
+    run_cells,
+)
 from .seeding import cell_seed
 from .task import run_task, wilson
 
 __all__ = ["BACKENDS", "BYTES_PER_SCORE", "DEFAULT_REPLICATES", "DEFAULT_REPS", "CacheWarning",
            "CellCache", "CellRequest", "CellResult", "CellSpec", "applicable_protocols",
-           "calibrate", "cell_deltas", "cell_seed", "check_memory", "chunk_size", "data_rng",
-           "draw_cell", "protocol_rng", "run_cells", "run_task", "wilson"]
+           "calibrate", "cell_deltas", "cell_seed", "check_grid", "check_memory", "chunk_size",
+           "data_rng", "draw_cell", "grid_requests", "protocol_rng", "run_cells", "run_task",
+           "wilson"]

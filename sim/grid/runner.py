@@ -112,25 +112,35 @@ def calibrate(generator, ks, effects_pp, *, protocol_names=None, protocol_params
         (the setting whose effect-0 rows validate these) and ``pool_low``, ``pool_high``,
         ``pool_sd`` (fractions; NaN for synthetic generators).
     """
+    check_grid(generator, ks, effects_pp)
+    chosen = applicable_protocols(generator, ks, protocol_names, protocol_params, replicates)
+    return run_cells(grid_requests(generator, ks, effects_pp, chosen), sims=sims, alpha=alpha,
+                     seed=seed, jobs=jobs, backend=backend, scheduler=scheduler, out=out,
+                     progress=progress, pool_reps=pool_reps)
+
+
+def check_grid(generator, ks, effects_pp) -> None:
+    """``ValueError`` unless ``generator`` can simulate every effect (pp) and the largest k."""
     for effect in effects_pp:
         generator.check_effect(effect / 100.0)
     max_k = generator.max_k
     if max_k is not None and max(ks) > max_k:
         raise ValueError(f"--k {max(ks)} exceeds the {max_k} seeds that generator "
                          f"{generator.name} can draw ({generator.describe()})")
-    chosen = applicable_protocols(generator, ks, protocol_names, protocol_params, replicates)
-    requests = [CellRequest(generator, name, params, int(k), float(effect))
-                for k in ks for effect in effects_pp
-                for name, (protocol, params) in chosen.items()
-                if protocol.applicable(k, generator.n, generator.binary) is None]
-    return run_cells(requests, sims=sims, alpha=alpha, seed=seed, jobs=jobs,
-                        backend=backend, scheduler=scheduler, out=out, progress=progress,
-                        pool_reps=pool_reps)
+
+
+def grid_requests(generator, ks, effects_pp, chosen) -> list[CellRequest]:
+    """The cells of the (k, effect) grid for the ``chosen`` protocols
+    (:func:`applicable_protocols`), each protocol at the k it can run at."""
+    return [CellRequest(generator, name, params, int(k), float(effect))
+            for k in ks for effect in effects_pp
+            for name, (protocol, params) in chosen.items()
+            if protocol.applicable(k, generator.n, generator.binary) is None]
 
 
 def run_cells(requests, *, sims=2000, alpha=0.05, seed=0, jobs=1, backend="loky",
-                 scheduler=None, out=None, progress=True, pool_reps=0,
-                 desc="calibrating") -> pd.DataFrame:
+              scheduler=None, out=None, progress=True, pool_reps=0,
+              desc="calibrating") -> pd.DataFrame:
     """Rows (a ``calibrate`` frame) of any set of cells, computed or read from the cache.
 
     Cells of one (generator, k, effect) are drawn once for all their protocols. Real-pool

@@ -93,6 +93,12 @@ def build_parser() -> ArgumentParser:
     p.add_argument("--mde", action="store_true",
                    help="also search the minimum detectable effect of every k (mde.csv); "
                         "generators with a continuous effect only")
+    p.add_argument("--pool-method", choices=("jackknife", "projection", "halves"),
+                   default="jackknife",
+                   help="real pools: how pool_low/pool_high get the pool-sampling error: "
+                        "'jackknife' (delete-one-seed jackknife over the seeds each experiment "
+                        "drew; no extra cells), 'projection' (Hoeffding's first-order term), "
+                        "'halves' (the older --pool-reps half-sample replicates, 6x the cost)")
     p.add_argument("--max-sims", type=int, default=None, metavar="N",
                    help="cap of the validity rule's sequential stop: a borderline null cell's "
                         "simulations are doubled up to N (default 16 x --sims)")

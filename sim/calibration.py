@@ -46,6 +46,7 @@ from .grid import (
     grid_requests,
     run_cells,
 )
+from .grid.runner import DEFAULT_POOL_METHOD, POOL_METHODS
 from .mde import check_searchable, search_mde
 from .pilot import generator_from_pilot
 from .pool_summary import fit_check, pool_summary
@@ -97,6 +98,7 @@ class CalibrationConfig:
     percent: bool = _option("--percent", False)
     allow_large_k: bool = _option("--allow-large-k", False)
     pool_reps: int = _option("--pool-reps", DEFAULT_REPS)
+    pool_method: str = _option("--pool-method", DEFAULT_POOL_METHOD)
     replicates: str = _option("--replicates", DEFAULT_REPLICATES)
     check_fit: bool = _option("--check-fit", False)
     plot: bool = _option("--no-plot", True, argv=False)
@@ -119,6 +121,7 @@ class CalibrationConfig:
             percent=args.percent, allow_large_k=args.allow_large_k, pool_reps=args.pool_reps,
             replicates=args.replicates, check_fit=args.check_fit, plot=not args.no_plot,
             quiet=args.quiet, max_sims=getattr(args, "max_sims", None),
+            pool_method=getattr(args, "pool_method", DEFAULT_POOL_METHOD),
             assurance=getattr(args, "assurance", 0.8),
             metric_range=None if getattr(args, "metric_range", None) is None
             else tuple(args.metric_range))
@@ -179,6 +182,7 @@ CONSTRAINTS = {
     "--effects": Optional(Rule(lambda e: len(set(e)) == len(e), "distinct values")),
     "--target-power": Interval("real", 0, 1, low_open=True, high_open=True),
     "--pool-reps": AnyOf(Options((0,), "0 (off)"), Interval("int", 2)),
+    "--pool-method": Options(POOL_METHODS),
     "--assurance": Interval("real", 0, 1, low_open=True, high_open=True),
     "--metric-range": Optional(AllOf(Rule(lambda r: len(r) == 2, "two numbers LOW HIGH"),
                                      Each(Interval("real")),
@@ -369,7 +373,7 @@ def calibrate_grid(plan: CalibrationPlan, generator) -> pd.DataFrame:
     ``calibration.csv``)."""
     c, key = plan.config, generator.describe()
     requests = grid_requests(generator, c.ks, plan.effects[key], plan.protocols[key])
-    return run_cells(requests, pool_reps=c.pool_reps, **_common(c))
+    return run_cells(requests, pool_reps=c.pool_reps, pool_method=c.pool_method, **_common(c))
 
 
 def run_calibration(config: CalibrationConfig,
@@ -385,7 +389,7 @@ def run_calibration(config: CalibrationConfig,
     """
     plan = plan_calibration(config) if plan is None else plan
     c = config
-    common = {**_common(c), "pool_reps": c.pool_reps}
+    common = {**_common(c), "pool_reps": c.pool_reps, "pool_method": c.pool_method}
     frames, fits = [], []
     for generator in plan.generators:
         frame = calibrate_grid(plan, generator)

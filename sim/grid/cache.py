@@ -52,6 +52,9 @@ class CellResult(CellSpec):
     rate_high: float
     wrong_sign: int
     median_ci_width_pp: float
+    #: a real pool's per-seed tallies (:func:`sim.grid.pool_seeds.encode_counts`; '' for a
+    #: synthetic generator, or a row cached before they were kept)
+    seed_counts: str = ""
 
 
 # --------------------------------------------------------------------------------------------
@@ -119,7 +122,9 @@ _TYPES = {"generator": str, "generator_params": str, "protocol": str, "protocol_
           "data_digest": str, "k": int, "sims": int, "seed": int, "chunk": int,
           "rejections": int, "wrong_sign": int, "effect_pp": float, "alpha": float,
           "rate": float, "rate_low": float, "rate_high": float,
-          "median_ci_width_pp": float}
+          "median_ci_width_pp": float, "seed_counts": str}
+#: fields a cached row may lack (written before they existed): their defaults
+_OPTIONAL = {"seed_counts": ""}
 
 
 def _invalid(data) -> str | None:
@@ -127,6 +132,8 @@ def _invalid(data) -> str | None:
     if not isinstance(data, dict):
         return "not a JSON object"
     fields = set(CellResult.__dataclass_fields__)
+    for name, default in _OPTIONAL.items():
+        data.setdefault(name, default)
     if set(data) != fields:
         missing, extra = sorted(fields - set(data)), sorted(set(data) - fields)
         return "of another schema (" + "; ".join(

@@ -53,6 +53,8 @@ def execute(requests, *, sims, alpha, seed, jobs, backend, scheduler, out, progr
             continue
         seen.add(spec)
         cached = cache.get(spec) if cache else None
+        if cached is not None and g.from_pool and not cached.seed_counts:
+            cached = None  # a real-pool row cached before its seed tallies were kept
         if cached is not None:
             results.append(cached)
         else:

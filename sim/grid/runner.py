@@ -13,6 +13,8 @@ from evalcal_core.params import encode
 from .cache import CellResult
 from .execute import CellRequest, execute
 from .pool import add_pool_columns
+from .pool_seeds import DEFAULT_METHOD as DEFAULT_POOL_METHOD
+from .pool_seeds import add_seed_pool_columns
 
 #: how calibration draws the z-bootstrap protocols' replicates (``--replicates``)
 DEFAULT_REPLICATES = "summary"
@@ -72,7 +74,8 @@ def applicable_protocols(generator, ks, names=None, protocol_params=None,
 def calibrate(generator, ks, effects_pp, *, protocol_names=None, protocol_params=None,
               sims=2000, alpha=0.05, seed=0, jobs=1, backend="loky", scheduler=None,
               out=None, progress=True, pool_reps=0,
-              replicates=DEFAULT_REPLICATES) -> pd.DataFrame:
+              replicates=DEFAULT_REPLICATES,
+              pool_method=DEFAULT_POOL_METHOD) -> pd.DataFrame:
     """Rejection rates of protocols on a (k, effect) grid of one generator.
 
     Parameters
@@ -116,7 +119,7 @@ def calibrate(generator, ks, effects_pp, *, protocol_names=None, protocol_params
     chosen = applicable_protocols(generator, ks, protocol_names, protocol_params, replicates)
     return run_cells(grid_requests(generator, ks, effects_pp, chosen), sims=sims, alpha=alpha,
                      seed=seed, jobs=jobs, backend=backend, scheduler=scheduler, out=out,
-                     progress=progress, pool_reps=pool_reps)
+                     progress=progress, pool_reps=pool_reps, pool_method=pool_method)
 
 
 def check_grid(generator, ks, effects_pp) -> None:
@@ -140,12 +143,14 @@ def grid_requests(generator, ks, effects_pp, chosen) -> list[CellRequest]:
 
 def run_cells(requests, *, sims=2000, alpha=0.05, seed=0, jobs=1, backend="loky",
               scheduler=None, out=None, progress=True, pool_reps=0,
-              desc="calibrating") -> pd.DataFrame:
+              desc="calibrating", pool_method=DEFAULT_POOL_METHOD) -> pd.DataFrame:
     """Rows (a ``calibrate`` frame) of any set of cells, computed or read from the cache.
 
     Cells of one (generator, k, effect) are drawn once for all their protocols. Real-pool
-    rows get their pool-sampling interval when ``pool_reps > 0``
-    (:func:`sim.grid.pool.add_pool_columns`). This is what the seed-budget and the
+    rows get their pool-sampling interval: from the seeds their own experiments drew
+    (``pool_method`` 'jackknife' or 'projection', :mod:`sim.grid.pool_seeds`; no extra
+    cells), or with 'halves' from ``pool_reps`` half-sample replicates when ``pool_reps >
+    0`` (:func:`sim.grid.pool.add_pool_columns`). This is what the seed-budget and the
     minimum-detectable-effect searches call for the extra cells they need.
     """
     rows = execute(requests, sims=sims, alpha=alpha, seed=seed, jobs=jobs, backend=backend,
@@ -154,11 +159,16 @@ def run_cells(requests, *, sims=2000, alpha=0.05, seed=0, jobs=1, backend="loky"
     # The setting whose effect-0 rows validate these (a real pool's: its dataset's null pool).
     nulls = {g.describe(): g.null_setting() for g in {r.generator for r in requests}}
     frame["null_params"] = frame["generator_params"].map(nulls)
-    frame = add_pool_columns(frame, requests, pool_reps, sims=sims, alpha=alpha, seed=seed,
-                             jobs=jobs, backend=backend, scheduler=scheduler, out=out,
-                             progress=progress)
+    if pool_method == "halves":
+        frame = add_pool_columns(frame.drop(columns="seed_counts"), requests, pool_reps,
+                                 sims=sims, alpha=alpha, seed=seed, jobs=jobs, backend=backend,
+                                 scheduler=scheduler, out=out, progress=progress)
+    else:
+        frame = add_seed_pool_columns(frame, requests, method=pool_method)
     return frame.sort_values(["generator_params", "protocol", "k", "effect_pp"],
                              kind="stable", ignore_index=True)
 
 
 _COLUMNS = list(CellResult.__dataclass_fields__)
+#: how real-pool rows get their pool-sampling interval (``--pool-method``)
+POOL_METHODS = ("jackknife", "projection", "halves")

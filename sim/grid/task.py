@@ -13,6 +13,7 @@ from evalcal_core.params import decode
 
 from .cache import CellResult, CellSpec
 from .cells import draw_cell, protocol_rng
+from .pool_seeds import encode_counts, seed_tallies
 
 
 def wilson(count, total, alpha=0.05):
@@ -24,16 +25,13 @@ def wilson(count, total, alpha=0.05):
     return low, high
 
 
-def _tally(spec: CellSpec, significant, estimate, width) -> CellResult:
+def _tally(spec: CellSpec, significant, estimate, width, seed_counts: str = "") -> CellResult:
+    hits = _hits(spec, significant, estimate)
     if spec.effect_pp > 0:
-        hits = significant & (estimate > 0)
         wrong = significant & (estimate < 0)
     elif spec.effect_pp < 0:
-        hits = significant & (estimate < 0)
         wrong = significant & (estimate > 0)
     else:
-        # Under the null every rejection is a false positive, whatever its sign.
-        hits = significant
         wrong = np.zeros_like(significant)
     rejections = int(hits.sum())
     low, high = wilson(rejections, spec.sims)
@@ -41,7 +39,7 @@ def _tally(spec: CellSpec, significant, estimate, width) -> CellResult:
     median_width = float(np.median(finite)) * 100 if finite.size else math.nan
     return CellResult(**asdict(spec), rejections=rejections, rate=rejections / spec.sims,
                       rate_low=low, rate_high=high, wrong_sign=int(wrong.sum()),
-                      median_ci_width_pp=median_width)
+                      median_ci_width_pp=median_width, seed_counts=seed_counts)
 
 
 def run_task(generator, k, effect_pp, specs, seed, threads=1):
@@ -71,13 +69,34 @@ def run_task(generator, k, effect_pp, specs, seed, threads=1):
                                 seed))
                   for spec in specs]
     parts = {spec: [] for spec in specs}
+    # A real pool's experiments name their seeds: per pool seed, the experiments that drew
+    # it and their rejections (the pool-sampling interval, sim.grid.pool_seeds)
+    size = generator.pool_size if generator.from_pool else 0
+    seeds = {spec: [np.zeros(size, np.int64), np.zeros(size, np.int64)] for spec in specs}
     with protocols.kernel_threads(threads):
         for batch in draw_cell(generator, k, effect_pp, sims, seed, chunk):
+            order = getattr(batch, "_order", None)
             for spec, protocol, rng in evaluators:
                 r = protocol.evaluate(batch, alpha=spec.alpha, rng=rng)
                 parts[spec].append((r.significant, r.estimate, r.ci_high - r.ci_low))
+                if order is not None:
+                    hits = _hits(spec, r.significant, r.estimate)
+                    n, rej = seed_tallies(order, hits, size)
+                    seeds[spec][0] += n
+                    seeds[spec][1] += rej
     out = []
     for spec in specs:
         sig, est, width = (np.concatenate(x) for x in zip(*parts[spec]))
-        out.append(_tally(spec, sig, est, width))
+        counts = encode_counts(*seeds[spec]) if size else ""
+        out.append(_tally(spec, sig, est, width, counts))
     return out
+
+
+def _hits(spec: CellSpec, significant, estimate):
+    """The experiments counted as rejections (the sign rule of :func:`_tally`)."""
+    if spec.effect_pp > 0:
+        return significant & (estimate > 0)
+    if spec.effect_pp < 0:
+        return significant & (estimate < 0)
+    # Under the null every rejection is a false positive, whatever its sign.
+    return significant

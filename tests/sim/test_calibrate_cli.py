@@ -247,7 +247,7 @@ def test_allow_large_k_warns(tmp_path, capsys):
     assert main(["--k", "6", "--generator", "real_pool", "--param", f"root={FIXTURE_POOL}",
                  "scenario=S0p", "--sims", "20", "--out", str(tmp_path), "--quiet",
                  "--no-plot", "--allow-large-k", "--protocols", "paired_t",
-                 "--pool-reps", "2"]) == 0
+                 "--pool-reps", "2", "--pool-method", "halves"]) == 0
     err = capsys.readouterr().err
     assert "warning: --allow-large-k: k up to 6 draws more than a third of the 12-seed pool" \
         in err

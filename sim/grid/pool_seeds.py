@@ -74,9 +74,23 @@ class PoolVariance:
 
 
 def pool_variance(rejections: int, sims: int, k: int, n_j, r_j, *,
-                  method: str = DEFAULT_METHOD) -> float:
+                  method: str = DEFAULT_METHOD, monte_carlo: bool = True) -> float:
     """Pool-sampling variance of a cell's rate (module docstring), floored at its Monte
-    Carlo variance."""
+    Carlo variance.
+
+    Parameters
+    ----------
+    rejections, sims : int
+        The cell's counts.
+    k : int
+        Seeds per experiment.
+    n_j, r_j : array_like
+        Per pool seed: experiments that drew it, and their rejections.
+    method : {'jackknife', 'projection'}
+    monte_carlo : bool
+        Subtract the Monte Carlo part of the spread of ``r_j / n_j`` (off only where the
+        experiments are every k-subset once, as in a test against the exact jackknife).
+    """
     if method not in METHODS:
         raise ValueError(f"The 'method' parameter of pool_variance must be one of "
                          f"{', '.join(METHODS)}. Got {method!r} instead.")
@@ -89,7 +103,7 @@ def pool_variance(rejections: int, sims: int, k: int, n_j, r_j, *,
         return floor
     h = r_j[seen] / n_j[seen]
     spread = float(np.sum((h - h.mean()) ** 2))
-    noise = float(np.mean(h * (1 - h) / (n_j[seen] - 1)))
+    noise = float(np.mean(h * (1 - h) / (n_j[seen] - 1))) if monte_carlo else 0.0
     m = int(seen.sum())
     if method == "projection":
         zeta = max(0.0, spread / (m - 1) - noise)

@@ -43,7 +43,8 @@ def summary_table(calibration: pd.DataFrame, budget: pd.DataFrame,
         lines.append("")
     if pooled:
         lines.append("real pools: pool_low/pool_high in calibration.csv widen each rate's "
-                     "Wilson interval by the pool-sampling error (half-samples of the pool)")
+                     "Wilson interval by the pool-sampling error (a jackknife over the pool's "
+                     "seeds, from the seeds each experiment drew; --pool-method)")
         lines.append("")
     if not budget.empty:
         target = float(budget["target_power"].iloc[0])

@@ -10,7 +10,9 @@ effect searches, the real pools' half-samples, the fit check) goes through here.
 Modules, lowest first: ``seeding`` (a cell's ``SeedSequence``), ``cells`` (drawing a cell),
 ``cache`` (a cell's key and cached row), ``task`` (scoring protocols on one drawn cell;
 ``wilson``), ``parallel`` (loky / dask), ``execute`` (a set of requests through the cache,
-in parallel), ``pool`` (real pools' half-sample intervals), ``runner`` (the frame).
+in parallel), ``pool_seeds`` (real pools' pool-sampling intervals from the seeds each
+experiment drew: the default), ``pool`` (the older half-sample intervals, ``--pool-method
+halves``), ``runner`` (the frame).
 """
 
 from .cache import CacheWarning, CellCache, CellResult, CellSpec

@@ -113,3 +113,25 @@ def test_exact_alpha_is_recommended_and_2alpha_never():
           f"{invalid_exact / 800:.4f}; 2 alpha valid: {double_ok / 200:.3f}")
     assert exact_ok / 800 >= 0.99
     assert double_ok == 0
+
+
+def test_sequential_stop_in_a_calibration(tmp_path):
+    """End to end: borderline null cells of paired_t (400 simulations at the first look)
+    get chunks until decided; the chunks are cached cells of their own seeds, so a second
+    run in a fresh folder gives the same numbers, and the grid's own counts are kept."""
+    from sim.calibrate import main
+
+    frames = []
+    for run in ("a", "b"):
+        out = tmp_path / run
+        assert main(["--k", "3", "4", "--effects", "0", "1", "--protocols", "paired_t",
+                     "--sims", "400", "--seed", "5", "--out", str(out), "--no-plot",
+                     "--quiet", "--jobs", "1", "--k-max", "6"]) == 0
+        frames.append(pd.read_csv(out / "calibration.csv"))
+    pd.testing.assert_frame_equal(frames[0], frames[1])
+    null = frames[0][frames[0].effect_pp == 0]
+    assert (null.sims == 400).all()
+    extended = null[null.fpr_sims.notna()]
+    assert not extended.empty
+    assert (extended.fpr_sims > 400).all() and (extended.fpr_sims <= 16 * 400).all()
+    assert (extended.fpr_rejections >= extended.rejections).all()

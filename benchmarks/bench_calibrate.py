@@ -23,7 +23,7 @@ import numpy as np
 from scipy import stats
 
 from sim import generators
-from sim.calibrate_core import calibrate
+from sim.grid import calibrate
 
 KS = list(range(3, 11))
 EFFECTS = [0, 0.5, 1, 2]

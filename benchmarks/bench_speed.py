@@ -14,7 +14,7 @@ folder) and for the working tree:
    on both question-level batches;
 2. the blog workload in-process (question_mixture, k = 8, B = 30; mcnemar,
    paired_t_questions, question_bootstrap, run_bootstrap, run_bootstrap_sqrt_b; 1,000 sims
-   at +1 pp and 1,000 at 0, one process: the cells as ``sim.runner.run_task`` computes them)
+   at +1 pp and 1,000 at 0, one process: the cells as ``sim.grid.run_task`` computes them)
    against the plain per-simulation loop of ``benchmarks/blog_loop.py`` on ``--loop-sims``
    simulations per effect, extrapolated;
 3. with ``--commands``: wall time and peak RSS of the commands, start-up included: the blog
@@ -52,7 +52,7 @@ BLOG_PROTOCOLS = ["mcnemar", "paired_t_questions", "question_bootstrap", "run_bo
 
 
 def _batches(generator, k, effect_pp, sims):
-    from sim.cells import draw_cell
+    from sim.grid import draw_cell
 
     return list(draw_cell(generator, k, effect_pp, sims, 0))
 
@@ -73,7 +73,7 @@ def _calibration_params(name: str) -> dict:
     import protocols
 
     try:
-        from sim.calibrate_core import DEFAULT_REPLICATES
+        from sim.grid import DEFAULT_REPLICATES
     except ImportError:
         return {}
     return ({"replicates": DEFAULT_REPLICATES}
@@ -119,8 +119,7 @@ def blog_inproc(repeat: int, sims: int = 1000) -> dict:
     import protocols
     from evalcal_core.params import encode
     from sim import generators
-    from sim.cells import chunk_size
-    from sim.runner import CellSpec, run_task
+    from sim.grid import CellSpec, chunk_size, run_task
 
     g = generators.get("question_mixture")
     k = 8

@@ -1,14 +1,25 @@
-"""Argument validators with one message template.
+"""Argument validation: constraints stated as data, one message template.
 
 Every message reads ``The 'NAME' parameter of OWNER must be RULE. Got VALUE instead.``
 (``option`` instead of ``parameter`` for command-line options, whose names start with
-``--``). Values are shown plainly: ``nan``, ``3``, ``'abc'``, never numpy reprs.
+``--``), built by :func:`fail` alone. Values are shown plainly: ``nan``, ``3``, ``'abc'``,
+never numpy reprs.
+
+Constraints are values, in the manner of scikit-learn's ``validate_params``: an
+:class:`Interval` (integers or finite reals, open or closed ends), :class:`Options` (a set of
+allowed values), :class:`Rule` (a predicate and the words for it), combined with
+:class:`AllOf`, :class:`AnyOf`, :class:`Each` and :class:`Optional`. A caller states a table
+``{name: constraint}`` and calls :func:`validate` once; each constraint's ``str`` is the RULE
+of the message. Cross-option dependencies ("--percent goes with --from-pilot") are
+:class:`Requires` entries checked by :func:`check_requires`. The ``check_*`` helpers are
+shorthands over the same constraints.
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -47,17 +58,170 @@ def _is_number(value) -> bool:
             and not isinstance(value, (bool, np.bool_)))
 
 
+class Constraint:
+    """What a value may be: :meth:`accepts` tests it, ``str()`` says it in words."""
+
+    def accepts(self, value) -> bool:
+        raise NotImplementedError
+
+
+@dataclass(frozen=True)
+class Interval(Constraint):
+    """A whole number (``kind="int"``; ``30.0`` counts) or a finite real (``kind="real"``)
+    between ``low`` and ``high`` (``None``: unbounded), each end closed unless ``*_open``."""
+
+    kind: str
+    low: float | None = None
+    high: float | None = None
+    low_open: bool = False
+    high_open: bool = False
+
+    def accepts(self, value) -> bool:
+        ok = _is_number(value) and math.isfinite(float(value))
+        if ok and self.kind == "int":
+            ok = float(value).is_integer()
+        if ok and self.low is not None:
+            ok = value > self.low if self.low_open else value >= self.low
+        if ok and self.high is not None:
+            ok = value < self.high if self.high_open else value <= self.high
+        return bool(ok)
+
+    def __str__(self) -> str:
+        rule = _range_rule(self.low, self.high, self.low_open, self.high_open)
+        what = "an integer" if self.kind == "int" else "a finite number"
+        return f"{what}{' ' + rule if rule else ''}"
+
+
+@dataclass(frozen=True)
+class Options(Constraint):
+    """One of ``options``; ``text`` replaces the default words ("one of a, b")."""
+
+    options: tuple
+    text: str = ""
+
+    def accepts(self, value) -> bool:
+        try:
+            return value in self.options
+        except TypeError:  # an unhashable or incomparable value is not an option
+            return False
+
+    def __str__(self) -> str:
+        return self.text or "one of " + ", ".join(str(o) for o in self.options)
+
+
+@dataclass(frozen=True)
+class Rule(Constraint):
+    """Any predicate, with the words that state it."""
+
+    test: Callable[[object], bool]
+    text: str
+
+    def accepts(self, value) -> bool:
+        try:
+            return bool(self.test(value))
+        except (TypeError, ValueError):
+            return False
+
+    def __str__(self) -> str:
+        return self.text
+
+
+@dataclass(frozen=True)
+class Each(Constraint):
+    """Every element of a sequence satisfies ``constraint``."""
+
+    constraint: Constraint
+
+    def accepts(self, value) -> bool:
+        return all(self.constraint.accepts(v) for v in value)
+
+    def __str__(self) -> str:
+        return f"values that are each {self.constraint}"
+
+
+@dataclass(frozen=True)
+class Optional(Constraint):
+    """``None``, or a value satisfying ``constraint`` (the message names the latter)."""
+
+    constraint: Constraint
+
+    def accepts(self, value) -> bool:
+        return value is None or self.constraint.accepts(value)
+
+    def __str__(self) -> str:
+        return str(self.constraint)
+
+
+class AnyOf(Constraint):
+    """A value satisfying at least one of the constraints ("A or B")."""
+
+    def __init__(self, *constraints: Constraint):
+        self.constraints = constraints
+
+    def accepts(self, value) -> bool:
+        return any(c.accepts(value) for c in self.constraints)
+
+    def __str__(self) -> str:
+        return " or ".join(str(c) for c in self.constraints)
+
+
+class AllOf(Constraint):
+    """A value satisfying every constraint, checked in order; the message states the first
+    one broken."""
+
+    def __init__(self, *constraints: Constraint):
+        self.constraints = constraints
+
+    def accepts(self, value) -> bool:
+        return self.broken(value) is None
+
+    def broken(self, value) -> Constraint | None:
+        for c in self.constraints:
+            if not c.accepts(value):
+                return c
+        return None
+
+    def __str__(self) -> str:
+        return " and ".join(str(c) for c in self.constraints)
+
+
+def validate(values: dict, constraints: dict, owner: str | None = None) -> None:
+    """Check ``values[name]`` against ``constraints[name]`` for every name, in the table's
+    order; ``ValueError`` (:func:`fail`) for the first value that breaks its rule."""
+    for name, constraint in constraints.items():
+        value = values[name]
+        if isinstance(constraint, AllOf):
+            broken = constraint.broken(value)
+            if broken is not None:
+                raise fail(name, str(broken), value, owner)
+        elif not constraint.accepts(value):
+            raise fail(name, str(constraint), value, owner)
+
+
+@dataclass(frozen=True)
+class Requires:
+    """Option ``name`` (when ``used``) needs ``needs`` (when ``holds``); ``why`` says why."""
+
+    name: str
+    used: Callable[[object], bool]
+    needs: str
+    holds: Callable[[object], bool]
+    why: str = ""
+
+
+def check_requires(obj, rules) -> None:
+    """``ValueError`` for the first :class:`Requires` rule ``obj`` breaks:
+    "NAME [WHY; it ]goes with NEEDS"."""
+    for r in rules:
+        if r.used(obj) and not r.holds(obj):
+            lead = f"{r.name} {r.why}; it" if r.why else r.name
+            raise ValueError(f"{lead} goes with {r.needs}")
+
+
 def check_number(value, name: str, owner: str | None = None, *, low=None, high=None,
                  low_open=False, high_open=False) -> float:
     """``value`` as a float if it is a finite number in the range, else ``ValueError``."""
-    ok = _is_number(value) and math.isfinite(float(value))
-    if ok and low is not None:
-        ok = value > low if low_open else value >= low
-    if ok and high is not None:
-        ok = value < high if high_open else value <= high
-    if not ok:
-        rule = _range_rule(low, high, low_open, high_open)
-        raise fail(name, f"a finite number{' ' + rule if rule else ''}", value, owner)
+    validate({name: value}, {name: Interval("real", low, high, low_open, high_open)}, owner)
     return float(value)
 
 
@@ -67,14 +231,7 @@ def check_int(value, name: str, owner: str | None = None, *, low=None, high=None
     A float with a whole value (``30.0``) is accepted: command-line values and JSON often
     carry integers that way.
     """
-    ok = _is_number(value) and math.isfinite(float(value)) and float(value).is_integer()
-    if ok and low is not None:
-        ok = value >= low
-    if ok and high is not None:
-        ok = value <= high
-    if not ok:
-        rule = _range_rule(low, high, False, False)
-        raise fail(name, f"an integer{' ' + rule if rule else ''}", value, owner)
+    validate({name: value}, {name: Interval("int", low, high)}, owner)
     return int(value)
 
 
@@ -87,9 +244,7 @@ def check_bool(value, name: str, owner: str | None = None) -> bool:
 
 def check_choice(value, name: str, choices: Iterable, owner: str | None = None):
     """``value`` if it is one of ``choices``, else ``ValueError`` listing them."""
-    choices = tuple(choices)
-    if value not in choices:
-        raise fail(name, "one of " + ", ".join(str(c) for c in choices), value, owner)
+    validate({name: value}, {name: Options(tuple(choices))}, owner)
     return value
 
 

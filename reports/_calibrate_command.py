@@ -1,24 +1,24 @@
 """A ``python -m sim.calibrate`` command that the report also runs in-process.
 
-The report prints the command and computes its numbers with :func:`sim.calibrate_core.calibrate`
-from the *same* argument strings, parsed the way the command line parses them. That matters:
-a cell's random stream is derived from the generator's ``describe()`` string, so ``rho=0``
-(an int, as the command line reads it) and ``rho=0.0`` would give different numbers.
+The report builds the command's :class:`sim.calibration.CalibrationConfig` (the object the
+command line builds from its arguments), prints :meth:`~CalibrationConfig.to_argv` and
+computes the requested grid with :func:`sim.calibration.calibrate_grid`. The generator
+parameters stay the strings typed: a cell's random stream is derived from the generator's
+``describe()`` string, so ``rho=0`` (an int, as the command line reads it) and ``rho=0.0``
+would give different numbers.
 """
 
 from __future__ import annotations
 
-import shlex
 from dataclasses import dataclass
 
 import pandas as pd
 
-from evalcal_core.params import parse_key_values
 from sim import generators
-from sim.calibrate_core import calibrate
+from sim.calibration import CalibrationConfig, calibrate_grid, plan_calibration
 
 #: ``python -m sim.calibrate``'s default ``--alpha``
-DEFAULT_ALPHA = 0.05
+DEFAULT_ALPHA = CalibrationConfig.__dataclass_fields__["alpha"].default
 
 
 @dataclass(frozen=True)
@@ -55,34 +55,39 @@ class CalibrateCommand:
     seed: int
     alpha: float = DEFAULT_ALPHA
 
+    def config(self, *, jobs: int = 1, cache=None) -> CalibrationConfig:
+        """The command's config; ``jobs`` and ``cache`` (``--out``) change no number.
+
+        The report reads no pool-sampling interval: a real pool's command says
+        ``--pool-reps 0``.
+        """
+        pool = generators.generator_class(self.generator).from_pool
+        return CalibrationConfig(
+            k=tuple(self.k), generator=self.generator, params=tuple(self.params),
+            effects=self.effects, protocols=tuple(self.protocols), sims=self.sims,
+            seed=self.seed, alpha=self.alpha, jobs=jobs, out=cache, plot=False, quiet=True,
+            **({"pool_reps": 0} if pool else {}))
+
     @property
     def ks(self) -> list[int]:
         """Every k of the grid (``--k MIN MAX`` is the range MIN..MAX)."""
-        return list(range(self.k[0], self.k[-1] + 1))
+        return self.config().ks
 
     def build_generator(self):
         """The generator, built from the parameter strings as the command line builds it."""
-        return generators.get(self.generator, **parse_key_values(self.params, "--param"))
+        return generators.get(self.generator, **self.config().generator_params)
 
     def argv(self) -> list[str]:
         """Arguments for ``sim.calibrate.main`` (without ``--out``, ``--jobs``)."""
-        args = ["--k", *map(str, self.k), "--generator", self.generator]
-        if self.params:
-            args += ["--param", *self.params]
-        if self.effects is not None:
-            args += ["--effects", *(f"{e:g}" for e in self.effects)]
-        args += ["--protocols", *self.protocols, "--sims", str(self.sims),
-                 "--seed", str(self.seed)]
-        if self.alpha != DEFAULT_ALPHA:
-            args += ["--alpha", f"{self.alpha:g}"]
-        return args
+        return self.config().to_argv()
 
     def shell(self) -> str:
         """The command as one shell line."""
-        return "python -m sim.calibrate " + " ".join(shlex.quote(a) for a in self.argv())
+        return self.config().shell()
 
     def run(self, *, jobs: int = 1, cache=None) -> pd.DataFrame:
-        """The command's ``calibration.csv`` rows, computed in-process.
+        """The command's requested grid (its ``calibration.csv`` rows of the requested
+        effects), computed in-process.
 
         Parameters
         ----------
@@ -91,11 +96,9 @@ class CalibrateCommand:
         cache : path or None
             Cell cache folder shared by the report's commands (equal cells are reused).
         """
-        generator = self.build_generator()
-        effects = self.effects
-        if effects is None:
-            effects = (100 * generator.fixed_effect(),)
-        return calibrate(generator, self.ks, [float(e) for e in effects],
-                         protocol_names=list(self.protocols), sims=self.sims, seed=self.seed,
-                         alpha=self.alpha,
-                         jobs=jobs, out=cache, progress=False)
+        plan = plan_calibration(self.config(jobs=jobs, cache=cache))
+        (generator,) = plan.generators
+        frame = calibrate_grid(plan, generator)
+        if self.effects is not None:
+            frame = frame[frame["effect_pp"].isin([float(e) for e in self.effects])]
+        return frame.reset_index(drop=True)

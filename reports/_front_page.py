@@ -16,9 +16,10 @@ import pandas as pd
 import protocols
 from evalcal_core import scenarios
 from evalcal_core.atomic import write_atomic
-from sim.figures import RECOMMENDED, is_pitfall, protocol_order, setting_words
 
 from ._report_page import CsvCite, Raw, to_html
+from .figures import is_pitfall, is_recommended, protocol_order
+from .words import setting_words
 
 _CSS = """
 body { font-family: sans-serif; max-width: 1180px; margin: 1.5em auto; padding: 0 1em;
@@ -85,13 +86,13 @@ def _rate_cell(cite: CsvCite, row: int, digits: int = 1) -> list:
 
 
 def _row_class(name: str) -> str:
-    if name == RECOMMENDED:
+    if is_recommended(name):
         return "recommended"
     return "pitfall" if is_pitfall(name) else ""
 
 
 def _protocol_label(name: str) -> str:
-    if name == RECOMMENDED:
+    if is_recommended(name):
         return f"{name} (recommended)"
     return f"{name} (pitfall)" if is_pitfall(name) else name
 

@@ -12,8 +12,7 @@ import numpy as np
 import pandas as pd
 
 import protocols
-from sim.runner import wilson
-from sim.seeding import cell_seed
+from sim.grid import cell_seed, wilson
 
 
 def holm_adjust(p) -> np.ndarray:

@@ -7,24 +7,22 @@ A protocol is *recommended* for a generator setting only if
 1. it declares no pitfall (``protocols.protocol_class(name).pitfall`` is empty);
 2. its false-positive rate was measured (effect-0 cells of the setting named in the rows'
    ``null_params``: the same setting, or for a real pool the null pool of its dataset);
-3. at **every** k measured there, the rate's upper bound is <= alpha + tolerance, where the
-   upper bound is the 95% Wilson bound (``rate_high``), or for a real pool the
-   pool-sampling bound ``pool_high`` where there is one (:mod:`sim.pool_bootstrap`). The
-   tolerance defaults to alpha / 2 (``--fpr-tolerance``): with 2,000 simulations a protocol
-   whose true rate is exactly alpha passes at one k with probability >= 0.995, and one whose
-   true rate is 1.5 alpha passes with probability ~0.5 at best;
+3. at **every** k measured there, its false-positive rate is *shown valid*: the rate's
+   one-sided upper confidence bound (Clopper-Pearson, widened by the pool-sampling error
+   for a real pool) is <= alpha + tolerance (``--fpr-tolerance``, default alpha / 5);
 4. the false-positive rate was measured at the k it is recommended with.
 
-A protocol whose lower bound exceeds alpha at some k is ``invalid`` (the lower bound at
-Bonferroni level 0.05 / (number of k measured), so that a protocol whose rate is exactly
-alpha is not called invalid by the luck of one k among many); one whose upper bound only
-fails to get below alpha + tolerance is *not shown* valid (more ``--sims`` may settle it).
-Neither is recommended, and neither gets a k.
+A protocol whose rate is *shown above alpha* at some k (a one-sided binomial test, Holm over
+every null cell of the setting) is ``invalid``; a borderline cell gets more simulations
+(doubling, up to ``--max-sims``) until one or the other is shown, else it is "undecided (cap
+reached)", never invalid. :mod:`sim.validity` states the rule and its error rates.
+Only a recommended protocol gets a k.
 
 The k search
 ------------
 For every recommended protocol and effect, the smallest k with power >= the target is
-searched beyond the requested range (:mod:`sim.search`: doubling, then bisection, then a walk
+searched beyond the requested range (:func:`sim.solve.solve` over :mod:`sim.search`:
+doubling, then bisection, then a walk
 to the k range over which the power's Wilson interval straddles the target), up to
 ``--k-max`` or the generator's cap. Each k it measures gets its effect-0 cell as well, so the
 rule above covers it. Cells are cached like any other.
@@ -36,13 +34,16 @@ import math
 from dataclasses import dataclass
 
 import pandas as pd
-from scipy import stats
 
 import protocols
 from evalcal_core.params import decode
 
-from .runner import wilson
-from .search import Point, crossing, next_index
+from . import generators
+from . import validity as _validity
+from .grid import CellRequest
+from .search import Point, crossing
+from .solve import Curve, solve
+from .validity import ValidityRule
 
 #: power levels the seed budget always reports (besides ``--target-power``)
 POWER_TARGETS = (0.8, 0.9)
@@ -53,8 +54,9 @@ MAX_ROUNDS = 100
 
 
 def default_tolerance(alpha: float) -> float:
-    """How far above alpha a false-positive rate's upper bound may reach: alpha / 2."""
-    return alpha / 2
+    """How far above alpha a false-positive rate's upper bound may reach: alpha / 5
+    (:func:`sim.validity.default_tolerance`)."""
+    return _validity.default_tolerance(alpha)
 
 
 @dataclass(frozen=True)
@@ -68,58 +70,56 @@ class Verdict:
     null_ks: frozenset
 
 
-def _upper(rows: pd.DataFrame) -> pd.Series:
-    """95% upper bounds: ``pool_high`` where there is one, else the Wilson ``rate_high``."""
-    pool = rows["pool_high"] if "pool_high" in rows else pd.Series(math.nan, rows.index)
-    return pool.where(pool.notna(), rows["rate_high"])
-
-
-def _lower(rows: pd.DataFrame, level: float) -> pd.Series:
-    """Lower bounds at two-sided ``level`` (Wilson, widened by ``pool_sd`` where known)."""
-    out = []
-    z = stats.norm.ppf(1 - level / 2)
-    for r in rows.itertuples():
-        low, _ = wilson(int(r.rejections), int(r.sims), alpha=level)
-        sd = getattr(r, "pool_sd", math.nan)
-        if sd == sd:  # not NaN
-            low = max(0.0, r.rate - math.hypot(r.rate - low, z * sd))
-        out.append(low)
-    return pd.Series(out, index=rows.index, dtype=float)
+def _family(calibration: pd.DataFrame, generator: str, null_params: str) -> pd.DataFrame:
+    """Every effect-0 row of the null setting: the family the Holm correction runs over."""
+    return calibration[(calibration["generator"] == generator)
+                       & (calibration["generator_params"] == null_params)
+                       & (calibration["effect_pp"] == 0)]
 
 
 def verdict(calibration: pd.DataFrame, generator: str, null_params: str, protocol: str,
-            alpha: float, tolerance: float) -> Verdict:
-    """Apply the validity rule (module docstring) to one protocol on one setting."""
+            alpha: float, tolerance: float, *, rule: ValidityRule | None = None) -> Verdict:
+    """Apply the validity rule (:mod:`sim.validity`) to one protocol on one setting.
+
+    ``rule`` defaults to :meth:`ValidityRule.make` with the frame's smallest ``sims`` as the
+    first look and the default cap (16 times that).
+    """
     pitfall = protocols.protocol_class(protocol).pitfall
     if pitfall:
         return Verdict(False, f"declared pitfall: {pitfall}", math.nan, math.nan, frozenset())
-    null = calibration[(calibration["generator"] == generator)
-                       & (calibration["generator_params"] == null_params)
-                       & (calibration["protocol"] == protocol)
-                       & (calibration["effect_pp"] == 0)]
+    family = _family(calibration, generator, null_params)
+    null = family[family["protocol"] == protocol]
     if null.empty:
         return Verdict(False, "validity unknown: no effect-0 cells of its null setting "
                        f"({null_params})", math.nan, math.nan, frozenset())
-    # "Invalid" is a claim about some k among many: Bonferroni over the k measured, so a
-    # protocol whose rate is exactly alpha is not called invalid by the luck of one k.
-    level = 0.05 / len(null)
-    upper, lower = _upper(null), _lower(null, level)
+    if rule is None:
+        rule = ValidityRule.make(alpha, int(calibration["sims"].min()), tolerance=tolerance)
+    judged = _validity.judge(family, rule).loc[null.index]
     ks = frozenset(int(k) for k in null["k"])
-    max_fpr = float(null["rate"].max())
-    worst = null.loc[upper.idxmax()]
-    fpr_upper = float(upper.max())
-    limit = alpha + tolerance
-    if (lower > alpha).any():
-        bad = null.loc[(lower - alpha).idxmax()]
-        return Verdict(False, f"invalid: false-positive rate {_pct(bad['rate'])} at k = "
-                       f"{int(bad['k'])}, above alpha = {_pct(alpha)} (lower bound "
-                       f"{_pct(lower.max())} at Bonferroni level {level:.2g})", max_fpr,
-                       fpr_upper, ks)
-    if fpr_upper > limit:
-        return Verdict(False, f"not shown valid: false-positive rate {_pct(worst['rate'])} at "
-                       f"k = {int(worst['k'])} has upper bound {_pct(fpr_upper)} > alpha + "
-                       f"tolerance = {_pct(limit)} (more --sims may settle it)",
-                       max_fpr, fpr_upper, ks)
+    max_fpr = float(judged["fpr_rate"].max())
+    fpr_upper = float(judged["fpr_upper"].max())
+    worst = judged.loc[judged["fpr_upper"].idxmax()]
+    limit = rule.limit
+    where = (f"{len(family)} null cells, Bonferroni over {rule.looks} looks of up to "
+             f"{rule.max_sims} simulations")
+    bad = judged[judged["state"] == _validity.INVALID]
+    if not bad.empty:
+        b = bad.loc[bad["fpr_p"].idxmin()]
+        return Verdict(False, f"invalid: false-positive rate {_pct(b['fpr_rate'])} at k = "
+                       f"{int(b['k'])} is shown above alpha = {_pct(alpha)} (p = "
+                       f"{b['fpr_p']:.2g}, Holm at {rule.invalid_level:g} over {where}; "
+                       f"{int(b['fpr_n'])} simulations)", max_fpr, fpr_upper, ks)
+    open_ = judged[judged["state"] != _validity.VALID]
+    if not open_.empty:
+        w = open_.loc[open_["fpr_upper"].idxmax()]
+        capped = (open_["state"] == _validity.UNDECIDED).all()
+        head = ("undecided (cap reached)" if capped else
+                "not shown valid (more simulations, up to --max-sims "
+                f"{rule.max_sims}, may settle it)")
+        return Verdict(False, f"{head}: false-positive rate {_pct(w['fpr_rate'])} at k = "
+                       f"{int(w['k'])} has upper bound {_pct(w['fpr_upper'])} > alpha + "
+                       f"tolerance = {_pct(limit)} after {int(w['fpr_n'])} simulations, and "
+                       f"is not shown above alpha", max_fpr, fpr_upper, ks)
     return Verdict(True, f"false-positive rate <= {_pct(limit)} at every k measured "
                    f"({len(ks)} between {min(ks)} and {max(ks)}; largest upper bound "
                    f"{_pct(fpr_upper)} at k = {int(worst['k'])})", max_fpr, fpr_upper, ks)
@@ -156,7 +156,7 @@ def _k_text(c, points, floor, cap, null_ks, *, within: bool) -> str:
 
 
 def seed_budget(calibration: pd.DataFrame, *, target_power: float = 0.8, caps=None,
-                tolerance: float | None = None) -> pd.DataFrame:
+                tolerance: float | None = None, max_sims: int | None = None) -> pd.DataFrame:
     """One row per (setting, protocol, nonzero effect): recommended or not, why, and k.
 
     A pure function of the calibration frame: it reads the cells there (run
@@ -172,7 +172,10 @@ def seed_budget(calibration: pd.DataFrame, *, target_power: float = 0.8, caps=No
         Largest k of the search per ``generator_params`` (or for all): "not reached by
         k = CAP" once the cap is measured; without it "not reached within the k tried".
     tolerance : float or None
-        Of the validity rule; default alpha / 2.
+        Of the validity rule; default alpha / 5.
+    max_sims : int or None
+        Cap of the validity rule's sequential stop (default 16 times the frame's smallest
+        ``sims``, its first look).
 
     Returns
     -------
@@ -186,11 +189,13 @@ def seed_budget(calibration: pd.DataFrame, *, target_power: float = 0.8, caps=No
     rows = []
     targets = sorted({*POWER_TARGETS, float(target_power)})
     keys = ["generator", "generator_params", "protocol"]
+    first = int(calibration["sims"].min()) if len(calibration) else 1
     for (generator, params, protocol), part in calibration.groupby(keys, sort=True):
         alpha = float(part["alpha"].iloc[0])
         tol = default_tolerance(alpha) if tolerance is None else tolerance
         null_params = part["null_params"].iloc[0] if "null_params" in part else params
-        v = verdict(calibration, generator, null_params, protocol, alpha, tol)
+        rule = ValidityRule.make(alpha, first, tolerance=tol, max_sims=max_sims)
+        v = verdict(calibration, generator, null_params, protocol, alpha, tol, rule=rule)
         cap = caps.get(params) if isinstance(caps, dict) else caps
         floor = protocols.protocol_class(protocol).min_k
         for effect, cells in part[part["effect_pp"] != 0].groupby("effect_pp", sort=True):
@@ -233,13 +238,12 @@ def null_generator(generator, by_setting: dict):
         return generator
     if setting in by_setting:
         return by_setting[setting]
-    from . import generators
-
     return generators.get(generator.name, **decode(setting))
 
 
 def search_budget(calibration: pd.DataFrame, chosen, *, caps: dict, target_power: float,
-                  tolerance: float | None, run) -> pd.DataFrame:
+                  tolerance: float | None, run, max_sims: int | None = None,
+                  seed: int | None = None) -> pd.DataFrame:
     """Add the cells the k search needs to ``calibration`` (see the module docstring).
 
     Parameters
@@ -253,60 +257,92 @@ def search_budget(calibration: pd.DataFrame, chosen, *, caps: dict, target_power
     target_power : float
     tolerance : float or None
     run : callable
-        ``run(requests) -> frame`` computing :class:`sim.calibrate_core.CellRequest` cells
-        (cached), e.g. :func:`sim.calibrate_core.run_requests` with the run's options.
+        ``run(requests) -> frame`` computing :class:`sim.grid.CellRequest` cells (cached),
+        e.g. :func:`sim.grid.run_cells` with the run's options (it must take ``sims``,
+        ``seed`` and ``pool_reps`` overrides: the sequential stop's chunks).
+    max_sims : int or None
+        Cap of the validity rule's sequential stop (default 16 times the first look).
+    seed : int or None
+        Root seed (default the frame's): names the sequential stop's chunks.
 
     Returns
     -------
     pandas.DataFrame
-        ``calibration`` plus the searched cells, marked ``searched = True``.
+        ``calibration`` plus the searched cells, marked ``searched = True``; borderline null
+        cells carry the simulations the sequential stop added (``sims``, ``fpr_looks``,
+        ``fpr_p_min``; :func:`sim.validity.extend_null_cells`).
     """
-    from .calibrate_core import CellRequest
-
     frame = calibration.assign(searched=False)
     by_setting = {g.describe(): g for g in chosen}
     targets = sorted({*POWER_TARGETS, float(target_power)})
     asked = set()  # null cells asked for once (a guard: each is computed once)
-    for _ in range(MAX_ROUNDS):
-        requests = set()
+    first = int(calibration["sims"].min())
+    seed = int(calibration["seed"].min()) if seed is None else int(seed)
+
+    def rule_of(alpha):
+        return ValidityRule.make(alpha, first, tolerance=tolerance, max_sims=max_sims)
+
+    def groups(current):
+        """(generator, protocol, its rows, tolerance) of every honest protocol searched."""
         keys = ["generator", "generator_params", "protocol"]
-        for (name, params, protocol), part in frame.groupby(keys, sort=True):
-            if params not in by_setting:
-                continue  # a null pool measured for another setting
-            g = by_setting[params]
+        for (_, params, protocol), part in current.groupby(keys, sort=True):
+            if params not in by_setting or protocols.protocol_class(protocol).pitfall:
+                continue  # a null pool measured for another setting, or a pitfall
             alpha = float(part["alpha"].iloc[0])
-            tol = default_tolerance(alpha) if tolerance is None else tolerance
-            null_params = part["null_params"].iloc[0]
-            if protocols.protocol_class(protocol).pitfall:
+            yield by_setting[params], protocol, part, (
+                default_tolerance(alpha) if tolerance is None else tolerance)
+
+    def curves(current):
+        # Only a recommended protocol is searched (the verdict may change as null cells
+        # are added).
+        for g, protocol, part, tol in groups(current):
+            alpha = float(part["alpha"].iloc[0])
+            if not verdict(current, g.name, part["null_params"].iloc[0], protocol, alpha, tol,
+                           rule=rule_of(alpha)).recommended:
                 continue
-            # Not (yet) recommended: no search, but its measured k get their null cells (a
-            # real pool's null pool may not have been calibrated at all).
-            searching = verdict(frame, name, null_params, protocol, alpha, tol).recommended
-            pparams = part["protocol_params"].iloc[0]
             floor = protocols.protocol_class(protocol).min_k
+            for effect in sorted(set(part.loc[part["effect_pp"] != 0, "effect_pp"])):
+                for target in targets:
+                    yield Curve(g, protocol, part["protocol_params"].iloc[0], target,
+                                caps[g.describe()], effect_pp=float(effect), floor=floor)
+
+    def null_cells(current, requests):
+        # Every k measured or asked for gets its effect-0 cell, searched or not (a real
+        # pool's null pool may not have been calibrated at all).
+        out = set()
+        for g, protocol, part, _ in groups(current):
             null_g = null_generator(g, by_setting)
-            null_rows = frame[(frame["generator_params"] == null_params)
-                              & (frame["protocol"] == protocol) & (frame["effect_pp"] == 0)]
-            have_null = set(int(k) for k in null_rows["k"])
-            wanted = set()
-            for effect, cells in part[part["effect_pp"] != 0].groupby("effect_pp"):
-                points = _points(cells)
-                wanted |= set(points)
-                for target in targets if searching else ():
-                    k = next_index(points, target, floor, caps[params], _double)
-                    if k is not None:
-                        requests.add(CellRequest(g, protocol, pparams, int(k), float(effect)))
-                        wanted.add(int(k))  # its null cell in the same round
-            for k in wanted - have_null if null_g is not None else ():
+            if null_g is None:
+                continue
+            null_params = part["null_params"].iloc[0]
+            null_rows = current[(current["generator_params"] == null_params)
+                                & (current["protocol"] == protocol)
+                                & (current["effect_pp"] == 0)]
+            wanted = set(int(k) for k in part.loc[part["effect_pp"] != 0, "k"])
+            wanted |= {r.k for r in requests if r.generator is g and r.protocol == protocol}
+            pparams = part["protocol_params"].iloc[0]
+            for k in wanted - set(int(k) for k in null_rows["k"]):
                 if null_g.max_k is not None and k > null_g.max_k:
                     continue  # the null pool is smaller: that k stays unvalidated
                 request = CellRequest(null_g, protocol, pparams, int(k), 0.0)
                 if request not in asked:
                     asked.add(request)
-                    requests.add(request)
-        if not requests:
+                    out.add(request)
+        return out
+
+    nulls = {}
+    for g in chosen:
+        null_g = null_generator(g, by_setting)
+        if null_g is not None:
+            nulls[null_g.describe()] = null_g
+    while True:
+        # The k search, then the sequential stop on the null cells it left borderline; a
+        # protocol the stop shows valid is searched in the next pass.
+        found = solve(curves, frame, run=run, also=null_cells, max_rounds=MAX_ROUNDS)
+        frame = pd.concat([frame, found], ignore_index=True)
+        before = frame["fpr_sims"].sum() if "fpr_sims" in frame else 0
+        frame = _validity.extend_null_cells(
+            frame, rule_of=rule_of, generator_of=nulls.get, run=run, seed=seed,
+            honest=lambda p: not protocols.protocol_class(p).pitfall)
+        if frame["fpr_sims"].sum() == before:
             return frame
-        new = run(sorted(requests, key=lambda r: (r.generator.describe(), r.protocol, r.k,
-                                                   r.effect_pp)))
-        frame = pd.concat([frame, new.assign(searched=True)], ignore_index=True)
-    raise RuntimeError("the seed-budget search did not settle")  # a bug: it always ends

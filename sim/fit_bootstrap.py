@@ -5,7 +5,7 @@ model's rejection rates (fresh seeds) with the pool's (k of the N seeds per expe
 Even a correct model would not match: the pool's rates carry the luck of *which* N seeds it
 holds, the fit is made on those same seeds (for an effect pool, at the pool's own mean
 delta), and a rate near 0 or 1 is skewed. Against Monte Carlo error alone every pool
-"misses"; against the half-sample pool sd (:mod:`sim.pool_bootstrap`) a pool whose every
+"misses"; against the half-sample pool sd (:mod:`sim.grid.pool`) a pool whose every
 half-sample rejects always (or never) has sd 0.
 
 This module measures the yardstick directly, by repeating the whole check in a world where
@@ -39,7 +39,13 @@ from evalcal_core.validate import check_int
 from .generators import generator_class as _generator_class
 from .generators import get as _get_generator
 from .generators._base import PoolView, pool_rows
-from .seeding import cell_seed
+from .grid import (
+    DEFAULT_REPLICATES,
+    CellRequest,
+    applicable_protocols,
+    cell_seed,
+    run_cells,
+)
 
 
 @dataclass(frozen=True)
@@ -129,7 +135,7 @@ def null_diffs(fitted, effect, null, pool_size, ks, protocol_names, reps, *, see
     seed, sims : int
         Root seed and experiments per replicate cell.
     protocol_params, replicates, **common
-        As :func:`sim.calibrate_core.calibrate` (the runner's options).
+        As :func:`sim.grid.calibrate` (the runner's options).
 
     Returns
     -------
@@ -139,13 +145,6 @@ def null_diffs(fitted, effect, null, pool_size, ks, protocol_names, reps, *, see
         model's diff (Monte Carlo variance removed, floored at 0), and the standard error
         of ``null_mean`` (the replicates' whole spread over sqrt(reps)).
     """
-    from .calibrate_core import (
-        DEFAULT_REPLICATES,
-        CellRequest,
-        applicable_protocols,
-        run_requests,
-    )
-
     reps = check_int(reps, "--pool-reps", low=0)
     columns = ["protocol", "k", "null_reps", "null_mean", "null_sd", "null_mean_se"]
     if reps == 0:
@@ -172,7 +171,7 @@ def null_diffs(fitted, effect, null, pool_size, ks, protocol_names, reps, *, see
 
     wanted = [q for p in pools for q in requests(p, p.effect)]
     wanted += [q for g, e in fits for q in requests(g, e)]
-    frame = run_requests(wanted, sims=sims, seed=seed, pool_reps=0,
+    frame = run_cells(wanted, sims=sims, seed=seed, pool_reps=0,
                          desc="fit-check replicates", **common)
     rate = {(row.generator_params, row.protocol, row.k): (row.rate, row.sims)
             for row in frame.itertuples()}

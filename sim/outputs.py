@@ -1,4 +1,4 @@
-"""What a calibration run writes: the tidy CSV, the seed budget, power curves, a summary."""
+"""Writing a calibration run's frames: CSV with a fixed float format (byte-stable)."""
 
 from __future__ import annotations
 
@@ -6,12 +6,7 @@ import io
 
 import pandas as pd
 
-import protocols
 from evalcal_core.atomic import write_atomic
-from evalcal_core.params import decode
-
-from . import budget as _budget
-from .budget import POWER_TARGETS  # noqa: F401  (re-exported: the levels the budget reports)
 
 
 def write_csv(frame: pd.DataFrame, path) -> None:
@@ -19,113 +14,3 @@ def write_csv(frame: pd.DataFrame, path) -> None:
     buffer = io.StringIO()
     frame.to_csv(buffer, index=False, float_format="%.10g", lineterminator="\n")
     write_atomic(path, buffer.getvalue())
-
-
-def seed_budget(calibration: pd.DataFrame, **options) -> pd.DataFrame:
-    """The seed budget of a calibration frame: :func:`sim.budget.seed_budget` (see there for
-    the validity rule, the columns and ``options``)."""
-    return _budget.seed_budget(calibration, **options)
-
-
-def summary_table(calibration: pd.DataFrame, budget: pd.DataFrame,
-                  mde: pd.DataFrame | None = None) -> str:
-    """Text tables: rejection rate (%) by protocol and k, one block per effect; then the seed
-    budget (recommended protocols with their k, the others with the reason) and the
-    minimum detectable effects."""
-    from .figures import setting_words
-
-    lines = []
-    several = calibration["generator_params"].nunique() > 1
-    pooled = "pool_low" in calibration and calibration["pool_low"].notna().any()
-    if not several:
-        first = calibration.iloc[0]
-        lines.append(f"{first['generator']}: {setting_words(first['generator_params'])}")
-        lines.append("")
-    for (params, effect), part in calibration.groupby(["generator_params", "effect_pp"],
-                                                      sort=True):
-        what = "false-positive rate" if effect == 0 else "power"
-        prefix = f"{_short_label(params)}: " if several else ""
-        lines.append(f"{prefix}effect {effect:.3g} pp: {what} (%) ± the larger side of its "
-                     f"95% Wilson interval, {int(part['sims'].iloc[0])} simulations per cell")
-        for honest, title in ((True, "honest protocols"),
-                              (False, "pitfalls (shown for teaching; do not report them)")):
-            names = [n for n in sorted(part["protocol"].unique())
-                     if (protocols.protocol_class(n).pitfall == "") == honest]
-            if not names:
-                continue
-            rows = part[part["protocol"].isin(names)]
-            cells = rows.assign(cell=[_rate_cell(r) for r in rows.itertuples()])
-            table = cells.pivot(index="protocol", columns="k", values="cell")
-            lines.append(f"  {title}:")
-            lines.append(table.to_string(na_rep="-"))
-        lines.append("")
-    if pooled:
-        lines.append("real pools: pool_low/pool_high in calibration.csv widen each rate's "
-                     "Wilson interval by the pool-sampling error (half-samples of the pool)")
-        lines.append("")
-    if not budget.empty:
-        target = float(budget["target_power"].iloc[0])
-        lines.append(f"seed budget: smallest k with power >= {100 * target:.0f}% "
-                     f"(MC range: the k over which the power's 95% interval straddles it)")
-        shown = budget.assign(effect_pp=budget["effect_pp"].map(lambda x: f"{x:.3g} pp"),
-                              k_needed=[_k_range(r) for r in budget.itertuples()])
-        columns = ["protocol", "effect_pp", "k_needed", "k_power_80", "k_power_90"]
-        if several:
-            shown = shown.assign(setting=shown["generator_params"].map(_short_label))
-            columns = ["setting"] + columns
-        ok = shown[shown["recommended"] == "yes"]
-        if ok.empty:
-            lines.append("no protocol is recommended (reasons below)")
-        else:
-            lines.append(ok[columns].to_string(index=False))
-        lines.append("")
-        lines.append("not recommended:")
-        keys = (["setting"] if several else []) + ["protocol", "why"]
-        rest = shown[shown["recommended"] != "yes"].drop_duplicates(keys)
-        for row in rest.itertuples():
-            where = f"{row.setting}: " if several else ""
-            lines.append(f"  {where}{row.protocol}: {row.why}")
-        if rest.empty:
-            lines.append("  (none)")
-    if mde is not None and not mde.empty:
-        lines.append("")
-        target = float(mde["target_power"].iloc[0])
-        lines.append(f"minimum detectable effect (pp) at power {100 * target:.0f}%, "
-                     f"[confidently below, confidently above]")
-        found = mde[~mde["note"].fillna("").str.startswith("not recommended")]
-        if not found.empty:
-            text = found.assign(mde=[_mde_text(r) for r in found.itertuples()])
-            lines.append(text.pivot(index="protocol", columns="k", values="mde")
-                         .to_string(na_rep="-"))
-    return "\n".join(lines)
-
-
-def _rate_cell(row) -> str:
-    """``5.5±1.0``: a rate in % with the larger side of its Wilson interval."""
-    half = max(row.rate - row.rate_low, row.rate_high - row.rate)
-    return f"{100 * row.rate:.1f}±{100 * half:.1f}"
-
-
-def _k_range(row) -> str:
-    """``k_needed`` with its Monte Carlo range, e.g. ``10 (9-11)``."""
-    text = str(row.k_needed)
-    if not text.isdigit():
-        return text
-    low = "?" if pd.isna(row.k_needed_low) else int(row.k_needed_low)
-    high = "?" if pd.isna(row.k_needed_high) else int(row.k_needed_high)
-    return text if low == high == int(text) else f"{text} ({low}-{high})"
-
-
-def _mde_text(row) -> str:
-    if pd.isna(row.mde_pp):
-        return str(row.note)
-    high = "?" if pd.isna(row.mde_high_pp) else f"{row.mde_high_pp:.3g}"
-    return f"{row.mde_pp:.3g} [{row.mde_low_pp:.3g}, {high}]"
-
-
-def _short_label(params: str) -> str:
-    """``dataset scenario`` for a real pool's parameters, else the parameters themselves."""
-    fields = decode(params)
-    if "dataset" in fields and "scenario" in fields:
-        return f"{fields['dataset']} {fields['scenario']}"
-    return params

@@ -1,49 +1,6 @@
-"""Run tasks with joblib on the local ``loky`` backend or on a dask.distributed cluster."""
+"""Old path of :mod:`sim.grid.parallel` (the same module object, so patching it works)."""
+import sys
 
-from __future__ import annotations
+from sim.grid import parallel
 
-import contextlib
-
-import joblib
-
-BACKENDS = ("loky", "dask")
-#: seconds to wait for a dask scheduler before giving up with a clear error
-CONNECT_TIMEOUT_S = 10
-
-
-@contextlib.contextmanager
-def backend_context(backend: str, jobs: int, scheduler: str | None = None):
-    """Yield a ``joblib.Parallel`` factory for ``backend``.
-
-    ``dask`` connects to ``scheduler`` (an address such as ``tcp://127.0.0.1:8786``) or, when
-    none is given, starts a local cluster on loopback with ``jobs`` single-threaded workers.
-    """
-    if backend not in BACKENDS:
-        raise ValueError(f"The '--backend' option must be one of {BACKENDS}. "
-                         f"Got {backend!r} instead.")
-    if backend == "loky":
-        yield lambda: joblib.Parallel(n_jobs=jobs, backend="loky",
-                                      return_as="generator_unordered")
-        return
-    try:
-        from dask.distributed import Client, LocalCluster
-    except ImportError:
-        raise ValueError("--backend dask needs dask.distributed: "
-                         "pip install 'evalcal[dask]'") from None
-    with contextlib.ExitStack() as stack:
-        if scheduler:
-            try:
-                client = stack.enter_context(Client(scheduler, timeout=CONNECT_TIMEOUT_S))
-            except (OSError, TimeoutError, ValueError) as exc:
-                reason = " ".join(str(exc).split())[:200] or type(exc).__name__
-                raise ValueError(f"cannot reach the dask scheduler {scheduler!r} within "
-                                 f"{CONNECT_TIMEOUT_S} s ({reason}); is it running, and is "
-                                 f"the address right?") from None
-        else:
-            cluster = stack.enter_context(LocalCluster(
-                n_workers=jobs, threads_per_worker=1, host="127.0.0.1",
-                dashboard_address=None, processes=True))
-            client = stack.enter_context(Client(cluster))
-        stack.enter_context(joblib.parallel_config(backend="dask"))
-        del client
-        yield lambda: joblib.Parallel(n_jobs=-1, return_as="generator_unordered")
+sys.modules[__name__] = parallel

@@ -9,6 +9,7 @@ import numpy as np
 from evalcal_core.results_io import check_scores, read_any
 
 from . import generators
+from .pilot_budget import DEFAULT_ASSURANCE, budget_from_spread, delta_spread
 
 
 @dataclass(frozen=True)
@@ -24,12 +25,18 @@ class PilotFit:
         Seeds per arm in the pilot.
     text : str
         The fit in words, with units.
+    warnings : tuple of str
+        Why the fit is fragile (a boundary hit, fewer than 3 seeds).
+    spread : DeltaSpread or None
+        The per-seed deltas' sd and its assurance limit (:mod:`sim.pilot_budget`).
     """
 
     generator: object
     observed_effect_pp: float
     k: int
     text: str
+    warnings: tuple = ()
+    spread: object = None
 
 
 def _scale(values: np.ndarray, path, percent: bool) -> float:
@@ -49,14 +56,31 @@ def _scale(values: np.ndarray, path, percent: bool) -> float:
     return 1.0
 
 
-def generator_from_pilot(path, *, percent: bool = False) -> PilotFit:
+def _budget_text(spread, effects_pp, alpha, power) -> str:
+    """The paired t-test's seeds at each effect, at the assurance limit and the point."""
+    parts = []
+    for effect in effects_pp:
+        if effect == 0 or spread.sd == 0:
+            continue
+        b = budget_from_spread(spread, effect / 100, alpha=alpha, power=power)
+        parts.append(f"{effect:+.3g} pp: {b.text}")
+    if not parts:
+        return ""
+    return (f"; paired t for {100 * power:.0f}% power (noncentral t) at " + ", ".join(parts))
+
+
+def generator_from_pilot(path, *, percent: bool = False,
+                         assurance: float = DEFAULT_ASSURANCE, effects_pp=(),
+                         alpha: float = 0.05, power: float = 0.8) -> PilotFit:
     """Fit a generator to the results CSV at ``path`` (the ``protocols.evaluate`` format).
 
     Per-question binary results fit ``seed_question`` (method of moments, see
-    :meth:`sim.generators.seed_question.SeedQuestion.fit`). Per-seed results fit
-    ``seed_gaussian``: ``mu`` = baseline mean, ``sigma`` = the two arms' pooled
-    seed-to-seed standard deviation, ``rho`` = correlation of the arms' per-seed metrics
-    (needs k >= 3; clipped to [-0.99, 0.99]).
+    :meth:`sim.generators.seed_question.SeedQuestion.fit`); a fit on a boundary (seed sd 0,
+    |rho| = 1) is warned about. Per-seed results fit ``seed_gaussian``: ``mu`` = baseline
+    mean, ``sigma`` = the two arms' pooled seed-to-seed standard deviation, and ``rho`` such
+    that one seed's delta has the sd of the pilot's own deltas at its ``assurance`` upper
+    confidence limit (:func:`sim.pilot_budget.delta_spread`): the simulated seed budget then
+    reaches the target power in at least ``assurance`` of pilots.
 
     Parameters
     ----------
@@ -64,41 +88,72 @@ def generator_from_pilot(path, *, percent: bool = False) -> PilotFit:
     percent : bool
         The scores are percentages (91.3 for 91.3%). Without it a pilot with a score above 1
         is refused: read as fractions, its spread would be 100 times too large.
+    assurance : float
+        Probability, over the pilot's luck, that the budget reaches the target power.
+    effects_pp : sequence of float
+        Effects (pp) at which the text states the paired t-test's budget (besides the
+        pilot's own effect).
+    alpha, power : float
+        Of that budget.
     """
     raw = read_any(path)
     scale = _scale(np.concatenate([raw.base.ravel(), raw.variant.ravel()]), path, percent)
     results = check_scores(read_any(path, scale=scale) if scale != 1.0 else raw,
                            percent=scale != 1.0)
-    if results.k < 3:
-        raise ValueError(f"--from-pilot needs at least 3 seeds to estimate the seed-to-seed "
-                         f"spread; {path} has {results.k}")
+    if results.k < 2:
+        raise ValueError(f"--from-pilot needs at least 2 seeds per arm to estimate the "
+                         f"seed-to-seed spread (3 or more advised); {path} has {results.k}")
     effect_pp = 100 * float((results.variant - results.base).mean())
+    deltas = results.variant.mean(axis=1) - results.base.mean(axis=1)
+    spread = delta_spread(deltas, assurance)
+    warnings = list(spread.warnings)
+    budget = _budget_text(spread, [effect_pp, *[e for e in effects_pp if e != effect_pp]],
+                          alpha, power)
+    deltas_text = (f"one seed's delta has sd {100 * spread.sd:.3f} pp from the pilot's own "
+                   f"{spread.k} deltas ({100 * assurance:.0f}%-assurance upper limit "
+                   f"{100 * spread.upper:.3f} pp)")
     if results.per_question:
         binary = np.isin(results.base, (0, 1)).all() and np.isin(results.variant, (0, 1)).all()
         if not binary:
             raise ValueError(f"--from-pilot with per-question scores needs 0/1 scores "
                              f"(seed_question is a model of correctness); {path} has others")
         fitted = generators.generator_class("seed_question").fit(results.base, results.variant)
+        if fitted.sd_seed < 1e-6 or abs(fitted.rho) > 0.999:
+            warnings.append(f"the seed_question fit is on a boundary (seed effect sd "
+                            f"{fitted.sd_seed:.3f} logit, rho = {fitted.rho:.2f}): "
+                            f"{results.k} seeds cannot tell the seeds' spread apart from "
+                            f"the questions' noise; the simulated budget may be too "
+                            f"optimistic (run more pilot seeds, or use the paired-t budget "
+                            f"from the pilot's deltas below)")
         text = (f"fitted seed_question to {path} ({results.k} seeds per arm, {results.n} "
                 f"questions): baseline accuracy {100 * results.base.mean():.2f}%, seed effect "
                 f"sd {fitted.sd_seed:.3f} logit with arm correlation rho = {fitted.rho:.2f}, "
                 f"question difficulty sd {fitted.sd_question:.2f} logit, per-(seed, question) "
                 f"noise sd {fitted.sd_noise:.2f} logit; the pilot's own mean delta "
-                f"{effect_pp:+.2f} pp")
-        return PilotFit(fitted, effect_pp, results.k, text)
+                f"{effect_pp:+.2f} pp; {deltas_text}{budget}")
+        return PilotFit(fitted, effect_pp, results.k, text, tuple(warnings), spread)
     b = results.base[:, 0]
     v = results.variant[:, 0]
     sigma = float(np.sqrt((b.var(ddof=1) + v.var(ddof=1)) / 2))
     if sigma == 0:
         raise ValueError(f"--from-pilot: the per-seed metrics in {path} do not vary; "
                          f"nothing to calibrate")
-    rho = 0.0
-    if b.std() > 0 and v.std() > 0:
-        rho = float(np.clip(np.corrcoef(b, v)[0, 1], -0.99, 0.99))
-    fitted = generators.get("seed_gaussian", mu=float(b.mean()), sigma=sigma, rho=rho)
+    # The generator's delta sd sigma sqrt(2 (1 - rho)) is set to the assurance limit of the
+    # deltas' own sd (unbiased variance, chi-square law), not to sigma_hat sqrt(2 (1 -
+    # rho_hat)): that one is biased low at small k (rho_hat clipped at 0.99).
+    target = spread.upper
+    rho = 1 - target**2 / (2 * sigma**2)
+    if rho < -0.99:
+        sigma, rho = target / np.sqrt(2 * 1.99), -0.99
+    if rho > 0.99:
+        warnings.append(f"the pilot's deltas vary much less than its per-seed metrics (rho "
+                        f"{rho:.3f} clipped at 0.99)")
+        rho = 0.99
+    fitted = generators.get("seed_gaussian", mu=float(b.mean()), sigma=float(sigma),
+                            rho=float(rho))
     text = (f"fitted seed_gaussian to {path} ({results.k} seeds per arm): baseline mean "
-            f"mu = {100 * fitted.mu:.2f}%, seed-to-seed sd sigma = {100 * sigma:.2f} pp per "
-            f"arm, pairing correlation rho = {rho:.2f} (so one seed's delta has sd "
-            f"{100 * fitted.delta_sd():.2f} pp); the pilot's own mean delta "
-            f"{effect_pp:+.2f} pp")
-    return PilotFit(fitted, effect_pp, results.k, text)
+            f"mu = {100 * fitted.mu:.2f}%, seed-to-seed sd sigma = {100 * fitted.sigma:.2f} pp "
+            f"per arm; {deltas_text}, simulated with pairing correlation rho = {rho:.2f} "
+            f"(so one seed's delta has sd {100 * fitted.delta_sd():.3f} pp); the pilot's own "
+            f"mean delta {effect_pp:+.2f} pp{budget}")
+    return PilotFit(fitted, effect_pp, results.k, text, tuple(warnings), spread)

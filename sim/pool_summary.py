@@ -10,7 +10,9 @@ from real_runs.store import pool_cells
 
 __all__ = ["correlation_ci", "fit_check", "pool_cells", "pool_summary"]
 
-from .calibrate_core import calibrate
+from .fit_bootstrap import fitted_generator, null_diffs
+from .grid import calibrate
+from .grid.pool import replicate_sims
 
 
 def correlation_ci(x, y, alpha=0.05):
@@ -28,8 +30,19 @@ def correlation_ci(x, y, alpha=0.05):
 NULL_T_WARNING = 2.0
 
 
+#: pool_summary's columns for a fraction metric (% and pp) and for a declared range (its
+#: own units), and the value each holds
+_PP_COLUMNS = dict(base_acc_pct="base", variant_acc_pct="variant", mean_delta_pp="mean",
+                   delta_ci_low_pp="low", delta_ci_high_pp="high", sd_delta_pp="sd",
+                   truth_pp="truth", truth_low_pp="truth_low", truth_high_pp="truth_high")
+_UNIT_COLUMNS = dict(base_mean="base", variant_mean="variant", mean_delta="mean",
+                     delta_ci_low="low", delta_ci_high="high", sd_delta="sd", truth="truth",
+                     truth_low="truth_low", truth_high="truth_high")
+
+
 def pool_summary(pools) -> pd.DataFrame:
-    """One row per pool: size, its truth with an interval, and the arms' correlation.
+    """One row per pool: its name and metric, size, its truth with an interval, and the
+    arms' correlation.
 
     Parameters
     ----------
@@ -38,20 +51,28 @@ def pool_summary(pools) -> pd.DataFrame:
     Returns
     -------
     pandas.DataFrame
-        ``mean_delta_pp`` with a 95% t interval, ``sd_delta_pp``, ``t_stat`` (mean delta over
-        its standard error); ``null`` (declared a true null), ``truth_pp`` with
-        ``truth_low_pp``/``truth_high_pp`` (0 exactly for a null pool, by declaration; else
-        the pool's mean delta and its t interval: the effect the pool's power is measured
-        at is itself an estimate); ``rho`` (correlation of the arms' per-seed accuracies)
-        with a 95% Fisher-z interval; ``warning``: text when a null pool's own mean delta is
-        more than 2 standard errors from 0 (the pool may not be the null it is declared to
-        be, and its false-positive rates may be off), else empty.
+        ``dataset``, ``scenario`` (a CSV pool: its name, and "null" or "effect" as declared),
+        ``metric`` (accuracy, a fraction, or a score in a declared range) and ``unit`` (pp,
+        or the metric's own units). For a fraction metric: ``base_acc_pct``,
+        ``variant_acc_pct``, ``mean_delta_pp`` with a 95% t interval, ``sd_delta_pp``,
+        ``truth_pp`` with ``truth_low_pp``/``truth_high_pp`` (0 exactly for a null pool, by
+        declaration; else the pool's mean delta and its t interval: the effect the pool's
+        power is measured at is itself an estimate); for a metric with a declared range the
+        same quantities in its own units (``base_mean``, ``variant_mean``, ``mean_delta``,
+        ``delta_ci_low``, ``delta_ci_high``, ``sd_delta``, ``truth``, ``truth_low``,
+        ``truth_high``; the pp columns are then NaN, and these NaN for a fraction). Always
+        ``t_stat`` (mean delta over its standard error), ``null`` (declared a true null),
+        ``rho`` (correlation of the arms' per-seed metrics) with a 95% Fisher-z interval;
+        ``warning``: text when a null pool's own mean delta is more than 2 standard errors
+        from 0 (the pool may not be the null it is declared to be, and its false-positive
+        rates may be off), else empty.
     """
     rows = []
     for g in pools:
         base, variant = g.pool()
+        metric, unit, factor = g.units() if hasattr(g, "units") else ("accuracy", "pp", 100.0)
         acc_b, acc_v = base.mean(axis=1), variant.mean(axis=1)
-        d = 100 * (acc_v - acc_b)
+        d = factor * (acc_v - acc_b)
         k = d.size
         sd = d.std(ddof=1) if k > 1 else np.nan
         se = sd / np.sqrt(k) if k > 1 else np.nan
@@ -61,20 +82,27 @@ def pool_summary(pools) -> pd.DataFrame:
         r, r_lo, r_hi = correlation_ci(acc_b, acc_v)
         null = bool(g.declared_null())
         warning = ""
+        shown = f"{mean:+.3f} {unit}"
         if null and np.isfinite(t) and abs(t) > NULL_T_WARNING:
-            warning = (f"null pool's own mean delta {mean:+.3f} pp is {abs(t):.1f} standard "
+            warning = (f"null pool's own mean delta {shown} is {abs(t):.1f} standard "
                        f"errors from 0: it may not be the null it is declared to be; its "
                        f"false-positive rates may be off")
         elif null and not np.isfinite(t):
-            warning = f"null pool's seeds all have delta {mean:+.3f} pp"
-        truth = 100 * g.fixed_effect()
-        rows.append(dict(dataset=g.dataset, scenario=g.scenario, seeds=k, n_test=base.shape[1],
-                         base_acc_pct=100 * acc_b.mean(), variant_acc_pct=100 * acc_v.mean(),
-                         mean_delta_pp=mean, delta_ci_low_pp=mean - half,
-                         delta_ci_high_pp=mean + half, sd_delta_pp=sd, t_stat=t, null=null,
-                         truth_pp=truth, truth_low_pp=truth if null else mean - half,
-                         truth_high_pp=truth if null else mean + half,
-                         rho=r, rho_low=r_lo, rho_high=r_hi, warning=warning))
+            warning = f"null pool's seeds all have delta {shown}"
+        truth = factor * g.fixed_effect()
+        values = dict(base=factor * acc_b.mean(), variant=factor * acc_v.mean(), mean=mean,
+                      low=mean - half, high=mean + half, sd=sd, truth=truth,
+                      truth_low=truth if null else mean - half,
+                      truth_high=truth if null else mean + half)
+        pp = unit == "pp"
+        row = dict(dataset=g.dataset, scenario=g.scenario, metric=metric, unit=unit, seeds=k,
+                   n_test=base.shape[1])
+        for column, key in _PP_COLUMNS.items():
+            row[column] = values[key] if pp else np.nan
+        for column, key in _UNIT_COLUMNS.items():
+            row[column] = np.nan if pp else values[key]
+        row.update(t_stat=t, null=null, rho=r, rho_low=r_lo, rho_high=r_hi, warning=warning)
+        rows.append(row)
     return pd.DataFrame(rows)
 
 
@@ -84,7 +112,7 @@ def fit_check(pool, real_frame, ks, effects, common, reps=0) -> pd.DataFrame:
     The fit (method of moments on the whole pool) is simulated at the pool's true effect;
     ``diff`` = fitted rate - real rate, with ``se`` the two-sample binomial standard error
     (Monte Carlo only). The fitted model predicts the rate of a fresh pool, and the pool's
-    own rate differs from that by its pool-sampling error too (:mod:`sim.pool_bootstrap`):
+    own rate differs from that by its pool-sampling error too (:mod:`sim.grid.pool`):
     ``pool_sd`` (NaN unless the pool intervals were computed, ``--pool-reps``) and
     ``se_total = sqrt(se**2 + pool_sd**2)``.
 
@@ -95,9 +123,6 @@ def fit_check(pool, real_frame, ks, effects, common, reps=0) -> pd.DataFrame:
     so that two rates of exactly 1 still carry the error of ``sims`` experiments), a
     correct model's spread ``null_sd`` and the error of ``null_mean``.
     """
-    from .fit_bootstrap import fitted_generator, null_diffs
-    from .pool_bootstrap import replicate_sims
-
     base, variant = pool.pool()
     fitted = fitted_generator(base, variant)
     effect = effects[0] / 100

@@ -22,7 +22,7 @@ FORBIDDEN = {
     "evalcal_core": {"protocols", "sim", "real_runs", "reports", "torch", "torchvision"},
     "protocols": {"sim", "real_runs", "reports", "torch", "torchvision"},
     "sim.generators": {"protocols", "reports", "torch", "torchvision"},
-    "sim": {"reports", "torch", "torchvision"},
+    "sim": {"reports", "torch", "torchvision", "matplotlib"},
     "real_runs": {"sim", "protocols", "reports"},
     "reports": {"torch", "torchvision"},
 }
@@ -35,7 +35,8 @@ TRAINING_MODULES = {"real_runs.augment", "real_runs.data", "real_runs.engine", "
 TORCH = {"torch", "torchvision"}
 
 #: command aliases kept under an old name: module -> the one higher module it forwards to
-ALIASES = {"protocols.evaluate": "reports.evaluate"}
+ALIASES = {"protocols.evaluate": "reports.evaluate", "sim.calibrate": "reports.calibrate",
+           "sim.sequential.__main__": "reports.sequential"}
 
 
 def module_name(path: Path) -> str:
@@ -103,6 +104,7 @@ def test_every_module_respects_the_layers():
     ("sim.generators.new", "from ...protocols import get", "sim.generators.new imports protocols"),
     ("evalcal_core.x", "import real_runs.store", "evalcal_core.x imports real_runs"),
     ("sim.outputs", "def f():\n    import torch\n", "sim.outputs imports torch"),
+    ("sim.budget", "def f():\n    import matplotlib.pyplot\n", "sim.budget imports matplotlib"),
     ("real_runs.store", "import torch", "real_runs.store imports torch outside the training "
                                         "modules"),
     ("real_runs.store", "from sim.cells import draw_cell", "real_runs.store imports sim"),
@@ -143,3 +145,106 @@ def test_imports_work_without_docstrings():
                 "print(len(protocols.names()))", "-OO")
     assert proc.returncode == 0, proc.stderr
     assert int(proc.stdout) >= 13
+
+
+#: cycles not untied yet (each a to-do): loading a dataset reads packs, and building a pack
+#: uses the dataset finders; untying it means splitting pack reading from pack building
+KNOWN_CYCLES = {"real_runs.data -> real_runs.pack_data -> real_runs.data"}
+
+
+def import_graph() -> dict[str, set[str]]:
+    """Module -> the project modules it imports (top-level and function-level imports alike).
+
+    ``from package import name`` counts as importing ``package.name`` when that is a module,
+    else ``package``; importing ``a.b.c`` also imports its packages ``a.b`` and ``a`` (Python
+    runs their ``__init__`` first), except from inside them.
+    """
+    sources = {module: path for module, path in all_modules()}
+    graph = {}
+    for module, path in sources.items():
+        found = set()
+        for name in imported_modules(module, path.read_text(), path.name == "__init__.py"):
+            while name and name not in sources:
+                name = name.rpartition(".")[0]
+            parts = name.split(".") if name else []
+            for i in range(1, len(parts) + 1):
+                target = ".".join(parts[:i])
+                if target in sources and target != module and not (
+                        module == target or module.startswith(target + ".")):
+                    found.add(target)
+        graph[module] = found
+    return graph
+
+
+def cycles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """The import cycles of ``graph``: one per strongly connected component of >1 module
+    (Tarjan's algorithm), each as a path that closes on its first module."""
+    index, low, stack, on_stack, out = {}, {}, [], set(), []
+
+    def visit(v):
+        index[v] = low[v] = len(index)
+        stack.append(v)
+        on_stack.add(v)
+        for w in sorted(graph.get(v, ())):
+            if w not in index:
+                visit(w)
+                low[v] = min(low[v], low[w])
+            elif w in on_stack:
+                low[v] = min(low[v], index[w])
+        if low[v] == index[v]:
+            component = []
+            while True:
+                w = stack.pop()
+                on_stack.discard(w)
+                component.append(w)
+                if w == v:
+                    break
+            if len(component) > 1:
+                out.append(_cycle_path(graph, set(component)))
+
+    for v in sorted(graph):
+        if v not in index:
+            visit(v)
+    return out
+
+
+def _cycle_path(graph, component) -> list[str]:
+    """A shortest path from the component's first module back to itself."""
+    start = min(component)
+    paths = {start: [start]}
+    queue = [start]
+    while queue:
+        v = queue.pop(0)
+        for w in sorted(graph[v] & component):
+            if w == start:
+                return paths[v] + [start]
+            if w not in paths:
+                paths[w] = paths[v] + [w]
+                queue.append(w)
+    return sorted(component)
+
+
+def test_no_import_cycles():
+    """No module imports itself through others, lazily or not: a cycle is a design knot
+    (a lazy import dodges the error, not the dependency)."""
+    found = [" -> ".join(cycle) for cycle in cycles(import_graph())]
+    assert sorted(set(found) - KNOWN_CYCLES) == []
+
+
+def test_a_cycle_is_caught():
+    """The checker itself: a lazy import closing a loop is a cycle; a chain is not."""
+    graph = {"sim.a": {"sim.b"}, "sim.b": {"sim.c"}, "sim.c": {"sim.a"}, "sim.d": {"sim.a"}}
+    assert cycles(graph) == [["sim.a", "sim.b", "sim.c", "sim.a"]]
+    assert cycles({"sim.a": {"sim.b"}, "sim.b": set()}) == []
+
+
+def test_the_numbers_import_no_plotting_library():
+    """sim computes; reports draws: importing sim's modules (the numbers of both commands
+    included) loads no matplotlib. ``sim.calibrate`` is the command's alias and draws only
+    when run."""
+    proc = _run("import sys, sim.calibration, sim.grid, sim.budget, sim.mde, sim.solve, "
+                "sim.sequential, sim.outputs, sim.pool_summary, sim.fit_bootstrap, sim.pilot, "
+                "sim.calibrate; print(sorted(m for m in sys.modules if m == 'matplotlib' or "
+                "m.startswith('matplotlib.')))")
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.strip() == "[]"

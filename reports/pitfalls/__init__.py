@@ -4,26 +4,31 @@ Writes ``index.html`` (self-contained: figures embedded as base64 PNG) and ``REA
 with one section per pitfall, each with a figure, the measured numbers with their 95% Monte
 Carlo (Wilson) intervals, an explanation and the command that reproduces them. Every number
 in the text is formatted from a CSV written beside the report (``section1.csv``, ...).
-Sections 1-6 compute their numbers in-process with :func:`sim.calibrate_core.calibrate` and
+Sections 1-6 compute their numbers in-process with :func:`sim.grid.calibrate` and
 exactly the settings of the ``python -m sim.calibrate`` command they print, so the numbers
 are those that command prints. Section 7 has no calibrate command and is simulated here;
 section 8 runs :func:`sim.sequential.sequential_table`, as ``python -m sim.sequential`` does.
 
-One module per section (``s1_single_run`` ... ``s7_many_variants``), each a function
-``section_*(ctx, scan) -> Section``; :mod:`._context` holds what they share and
-:mod:`.figures` their figures. The nominal level comes from ``--alpha`` through
+One module per section (``s1_single_run`` ... ``s9_questions_noise``), each a function
+``section_*(ctx, scan) -> Section`` registered with ``@section(number, lesson)``
+(:mod:`._registry`): a new section is one new file. :mod:`._context` holds what they share
+and :mod:`.figures` their figures. The nominal level comes from ``--alpha`` through
 :attr:`Settings.alpha` into every section and figure.
 """
 
 from __future__ import annotations
 
 import argparse
+import importlib
+import pkgutil
+import re
 import tempfile
 import time
 from pathlib import Path
 
 from evalcal_core.atomic import write_atomic
 from evalcal_core.cli import ArgumentParser, run_main
+from evalcal_core.validate import Interval, validate
 from real_runs.manifest import pool_caveat
 
 from .._report_page import Section, page_html, page_markdown, write_pngs
@@ -38,43 +43,27 @@ from ._context import (
     Settings,
     scan_pools,
 )
-from .s1_single_run import section_single_run
-from .s2_pairing import section_pairing
-from .s3_small_k import section_small_k
-from .s4_bca import section_bca
-from .s5_questions import section_questions
-from .s6_skew import section_skew
-from .s7_many_variants import section_family
-from .s8_peeking import section_peeking
-from .s9_questions_noise import section_questions_noise
+from ._registry import REGISTRY, SectionEntry, section, sections
 
-__all__ = ["FULL", "QUICK", "SECTIONS", "Context", "PoolScan", "Settings", "build_report",
-           "main", "run", "scan_pools", "section_bca", "section_family", "section_pairing",
-           "section_peeking", "section_questions", "section_questions_noise",
-           "section_single_run", "section_skew",
-           "section_small_k"]
+# Importing each section module registers its section (one file per section).
+for _module in pkgutil.iter_modules(__path__):
+    if re.fullmatch(r"s\d+_\w+", _module.name):
+        importlib.import_module(f"{__name__}.{_module.name}")
 
-SECTIONS = (section_single_run, section_pairing, section_small_k, section_bca,
-            section_questions, section_skew, section_family, section_peeking,
-            section_questions_noise)
+__all__ = ["FULL", "LESSONS", "QUICK", "REGISTRY", "Context", "PoolScan", "SectionEntry",
+           "Settings", "build_report", "lessons", "main", "run", "scan_pools", "section",
+           "sections"]
+
+
+def lessons() -> dict[int, str]:
+    """One-line lessons by section number (shown on the reports' front page)."""
+    return {entry.number: entry.lesson for entry in sections()}
+
+
+#: the lessons of the sections registered at import (see :func:`lessons`)
+LESSONS = lessons()
 
 #: one-line lessons, by section number (shown on the reports' front page)
-LESSONS = {
-    1: "A single run's difference is seed noise: a 1 pp 'gain' appears often when nothing "
-       "changed.",
-    2: "With paired seeds, test the per-seed deltas: Welch's unpaired test wastes the "
-       "pairing.",
-    3: "An exact sign-flip test has a p-value floor of 2/2^k: with too few seeds it can "
-       "never reject.",
-    4: "A bootstrap CI alone is too narrow at small k: pair it with an exact test.",
-    5: "Resample what would change in a replication: questions jointly, and runs.",
-    6: "Skewed per-seed deltas break both the sign-flip test and the t-test.",
-    7: "Reporting the best of many variants needs a multiplicity correction (Holm).",
-    8: "Adding seeds until the test passes inflates the false-positive rate: fix the looks "
-       "in advance (group-sequential boundaries).",
-    9: "Per-question tests that pool seeds ignore seed noise: use per-seed deltas or the "
-       "two-level test.",
-}
 
 
 def build_report(settings: Settings, out: Path) -> list[Section]:
@@ -94,7 +83,7 @@ def build_report(settings: Settings, out: Path) -> list[Section]:
     scan = scan_pools(settings.pool, settings.profile)
     with tempfile.TemporaryDirectory(prefix="pitfalls-cells-") as cache:
         ctx = Context(settings, out, Path(cache))
-        sections = [make(ctx, scan) for make in SECTIONS]
+        built = [entry.make(ctx, scan) for entry in sections()]
     title = "Evaluation pitfalls, measured"
     mode = "quick (reduced simulations, for tests)" if settings.quick else "full"
     intro = [
@@ -107,10 +96,10 @@ def build_report(settings: Settings, out: Path) -> list[Section]:
         f"Real pools: {pool_caveat(settings.pool, settings.profile)} Data caveats: the "
         "paper table's notes and "
         "real_runs/README.md."]
-    write_atomic(out / "index.html", page_html(title, intro, sections))
-    write_atomic(out / "README.md", page_markdown(title, intro, sections))
-    write_pngs(out, sections)
-    return sections
+    write_atomic(out / "index.html", page_html(title, intro, built))
+    write_atomic(out / "README.md", page_markdown(title, intro, built))
+    write_pngs(out, built)
+    return built
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -131,13 +120,16 @@ def build_parser() -> argparse.ArgumentParser:
     return p
 
 
+#: what each option may be, checked once
+CONSTRAINTS = {
+    "--jobs": Interval("int", 1),
+    "--seed": Interval("int", 0, 2**63 - 1),
+    "--alpha": Interval("real", 0, 1, low_open=True, high_open=True),
+}
+
+
 def _settings(args) -> Settings:
-    if args.jobs < 1:
-        raise ValueError(f"--jobs must be >= 1; got {args.jobs}")
-    if args.seed < 0:
-        raise ValueError(f"--seed must be >= 0; got {args.seed}")
-    if not 0 < args.alpha < 1:
-        raise ValueError(f"--alpha must be in (0, 1); got {args.alpha}")
+    validate({"--jobs": args.jobs, "--seed": args.seed, "--alpha": args.alpha}, CONSTRAINTS)
     sizes = QUICK if args.quick else FULL
     return Settings(**sizes, seed=args.seed, jobs=args.jobs, pool=args.pool,
                     profile=args.profile, quick=args.quick, alpha=args.alpha)

@@ -1,7 +1,7 @@
 """Figures of ``reports.pitfalls``: one function per section, each returning PNG bytes.
 
 Identity is carried by line style and marker as well as colour (grayscale-safe); protocols
-keep the styles of :mod:`sim.figures` (the recommended one thick and blue, pitfalls grey and
+keep the styles of :mod:`reports.figures` (the recommended one thick and blue, pitfalls grey and
 dashed); rates are in percent with their 95% Wilson band and the nominal alpha as a dotted
 line; legends sit below the axes so they never cover data. Every figure takes the run's
 alpha as an argument.
@@ -14,7 +14,7 @@ import numpy as np
 from matplotlib.ticker import PercentFormatter
 from scipy import stats
 
-from sim.figures import MARKERS, STYLES, is_pitfall, protocol_styles
+from reports.figures import MARKERS, STYLES, is_pitfall, protocol_styles
 
 from .._report_page import figure_png
 
@@ -41,7 +41,7 @@ def _label(name: str) -> str:
 def rate_lines(ax, frame, x: str, group: str, order=None, labels=None) -> None:
     """One line per value of ``group``: ``rate`` against ``x`` with its Wilson band.
 
-    Protocols (``group == "protocol"``) get their :func:`sim.figures.protocol_styles`.
+    Protocols (``group == "protocol"``) get their :func:`reports.figures.protocol_styles`.
     """
     order = list(order) if order is not None else sorted(frame[group].unique())
     styles = protocol_styles(order) if group == "protocol" else None

@@ -6,12 +6,12 @@ import numpy as np
 import pandas as pd
 from scipy import special
 
-from sim.cells import cell_deltas
-from sim.runner import wilson
+from sim.grid import cell_deltas, wilson
 
 from .._report_page import Section
 from . import figures as figs
 from ._context import THRESHOLD_PP, pool_params
+from ._registry import section
 
 
 def _single_run_rows(ctx, scan):
@@ -37,6 +37,9 @@ def _single_run_rows(ctx, scan):
     return pd.DataFrame(rows), commands, deltas, sd, pools
 
 
+@section(1,
+         "A single run's difference is seed noise: a 1 pp 'gain' appears often when nothing "
+         "changed.")
 def section_single_run(ctx, scan) -> Section:
     """Section 1: the single-run delta under the null, synthetic and real."""
     frame, commands, deltas, sd, pools = _single_run_rows(ctx, scan)

@@ -9,6 +9,7 @@ from sim.pool_summary import pool_summary
 from .._report_page import Section
 from . import figures as figs
 from ._context import pool_summary_command
+from ._registry import section
 
 RHOS = ("0", "0.25", "0.5", "0.75", "0.9")
 PAIRING_K = 8
@@ -16,6 +17,9 @@ PAIRING_EFFECT_PP = 0.5
 PAIRING_PROTOCOLS = ("welch_t", "paired_t", "paired_bca_perm")
 
 
+@section(2,
+         "With paired seeds, test the per-seed deltas: Welch's unpaired test wastes the "
+         "pairing.")
 def section_pairing(ctx, scan) -> Section:
     """Section 2: Welch's unpaired test against paired tests as the pairing grows."""
     frames, commands = [], []

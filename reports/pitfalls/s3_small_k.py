@@ -6,11 +6,15 @@ from protocols._resample import min_sign_flip_pvalue
 
 from .._report_page import Section
 from . import figures as figs
+from ._registry import section
 
 SMALL_K = (2, 10)
 SMALL_K_EFFECT_PP = 1.0
 
 
+@section(3,
+         "An exact sign-flip test has a p-value floor of 2/2^k: with too few seeds it can "
+         "never reject.")
 def section_small_k(ctx, scan) -> Section:
     """Section 3: the smallest attainable sign-flip p and the power of the exact protocol."""
     command = ctx.command("seed_gaussian", (), SMALL_K, (0.0, SMALL_K_EFFECT_PP),

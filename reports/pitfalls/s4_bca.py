@@ -4,9 +4,11 @@ from __future__ import annotations
 
 from .._report_page import Section
 from . import figures as figs
+from ._registry import section
 from .s3_small_k import SMALL_K
 
 
+@section(4, "A bootstrap CI alone is too narrow at small k: pair it with an exact test.")
 def section_bca(ctx, scan) -> Section:
     """Section 4: the false-positive rate of the BCa interval without the permutation test."""
     command = ctx.command("seed_gaussian", (), SMALL_K, (0.0,),

@@ -4,11 +4,13 @@ from __future__ import annotations
 
 from .._report_page import Section
 from . import figures as figs
+from ._registry import section
 
 QUESTION_PROTOCOLS = ("mcnemar", "paired_t_questions", "question_bootstrap", "run_bootstrap",
                       "run_bootstrap_sqrt_b")
 
 
+@section(5, "Resample what would change in a replication: questions jointly, and runs.")
 def section_questions(ctx, scan) -> Section:
     """Section 5: question-level protocols on ``question_mixture``."""
     command = ctx.command("question_mixture", ("n_questions=4000",), (8,), (0.0, 1.0),

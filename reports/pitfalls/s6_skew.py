@@ -6,12 +6,14 @@ import pandas as pd
 
 from .._report_page import Section
 from . import figures as figs
+from ._registry import section
 
 NOISES = ("normal", "t3", "skewed")
 SKEW_RHO = "0.9"
 SKEW_K = (3, 12)
 
 
+@section(6, "Skewed per-seed deltas break both the sign-flip test and the t-test.")
 def section_skew(ctx, scan) -> Section:
     """Section 6: heavy-tailed and skewed per-seed noise, sign-flip test and paired t."""
     frames, commands = [], []

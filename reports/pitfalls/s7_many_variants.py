@@ -7,11 +7,13 @@ from sim import generators
 from .._many_variants import delta_correlation, family_rates
 from .._report_page import Section
 from . import figures as figs
+from ._registry import section
 
 FAMILY_MS = (1, 2, 3, 5, 10, 20)
 FAMILY_K = 10
 
 
+@section(7, "Reporting the best of many variants needs a multiplicity correction (Holm).")
 def section_family(ctx, scan) -> Section:
     """Section 7: family-wise false-positive rate with m variants and one baseline."""
     generator = generators.get("seed_gaussian")

@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+from reports.sequential import sequential_figure
 from sim import generators
-from sim.sequential import sequential_figure, sequential_table
+from sim.sequential import sequential_table
 
 from .._report_page import Section, figure_png
+from ._registry import section
 
 PEEK_K_MIN = 3
 PEEK_K_MAX = (6, 10, 20)
@@ -14,6 +16,9 @@ PEEK_PROTOCOL = "paired_t"
 PEEK_DESIGNS = ("peek", "fixed", "gs_pocock", "gs_obf", "e_tmix")
 
 
+@section(8,
+         "Adding seeds until the test passes inflates the false-positive rate: fix the looks "
+         "in advance (group-sequential boundaries).")
 def section_peeking(ctx, scan) -> Section:
     """Section 8: testing after every added seed against valid sequential designs."""
     generator = generators.get("seed_gaussian")

@@ -9,6 +9,7 @@ from sim.seed_power_bound import bound_table
 
 from .._report_page import Section
 from . import figures as figs
+from ._registry import section
 
 #: the k shown in the table (the figure shows every k of the commands)
 SHOWN_K = (3, 5, 10)
@@ -16,6 +17,9 @@ SHOWN_K = (3, 5, 10)
 BOUND_POWER = 0.8
 
 
+@section(9,
+         "Per-question tests that pool seeds ignore seed noise: use per-seed deltas or the "
+         "two-level test.")
 def section_questions_noise(ctx, scan) -> Section:
     """Section 9: one-level question tests across seeds, against the two-level test."""
     frames, commands = [], []

@@ -22,11 +22,16 @@ def _default_pool() -> str:
 
 
 @functools.lru_cache(maxsize=16)
-def _load(root: str, dataset: str, scenario: str, profile: str | None, csv: str | None):
+def _load(root: str, dataset: str, scenario: str, profile: str | None, csv: str | None,
+          percent: bool = False, metric_range: tuple | None = None):
     if csv is not None:
-        from evalcal_core.results_io import read_any
+        from evalcal_core.results_io import check_scores, read_any
 
-        res = read_any(csv)
+        res = read_any(csv, scale=0.01 if percent else 1.0)
+        # A CSV pool's scores are checked like a results file's (protocols.evaluate): a
+        # fraction in [0, 1] unless a percentage or another metric's range is declared.
+        check_scores(res, value_range=metric_range or (0.0, 1.0), percent=percent,
+                     declared=metric_range is not None, partial=True)
         base, variant = res.base, res.variant
     else:
         from real_runs.store import load_pairs
@@ -85,26 +90,41 @@ class RealPool(Generator):
     profile : str or None
         Training profile, needed only when the store holds several.
     csv : str or None
-        A results CSV to use as the pool instead of the store (``dataset`` and ``scenario``
-        are then labels only).
+        A results CSV to use as the pool instead of the store. Its label is ``label`` (default
+        the file's name without suffix) and "null" or "effect" as declared by ``null``
+        (``dataset`` and ``scenario`` hold them).
     null : bool or None
         Required with ``csv`` (and only then): ``True`` declares the pool a true null (its
         rates are false-positive rates, whatever its own mean delta), ``False`` makes its
         truth the pool's mean delta (its rates are power). There is no default: a pool
         with +0.7 pp silently scored as a null would pass for a false-positive rate.
+    label : str or None
+        With ``csv``: the pool's name in tables (default the file's stem; ``name`` is the
+        generator's own, ``real_pool``).
+    metric_low, metric_high : float or None
+        With ``csv``: the range of a metric that is not a fraction in [0, 1] (RL returns,
+        losses; ``--metric-range``): its effects and means are then stated in the metric's
+        own units, not in percentage points.
+    percent : bool or None
+        With ``csv``: the scores are percentages (91.3 for 91.3%), read as fractions.
     """
 
-    dataset: str = "cifar10"
-    scenario: str = "S0p"
+    dataset: str | None = None
+    scenario: str | None = None
     root: str | None = None
     profile: str | None = None
     csv: str | None = None
     null: bool | None = None
+    label: str | None = None
+    metric_low: float | None = None
+    metric_high: float | None = None
+    percent: bool | None = None
 
     name = "real_pool"
     from_pool = True
 
     def __post_init__(self):
+        self._labels()
         for field in ("dataset", "scenario"):
             if not isinstance(getattr(self, field), str) or not getattr(self, field):
                 raise ValueError(f"The {field!r} parameter of generator real_pool must be a "
@@ -124,11 +144,64 @@ class RealPool(Generator):
                                  f"{self.dataset!r} instead.")
         self.pool()  # fail at construction, not in a worker
 
+    def _labels(self) -> None:
+        """Fill ``dataset``/``scenario``: the store's defaults, or a CSV pool's own name and
+        its declaration; refuse the CSV-only parameters without ``csv``."""
+        extra = {"label": self.label, "metric_low": self.metric_low,
+                 "metric_high": self.metric_high, "percent": self.percent}
+        if self.csv is None:
+            for key, value in extra.items():
+                if value is not None:
+                    raise ValueError(f"The {key!r} parameter of generator real_pool goes with "
+                                     f"csv=PATH only (a store pool is accuracy, named by its "
+                                     f"dataset and scenario). Got {value!r} instead.")
+            object.__setattr__(self, "dataset", self.dataset or "cifar10")
+            object.__setattr__(self, "scenario", self.scenario or "S0p")
+            return
+        null = _null_flag(self.null)
+        object.__setattr__(self, "dataset", self.label or self.dataset or Path(self.csv).stem)
+        object.__setattr__(self, "scenario", self.scenario or ("null" if null else "effect"))
+        if (self.metric_low is None) != (self.metric_high is None):
+            raise ValueError(f"The 'metric_low' and 'metric_high' parameters of generator "
+                             f"real_pool go together (--metric-range LOW HIGH). Got "
+                             f"{self.metric_low!r} and {self.metric_high!r} instead.")
+        if self.metric_low is not None:
+            if not float(self.metric_low) < float(self.metric_high):
+                raise ValueError(f"The 'metric_low' parameter of generator real_pool must be "
+                                 f"below 'metric_high'. Got {self.metric_low!r} and "
+                                 f"{self.metric_high!r} instead.")
+            if self.percent:
+                raise ValueError("The 'percent' parameter of generator real_pool excludes "
+                                 "'metric_low'/'metric_high': declare the range in the "
+                                 "file's own units. Got both instead.")
+        if self.percent is not None:
+            text = str(self.percent).strip().lower()
+            if text not in ("true", "false", "1", "0"):
+                raise ValueError(f"The 'percent' parameter of generator real_pool must be true "
+                                 f"or false. Got {self.percent!r} instead.")
+            object.__setattr__(self, "percent", True if text in ("true", "1") else None)
+
+    @property
+    def metric_range(self) -> tuple[float, float] | None:
+        """A CSV pool's declared metric range, ``None`` for a fraction in [0, 1]."""
+        if self.metric_low is None:
+            return None
+        return float(self.metric_low), float(self.metric_high)
+
+    def units(self) -> tuple[str, str, float]:
+        """``(metric, unit, factor)``: what the pool's scores are, the unit its effects are
+        stated in, and the factor from the scores' units to it (100 for pp of a fraction)."""
+        if self.metric_range is not None:
+            low, high = self.metric_range
+            return f"score in [{low:g}, {high:g}]", "metric units", 1.0
+        return ("accuracy" if self.binary else "fraction in [0, 1]"), "pp", 100.0
+
     def pool(self) -> tuple[np.ndarray, np.ndarray]:
         """The pool's ``(base, variant)`` scores, shape ``(k_pool, n)`` (read-only)."""
         root = str(self.root) if self.root is not None else _default_pool()
         return _load(root, self.dataset, self.scenario, self.profile,
-                     None if self.csv is None else str(self.csv))
+                     None if self.csv is None else str(self.csv), bool(self.percent),
+                     self.metric_range)
 
     def data_digest(self) -> str:
         """Fingerprint of the pool's scores: an edited store or CSV is a new cell key."""
@@ -192,15 +265,16 @@ class RealPool(Generator):
     def check_effect(self, delta):
         truth = self.fixed_effect()
         if abs(delta - truth) > 1e-9:
+            _, unit, factor = self.units()
             raise ValueError(f"The 'effect' of generator real_pool is fixed by the pool "
-                             f"({self.dataset} {self.scenario}: {100 * truth:+.4f} pp); "
-                             f"got {100 * delta:+.4f} pp. Omit --effects.")
+                             f"({self.dataset} {self.scenario}: {factor * truth:+.4f} {unit}); "
+                             f"got {factor * delta:+.4f} {unit}. Omit --effects.")
 
     def draw_seeds(self, sims: int, k: int, delta: float, rng) -> np.ndarray:
         """The pool seeds of ``sims`` experiments, shape ``(sims, k)``, without the scores.
 
         :meth:`draw` returns ``base[order], variant[order]`` for exactly this ``order`` (same
-        arguments, same random numbers); :func:`sim.cells.draw_cell` keeps the index sets
+        arguments, same random numbers); :func:`sim.grid.draw_cell` keeps the index sets
         and reads the pool's precomputed per-seed metrics instead of copying scores.
         """
         sims = check_int(sims, "sims", self.owner, low=1)

@@ -4,15 +4,16 @@ With per-question scores from several seeds, the one-level protocols that treat 
 questions as the only randomness (``paired_t_questions``, ``paired_question_bootstrap``,
 ``mcnemar``) reject a true null far more often than alpha once seeds differ; ``paired_t``
 on per-seed deltas and ``paired_two_level`` (seed and question variance components) keep
-alpha. :func:`questions_noise_rates` measures this through :func:`sim.calibrate_core.calibrate`.
+alpha. :func:`questions_noise_rates` measures this through :func:`sim.grid.calibrate`.
 """
 
 from __future__ import annotations
 
 import pandas as pd
 
+import protocols
 from sim import generators
-from sim.calibrate_core import calibrate
+from sim.grid import calibrate
 
 #: the protocols compared: three that count only the questions, two honest ones
 PROTOCOLS = ("paired_t_questions", "paired_question_bootstrap", "mcnemar", "paired_t",
@@ -44,7 +45,7 @@ def questions_noise_rates(*, sims: int = 2000, seed: int = 0, sd_seeds=SD_SEEDS,
     sims : int
         Null experiments per (protocol, sd_seed, k) cell.
     seed : int
-        Root seed of :func:`sim.calibrate_core.calibrate` (common random numbers: every
+        Root seed of :func:`sim.grid.calibrate` (common random numbers: every
         protocol sees the same experiments of a cell).
     sd_seeds : sequence of float
         Seed-effect sd of ``seed_question`` (logit units).
@@ -67,8 +68,6 @@ def questions_noise_rates(*, sims: int = 2000, seed: int = 0, sd_seeds=SD_SEEDS,
         Wilson interval), ``alpha``, ``pitfall`` (the protocol's declared pitfall, "" if
         honest) and ``generator`` (the generator's full parameter string).
     """
-    import protocols
-
     frames = []
     for sd_seed in sd_seeds:
         params = {"sd_seed": float(sd_seed)}

@@ -1,4 +1,4 @@
-"""``sim.figures``: the power-curve figure is chosen by the grid's shape and keeps its promises
+"""``reports.figures``: the power-curve figure is chosen by the grid's shape and keeps its promises
 (recommended protocol on top, pitfalls grey, null panel zoomed on alpha, off-scale values
 written at the edge, titles in words). Consistency checks of the drawing, no reference."""
 
@@ -11,7 +11,8 @@ import pandas as pd  # noqa: E402
 import pytest  # noqa: E402
 from PIL import Image  # noqa: E402
 
-from sim import figures  # noqa: E402
+from reports import figures  # noqa: E402
+from reports import words as setting_text  # noqa: E402
 
 PROTOCOLS = ["bca", "paired_bca_perm", "paired_t", "sign_flip", "welch_t"]
 
@@ -43,11 +44,11 @@ def test_protocol_order_and_styles():
 
 
 def test_setting_in_words_with_units():
-    words = figures.setting_words("mu=0.9;sigma=0.005;rho=0.5;noise=normal")
+    words = setting_text.setting_words("mu=0.9;sigma=0.005;rho=0.5;noise=normal")
     assert words == ("mean accuracy 90%, σ = 0.5 pp per seed, ρ = 0.5 between a seed's arms, "
                      "normal noise")
-    assert figures.setting_words("dataset=cifar10;scenario=S1") == "cifar10 S1"
-    assert figures._title_words("seed_gaussian: mu=0.9;sigma=0.005") == (
+    assert setting_text.setting_words("dataset=cifar10;scenario=S1") == "cifar10 S1"
+    assert setting_text.title_words("seed_gaussian: mu=0.9;sigma=0.005") == (
         "seed_gaussian: mean accuracy 90%, σ = 0.5 pp per seed")
 
 

@@ -33,13 +33,13 @@ from reports.pitfalls import (
     Settings,
     main,
     scan_pools,
-    section_family,
-    section_pairing,
-    section_single_run,
 )
+from reports.pitfalls.s1_single_run import section_single_run
+from reports.pitfalls.s2_pairing import section_pairing
+from reports.pitfalls.s7_many_variants import section_family
 from sim import calibrate as calibrate_cli
 from sim import generators
-from sim.cells import cell_deltas
+from sim.grid import cell_deltas
 
 REPO = Path(__file__).resolve().parents[2]
 SECTIONS = range(1, 10)
@@ -164,7 +164,7 @@ def test_command_prints_the_report_numbers(report, tmp_path, section, which):
 
 def test_sequential_command_prints_the_report_numbers(report, tmp_path):
     """Consistency: section 8's printed ``sim.sequential`` command gives the section's rows."""
-    from sim import sequential
+    from reports import sequential
 
     out, page = report
     argv = shlex.split(page.sections[8]["commands"][0])
@@ -277,7 +277,8 @@ def test_cli_error_is_one_line_exit_2():
                           capture_output=True, text=True, timeout=120)
     assert proc.returncode == 2
     assert proc.stderr.strip().splitlines() == [
-        "python -m reports.pitfalls: error: --jobs must be >= 1; got 0"]
+        "python -m reports.pitfalls: error: The '--jobs' option must be an integer >= 1. "
+        "Got 0 instead."]
 
 
 @needs_chromium

@@ -15,7 +15,7 @@ import pytest
 from evalcal_core.outdir import locked_out
 from sim import generators
 from sim.calibrate import main
-from sim.runner import CacheWarning, CellCache, CellResult, CellSpec
+from sim.grid import CacheWarning, CellCache, CellResult, CellSpec
 
 
 def _pool_csv(path: Path, shift: float) -> str:
@@ -144,3 +144,20 @@ def test_a_locked_out_is_refused_and_released(tmp_path):
     with locked_out(out), pytest.raises(ValueError, match="another run is writing"):
         main(_argv(out))
     assert main(_argv(out)) == 0
+
+
+def test_a_run_without_mde_removes_a_stale_mde_csv(tmp_path, capsys):
+    """mde.csv is a known output: a run without --mde must not leave an earlier one."""
+    out = tmp_path / "out"
+    out.mkdir()
+    (out / "mde.csv").write_text("old\n")
+    assert main(_argv(out)[:-2] + ["--no-plot"]) == 0
+    assert "removed mde.csv" in capsys.readouterr().out
+    assert not (out / "mde.csv").exists()
+
+
+def test_bad_arguments_are_reported_before_the_lock(tmp_path):
+    """A bad --protocol-param is named as such even while another run holds --out."""
+    out = tmp_path / "out"
+    with locked_out(out), pytest.raises(ValueError, match="not a parameter of any selected"):
+        main(_argv(out) + ["--protocol-param", "no_such=1"])

@@ -7,12 +7,11 @@ import numpy as np
 import pandas as pd
 import pytest
 
-import sim.calibrate_core
+import sim.grid.execute
 from reports.evaluate import example_path
 from sim import generators
 from sim.calibrate import main
-from sim.calibrate_core import calibrate
-from sim.runner import CacheWarning
+from sim.grid import CacheWarning, calibrate
 
 SMALL = ["--k", "3", "6", "--effects", "0", "1", "--sims", "200", "--quiet",
          "--protocol-param", "n_resamples=400", "bootstrap=random"]
@@ -75,7 +74,7 @@ def test_a_protocols_result_does_not_depend_on_the_others():
 def test_interrupted_run_resumes_without_recomputing(tmp_path, monkeypatch):
     g = generators.get("seed_gaussian")
     calls = []
-    real = sim.calibrate_core.run_task
+    real = sim.grid.execute.run_task
 
     def flaky(generator, k, effect, specs, seed, threads=1):
         if len(calls) == 3:
@@ -83,7 +82,7 @@ def test_interrupted_run_resumes_without_recomputing(tmp_path, monkeypatch):
         calls.append((k, effect))
         return real(generator, k, effect, specs, seed, threads)
 
-    monkeypatch.setattr(sim.calibrate_core, "run_task", flaky)
+    monkeypatch.setattr(sim.grid.execute, "run_task", flaky)
     kwargs = dict(sims=100, seed=1, out=tmp_path, progress=False,
                   protocol_names=["paired_t", "welch_t"])
     with pytest.raises(KeyboardInterrupt):
@@ -91,11 +90,11 @@ def test_interrupted_run_resumes_without_recomputing(tmp_path, monkeypatch):
     assert len(list((tmp_path / "cells").glob("*.json"))) == 6
     done_first = list(calls)
     calls.clear()
-    monkeypatch.setattr(sim.calibrate_core, "run_task", lambda *a: (calls.append(a[1:3]),
+    monkeypatch.setattr(sim.grid.execute, "run_task", lambda *a: (calls.append(a[1:3]),
                                                                       real(*a))[1])
     resumed = calibrate(g, [3, 4, 5], [0, 1], **kwargs)
     assert len(calls) == 3 and not set(calls) & set(done_first)
-    monkeypatch.setattr(sim.calibrate_core, "run_task", real)
+    monkeypatch.setattr(sim.grid.execute, "run_task", real)
     fresh = calibrate(g, [3, 4, 5], [0, 1], sims=100, seed=1, progress=False,
                       protocol_names=["paired_t", "welch_t"])
     pd.testing.assert_frame_equal(resumed, fresh)
@@ -141,7 +140,7 @@ def test_from_pilot_per_question(tmp_path, capsys):
 
 
 @pytest.mark.parametrize("args, message", [
-    (["--k", "0"], "--k must be >= 1"),
+    (["--k", "0"], "'--k' option must be .*an integer >= 1"),
     (["--k", "5", "3"], "MIN <= MAX"),
     (["--k", "3", "--protocols", "nope"], "'name'.*'nope'"),
     (["--k", "3", "--param", "bogus=1"], "no parameter 'bogus'"),
@@ -248,7 +247,7 @@ def test_allow_large_k_warns(tmp_path, capsys):
     assert main(["--k", "6", "--generator", "real_pool", "--param", f"root={FIXTURE_POOL}",
                  "scenario=S0p", "--sims", "20", "--out", str(tmp_path), "--quiet",
                  "--no-plot", "--allow-large-k", "--protocols", "paired_t",
-                 "--pool-reps", "2"]) == 0
+                 "--pool-reps", "2", "--pool-method", "halves"]) == 0
     err = capsys.readouterr().err
     assert "warning: --allow-large-k: k up to 6 draws more than a third of the 12-seed pool" \
         in err

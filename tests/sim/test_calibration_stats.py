@@ -6,7 +6,7 @@ from scipy import integrate, stats
 from statsmodels.stats.power import TTestPower
 
 from sim import generators
-from sim.calibrate_core import calibrate
+from sim.grid import calibrate
 
 ALPHA = 0.05
 Z_999 = stats.norm.ppf(0.9995)  # two-sided 99.9% band for MC checks: rare false alarms

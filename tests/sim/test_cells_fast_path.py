@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 
 from sim import generators
-from sim.cells import BYTES_PER_SCORE, check_memory, draw_cell
+from sim.grid.cells import BYTES_PER_SCORE, check_memory, draw_cell
 
 
 def test_real_pool_batches_are_the_copied_draws():
@@ -21,7 +21,7 @@ def test_real_pool_batches_are_the_copied_draws():
     effect_pp = 100 * g.fixed_effect()
     batches = list(draw_cell(g, 5, effect_pp, 50, seed=0, chunk=20))
     assert [b.shape[0] for b in batches] == [20, 20, 10]
-    from sim.cells import data_rng
+    from sim.grid.cells import data_rng
 
     rng = data_rng(g, 5, effect_pp, 0)
     for batch in batches:

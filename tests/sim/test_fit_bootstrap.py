@@ -8,10 +8,10 @@ import numpy as np
 import pandas as pd
 import pytest
 
-import sim.calibrate_core as calibrate_core
+import sim.fit_bootstrap
 from sim import generators
-from sim.calibrate_core import calibrate
 from sim.fit_bootstrap import ModelPool, null_diffs
+from sim.grid import calibrate
 from sim.pool_summary import fit_check
 
 MODEL = generators.get("seed_question", n_questions=300, sd_seed=0.2, rho=0.5)
@@ -61,7 +61,7 @@ def test_null_diffs_arithmetic_by_hand(monkeypatch):
                              k=q.k, rate=rate, sims=sims))
         return pd.DataFrame(rows)
 
-    monkeypatch.setattr(calibrate_core, "run_requests", fake)
+    monkeypatch.setattr(sim.fit_bootstrap, "run_cells", fake)
     out = null_diffs(MODEL, 0.0, True, 12, [3], ["paired_t"], 2, seed=0, sims=100)
     row = out.iloc[0]
     assert row.null_reps == 2 and row.null_mean == pytest.approx(0.10)

@@ -10,13 +10,12 @@ import pandas as pd
 import pytest
 from scipy import integrate, stats
 
+from reports.sequential import main, plot_sequential
 from sim import generators
 from sim.sequential import (
     DESIGNS,
     e_tmix,
     exit_probabilities,
-    main,
-    plot_sequential,
     sequential_table,
     simulate_peeking,
     simulate_sequential,
@@ -388,15 +387,16 @@ def test_plot_with_one_effect(tmp_path, effects):
 
 
 @pytest.mark.parametrize("args, match", [
-    (["--k", "1", "5"], "--k K_MIN must be >= 2"),
+    (["--k", "1", "5"], "The '--k' option must be K_MIN >= 2"),
     (["--k", "6", "3"], "K_MIN <= K_MAX"),
-    (["--k", "3", "5", "--sims", "0"], "--sims must be >= 1"),
+    (["--k", "3", "5", "--sims", "0"], "The '--sims' option must be an integer >= 1"),
+    (["--k", "3", "1000000000"], "K_MAX <= 10000. Got [3, 1000000000] instead."),
     (["--k", "3", "5", "--designs", "peek", "bogus"], "'designs' parameter"),
     (["--k", "3", "5", "--generator", "nope"], "'generator' parameter"),
 ])
 def test_cli_bad_input_messages(tmp_path, monkeypatch, capsys, args, match):
     """In-process through the console entry point: exit 2, one line on stderr."""
-    from sim.sequential import run
+    from reports.sequential import run
 
     monkeypatch.setattr(sys, "argv", ["sim.sequential", *args, "--out", str(tmp_path)])
     with pytest.raises(SystemExit) as exit_info:
@@ -413,5 +413,46 @@ def test_cli_bad_input_subprocess(tmp_path):
                            str(tmp_path)], capture_output=True, text=True)
     assert proc.returncode == 2
     lines = proc.stderr.strip().splitlines()
-    assert lines == ["python -m sim.sequential: error: --k K_MIN must be >= 2 (a t statistic "
-                     "needs two seeds); got 1"]
+    assert lines == ["python -m sim.sequential: error: The '--k' option must be K_MIN >= 2 (a t "
+                     "statistic needs two seeds). Got [1, 5] instead."]
+
+
+def test_cli_locks_out_and_removes_stale_outputs(tmp_path, capsys):
+    """Like sim.calibrate: a held --out is refused; a run without the figure removes an
+    earlier sequential.png."""
+    from evalcal_core.outdir import locked_out
+
+    argv = ["--k", "3", "4", "--sims", "20", "--designs", "peek", "fixed", "--out",
+            str(tmp_path)]
+    with locked_out(tmp_path), pytest.raises(ValueError, match="another run is writing"):
+        main(argv + ["--quiet", "--no-plot"])
+    (tmp_path / "sequential.png").write_bytes(b"old")
+    assert main(argv + ["--no-plot"]) == 0
+    assert "removed sequential.png" in capsys.readouterr().out
+    assert not (tmp_path / "sequential.png").exists()
+
+
+def test_a_registered_design_is_simulated_with_the_others():
+    """A new design is one class with @register; it runs on the same draws as the others
+    (consistency: a design that never rejects has rate 0 and uses k_max seeds)."""
+    import numpy as np
+
+    from sim.sequential import designs
+
+    class Never(designs.Design):
+        name = "never"
+
+        def decisions(self, draws, looks, alpha):
+            shape = (draws.t.shape[0], len(looks))
+            return np.zeros(shape, bool), np.zeros(shape)
+
+    designs.register(Never)
+    try:
+        frame = sequential_table(_gaussian(), "paired_t", 3, [5], [0.0], 50, ALPHA,
+                                 designs=("fixed", "never"))
+        never = frame[frame["design"] == "never"].iloc[0]
+        assert never["rejections"] == 0 and never["mean_seeds"] == 5
+        with pytest.raises(ValueError, match="registered twice"):
+            designs.register(Never)
+    finally:
+        designs.DESIGN_CLASSES.pop("never")

@@ -1,4 +1,8 @@
-"""How much a real pool's rates owe to *which* seeds the pool happens to hold.
+"""How much a real pool's rates owe to *which* seeds the pool happens to hold: half-samples.
+
+This is ``--pool-method halves`` (about 5.5x the cost of the real grid); the default
+estimates the same error from the seeds each experiment of the cell drew, at no extra
+cells (:mod:`sim.grid.pool_seeds`).
 
 A ``real_pool`` experiment draws k of the pool's N recorded seeds. The Wilson interval of a
 cell covers the Monte Carlo error of those draws only: the rate itself is the rate *of this
@@ -42,7 +46,8 @@ from scipy import stats
 
 from evalcal_core.validate import check_int
 
-from .generators._base import PoolView, pool_rows
+from ..generators._base import PoolView, pool_rows
+from .execute import CellRequest, execute
 from .seeding import cell_seed
 
 #: half-sample replicates by default (``--pool-reps``)
@@ -164,12 +169,10 @@ def pool_interval(rate, rate_low, rate_high, rep_rates, rep_sims, pool_size,
 def add_pool_columns(frame: pd.DataFrame, requests, reps: int, *, sims, seed, **run):
     """``frame`` with ``pool_sd``, ``pool_low``, ``pool_high`` (NaN where not a real pool).
 
-    ``requests`` are the frame's cells (:class:`sim.calibrate_core.CellRequest`); for each
+    ``requests`` are the frame's cells (:class:`sim.grid.CellRequest`); for each
     real-pool cell with k <= N/2 the same protocol is run on ``reps`` half-sample replicates
     with :func:`replicate_sims` simulations (cached like any cell under ``out``).
     """
-    from .calibrate_core import CellRequest, _run_cells
-
     frame = frame.assign(pool_sd=math.nan, pool_low=math.nan, pool_high=math.nan)
     pools = {r.generator.describe(): r.generator for r in requests
              if r.generator.from_pool}
@@ -182,7 +185,7 @@ def add_pool_columns(frame: pd.DataFrame, requests, reps: int, *, sims, seed, **
              for h in halves[r.generator.describe()] if r.k <= h.max_k]
     if not extra:
         return frame
-    rows = _run_cells(extra, sims=rep_sims, seed=seed, desc="pool half-samples", **run)
+    rows = execute(extra, sims=rep_sims, seed=seed, desc="pool half-samples", **run)
     rates = {}
     for row in rows:
         parent = row.generator_params.split(";half_sample=")[0]

@@ -1,9 +1,7 @@
-"""Score protocols for rejection rates on a grid of (k, effect) cells of one generator.
+"""A cell's key and row, and the on-disk cache of finished rows.
 
-A *task* is one (generator, k, effect) cell: its experiments are drawn once (common random
-numbers: every protocol sees the same data) and every selected protocol is evaluated on
-them. Each protocol's row is cached as one JSON file written atomically, so an interrupted
-run resumes without recomputing finished rows.
+Each protocol's row of a (generator, k, effect) cell is cached as one JSON file written
+atomically, so an interrupted run resumes without recomputing finished rows.
 """
 
 from __future__ import annotations
@@ -15,14 +13,7 @@ import warnings
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
-import numpy as np
-from statsmodels.stats.proportion import proportion_confint
-
-import protocols
 from evalcal_core.atomic import write_atomic
-from evalcal_core.params import decode
-
-from .cells import draw_cell, protocol_rng
 
 
 @dataclass(frozen=True)
@@ -38,7 +29,7 @@ class CellSpec:
     sims: int
     alpha: float
     seed: int
-    #: experiments drawn per batch (:func:`sim.cells.chunk_size`); it changes resampling
+    #: experiments drawn per batch (:func:`sim.grid.chunk_size`); it changes resampling
     #: streams, so it is part of the key
     chunk: int
     #: fingerprint of the data the generator draws from (a real pool's scores; '' for a
@@ -61,74 +52,9 @@ class CellResult(CellSpec):
     rate_high: float
     wrong_sign: int
     median_ci_width_pp: float
-
-
-def wilson(count, total, alpha=0.05):
-    """Wilson score interval for a binomial rate (statsmodels ``proportion_confint``)."""
-    low, high = proportion_confint(count, total, alpha=alpha, method="wilson")
-    # The bounds are exactly 0 at count 0 and 1 at count total; rounding leaves ~1e-19.
-    low = 0.0 if count == 0 else float(low)
-    high = 1.0 if count == total else float(high)
-    return low, high
-
-
-def _tally(spec: CellSpec, significant, estimate, width) -> CellResult:
-    if spec.effect_pp > 0:
-        hits = significant & (estimate > 0)
-        wrong = significant & (estimate < 0)
-    elif spec.effect_pp < 0:
-        hits = significant & (estimate < 0)
-        wrong = significant & (estimate > 0)
-    else:
-        # Under the null every rejection is a false positive, whatever its sign.
-        hits = significant
-        wrong = np.zeros_like(significant)
-    rejections = int(hits.sum())
-    low, high = wilson(rejections, spec.sims)
-    finite = width[np.isfinite(width)]
-    median_width = float(np.median(finite)) * 100 if finite.size else math.nan
-    return CellResult(**asdict(spec), rejections=rejections, rate=rejections / spec.sims,
-                      rate_low=low, rate_high=high, wrong_sign=int(wrong.sum()),
-                      median_ci_width_pp=median_width)
-
-
-def run_task(generator, k, effect_pp, specs, seed, threads=1):
-    """Draw one cell's experiments and evaluate every protocol of ``specs`` on them.
-
-    Parameters
-    ----------
-    generator : sim.generators.Generator
-    k : int
-    effect_pp : float
-        True effect in percentage points.
-    specs : list of CellSpec
-        One per protocol, all for this (generator, k, effect).
-    seed : int
-        Root seed.
-    threads : int, default 1
-        Threads the compiled protocol kernels may use: 1 in a worker process, which
-        shares the machine with the other workers. Results do not depend on it.
-
-    Returns
-    -------
-    list of CellResult
-    """
-    sims, chunk = specs[0].sims, specs[0].chunk
-    evaluators = [(spec, protocols.get(spec.protocol, **decode(spec.protocol_params)),
-                   protocol_rng(spec.protocol, spec.protocol_params, generator, k, effect_pp,
-                                seed))
-                  for spec in specs]
-    parts = {spec: [] for spec in specs}
-    with protocols.kernel_threads(threads):
-        for batch in draw_cell(generator, k, effect_pp, sims, seed, chunk):
-            for spec, protocol, rng in evaluators:
-                r = protocol.evaluate(batch, alpha=spec.alpha, rng=rng)
-                parts[spec].append((r.significant, r.estimate, r.ci_high - r.ci_low))
-    out = []
-    for spec in specs:
-        sig, est, width = (np.concatenate(x) for x in zip(*parts[spec]))
-        out.append(_tally(spec, sig, est, width))
-    return out
+    #: a real pool's per-seed tallies (:func:`sim.grid.pool_seeds.encode_counts`; '' for a
+    #: synthetic generator, or a row cached before they were kept)
+    seed_counts: str = ""
 
 
 # --------------------------------------------------------------------------------------------
@@ -196,7 +122,9 @@ _TYPES = {"generator": str, "generator_params": str, "protocol": str, "protocol_
           "data_digest": str, "k": int, "sims": int, "seed": int, "chunk": int,
           "rejections": int, "wrong_sign": int, "effect_pp": float, "alpha": float,
           "rate": float, "rate_low": float, "rate_high": float,
-          "median_ci_width_pp": float}
+          "median_ci_width_pp": float, "seed_counts": str}
+#: fields a cached row may lack (written before they existed): their defaults
+_OPTIONAL = {"seed_counts": ""}
 
 
 def _invalid(data) -> str | None:
@@ -204,6 +132,8 @@ def _invalid(data) -> str | None:
     if not isinstance(data, dict):
         return "not a JSON object"
     fields = set(CellResult.__dataclass_fields__)
+    for name, default in _OPTIONAL.items():
+        data.setdefault(name, default)
     if set(data) != fields:
         missing, extra = sorted(fields - set(data)), sorted(set(data) - fields)
         return "of another schema (" + "; ".join(

@@ -5,7 +5,7 @@
   setting, with one shared legend;
 * one k: a dot plot with 95% Wilson intervals, one row per protocol.
 
-Honest protocols are drawn in colour, the recommended one (``paired_bca_perm``) on top and
+Honest protocols are drawn in colour, the recommended one (``Protocol.recommended``) on top and
 thickest; pitfalls (``protocols.protocol_class(name).pitfall``) are grey and dashed. The
 false-positive panels are zoomed on the nominal level; a rate above the visible range is
 marked by an arrow at the top edge with its value. Rates are shown in percent.
@@ -14,19 +14,15 @@ marked by an arrow at the top edge with its value. Rates are shown in percent.
 from __future__ import annotations
 
 import math
-import re
 
 import numpy as np
 import pandas as pd
 
 import protocols
 from evalcal_core.atomic import atomic_path
-from evalcal_core.params import decode
+from reports.words import short_label as _short_label
+from reports.words import title_words as _title_words
 
-from .outputs import _short_label
-
-#: the protocol the project recommends: drawn last (on top) and thickest
-RECOMMENDED = "paired_bca_perm"
 #: grayscale-safe styling: line style and marker carry the identity, not only colour
 STYLES = ["-", "--", "-.", ":"]
 MARKERS = ["o", "s", "^", "D", "v", "P", "X", "*", "<", ">", "h", "p", "d"]
@@ -36,6 +32,21 @@ PITFALL_GRAYS = ["#555555", "#888888", "#aaaaaa"]
 PITFALL_STYLES = ["--", ":", (0, (5, 1, 1, 1))]
 #: the false-positive panels show at least 0 .. FPR_ZOOM * alpha
 FPR_ZOOM = 3.0
+
+
+def is_recommended(name: str) -> bool:
+    """Whether protocol ``name`` is the one the project recommends (its class says so): it
+    is drawn last (on top) and thickest."""
+    try:
+        return bool(protocols.protocol_class(name).recommended)
+    except ValueError:  # a name not registered here
+        return False
+
+
+def recommended_name(names=None) -> str:
+    """The recommended protocol (among ``names`` if given; '' when none is)."""
+    pool = protocols.names() if names is None else names
+    return next((n for n in pool if is_recommended(n)), "")
 
 
 def is_pitfall(name: str) -> bool:
@@ -48,14 +59,14 @@ def is_pitfall(name: str) -> bool:
 
 def protocol_order(names) -> list[str]:
     """The recommended protocol, the other honest ones, then the pitfalls (each sorted)."""
-    return sorted(names, key=lambda n: (n != RECOMMENDED, is_pitfall(n), n))
+    return sorted(names, key=lambda n: (not is_recommended(n), is_pitfall(n), n))
 
 
 def protocol_styles(names) -> dict[str, dict]:
     """Matplotlib keyword arguments per protocol, stable across the panels of a figure."""
     styles, honest, pitfall = {}, 0, 0
     for name in protocol_order(names):
-        if name == RECOMMENDED:
+        if is_recommended(name):
             styles[name] = dict(color=HONEST_COLORS[0], ls="-", marker="o", lw=3.2, ms=6,
                                 zorder=10)
         elif not is_pitfall(name):
@@ -71,55 +82,6 @@ def protocol_styles(names) -> dict[str, dict]:
                                 lw=1.1, ms=4, zorder=3)
             pitfall += 1
     return styles
-
-
-# --------------------------------------------------------------------------------------------
-# Words for titles
-
-_WORDS = {
-    "mu": lambda v: f"mean accuracy {100 * v:g}%",
-    "sigma": lambda v: f"σ = {100 * v:g} pp per seed",
-    "rho": lambda v: f"ρ = {v:g} between a seed's arms",
-    "noise": lambda v: f"{v} noise",
-    "n_questions": lambda v: f"{v} questions",
-    "p_easy": lambda v: f"{100 * v:g}% easy",
-    "p_hard": lambda v: f"{100 * v:g}% hard",
-    "sd_seed": lambda v: f"seed sd {v:g} (logit)",
-    "sd_question": lambda v: f"question sd {v:g} (logit)",
-    "sd_noise": lambda v: f"noise sd {v:g} (logit)",
-    "theta": lambda v: f"intercept {v:g} (logit)",
-}
-
-
-def setting_words(params: str) -> str:
-    """A generator's parameter string in words with units.
-
-    >>> setting_words("mu=0.9;sigma=0.005;rho=0.5;noise=normal")
-    "mean accuracy 90%, σ = 0.5 pp per seed, ρ = 0.5 between a seed's arms, normal noise"
-    """
-    fields = decode(params)
-    if "dataset" in fields and "scenario" in fields:
-        return _short_label(params)
-    words = []
-    if "low" in fields and "high" in fields:
-        low, high = fields.pop("low"), fields.pop("high")
-        fields["_rest"] = f"other questions solved with p in [{low:g}, {high:g}]"
-    for key, value in fields.items():
-        if key == "_rest":
-            words.append(value)
-        elif key in _WORDS and (key == "noise" or not isinstance(value, str)):
-            words.append(_WORDS[key](value))
-        else:
-            words.append(f"{key} = {value}")
-    return ", ".join(words)
-
-
-def _title_words(title: str) -> str:
-    """``generator: k=v;...`` in words; other titles unchanged."""
-    match = re.fullmatch(r"(\w+): (\w+=[^ ]*)", title.strip())
-    if not match:
-        return title
-    return f"{match.group(1)}: {setting_words(match.group(2))}"
 
 
 # --------------------------------------------------------------------------------------------
@@ -189,7 +151,7 @@ def _lines(ax, part: pd.DataFrame, styles: dict, names, faint_pitfalls=False) ->
         if not is_pitfall(name):
             ax.fill_between(cells["k"], cells["rate_low"], cells["rate_high"],
                             color=style["color"], alpha=0.12, lw=0, zorder=style["zorder"] - 1)
-            if name == RECOMMENDED and _has_pool_band(cells):
+            if is_recommended(name) and _has_pool_band(cells):
                 # The pool-sampling interval, for the recommended protocol only: six wide
                 # overlapping bands would hide the lines (every protocol's is in the CSV).
                 ax.fill_between(cells["k"], cells["pool_low"], cells["pool_high"],
@@ -233,7 +195,7 @@ def _legend(fig, styles, names, note: str = "") -> float:
     handles = []
     for name in protocol_order(names):
         style = {k: v for k, v in styles[name].items() if k != "zorder"}
-        label = name + (" (recommended)" if name == RECOMMENDED else
+        label = name + (" (recommended)" if is_recommended(name) else
                         " (pitfall)" if is_pitfall(name) else "")
         handles.append(mlines.Line2D([], [], label=label, **style))
     # about 2.6 inches per legend column keeps the legend inside a narrow figure
@@ -290,7 +252,8 @@ def _curves_one_setting(calibration, title):
         ax.set_ylabel("rejection rate")
     for ax in list(axes.flat)[len(effects):]:
         ax.set_visible(False)
-    fig.suptitle(_heading(calibration, title, f"wide faint band ({RECOMMENDED})"), fontsize=10)
+    fig.suptitle(_heading(calibration, title, f"wide faint band ({recommended_name()})"),
+                 fontsize=10)
     height = _legend(fig, styles, names)
     fig.tight_layout(rect=(0, height / fig.get_figheight(), 1, 1))
     return fig
@@ -344,7 +307,8 @@ def _curves_many_settings(calibration, title):
         for c in range(ncols):
             if (r, c) not in used:
                 axes[r, c].set_visible(False)
-    fig.suptitle(_heading(calibration, title, f"wide faint band ({RECOMMENDED})"), fontsize=10)
+    fig.suptitle(_heading(calibration, title, f"wide faint band ({recommended_name()})"),
+                 fontsize=10)
     height = _legend(fig, styles, names, note="Pitfalls are drawn only where there is no "
                      "true effect: the power of a test that does not hold its level means "
                      "nothing.")
@@ -391,8 +355,8 @@ def _dots(calibration, title):
             ax.errorbar(r["rate"], yi, xerr=[[r["rate"] - r["rate_low"]],
                                              [r["rate_high"] - r["rate"]]],
                         fmt=style["marker"], color=color, mfc=style.get("mfc", color),
-                        ms=7 if name == RECOMMENDED else 5, capsize=3,
-                        lw=2.2 if name == RECOMMENDED else 1.2, zorder=style["zorder"])
+                        ms=7 if is_recommended(name) else 5, capsize=3,
+                        lw=2.2 if is_recommended(name) else 1.2, zorder=style["zorder"])
         if effect == 0:
             ax.axvline(alpha, color="black", lw=1, ls=(0, (1, 1)))
             _edge_label(ax, alpha, f"α = {100 * alpha:g}%", axis="x")
@@ -410,7 +374,7 @@ def _dots(calibration, title):
                            if i % ncols == 0 else [], fontsize=8.5)
         for label, name in zip(ax.get_yticklabels(), names):
             label.set_color("#777777" if is_pitfall(name) else "black")
-            if name == RECOMMENDED:
+            if is_recommended(name):
                 label.set_fontweight("bold")
         ax.set_ylim(-0.7, len(names) - 0.3)
         ax.grid(axis="x", alpha=0.3)

@@ -1,20 +1,20 @@
-"""Run a calibration grid: every (protocol, k, effect) cell, cached and in parallel."""
+"""Rejection rates of a set of cells as a calibration frame: :func:`run_cells`, and
+:func:`calibrate` for the (k, effect) grid of one generator."""
 
 from __future__ import annotations
 
-import sys
-from dataclasses import asdict, dataclass
+from dataclasses import asdict
 
 import pandas as pd
-from joblib import delayed
-from tqdm import tqdm
 
 import protocols
 from evalcal_core.params import encode
 
-from .cells import chunk_size
-from .parallel import backend_context
-from .runner import CellCache, CellResult, CellSpec, run_task
+from .cache import CellResult
+from .execute import CellRequest, execute
+from .pool import add_pool_columns
+from .pool_seeds import DEFAULT_METHOD as DEFAULT_POOL_METHOD
+from .pool_seeds import add_seed_pool_columns
 
 #: how calibration draws the z-bootstrap protocols' replicates (``--replicates``)
 DEFAULT_REPLICATES = "summary"
@@ -74,7 +74,8 @@ def applicable_protocols(generator, ks, names=None, protocol_params=None,
 def calibrate(generator, ks, effects_pp, *, protocol_names=None, protocol_params=None,
               sims=2000, alpha=0.05, seed=0, jobs=1, backend="loky", scheduler=None,
               out=None, progress=True, pool_reps=0,
-              replicates=DEFAULT_REPLICATES) -> pd.DataFrame:
+              replicates=DEFAULT_REPLICATES,
+              pool_method=DEFAULT_POOL_METHOD) -> pd.DataFrame:
     """Rejection rates of protocols on a (k, effect) grid of one generator.
 
     Parameters
@@ -103,7 +104,7 @@ def calibrate(generator, ks, effects_pp, *, protocol_names=None, protocol_params
         Show a progress bar on stderr.
     pool_reps : int
         Real pools (``generator.from_pool``): half-sample replicates of the pool behind the
-        ``pool_low``/``pool_high`` interval (:mod:`sim.pool_bootstrap`); 0 leaves them NaN.
+        ``pool_low``/``pool_high`` interval (:mod:`sim.grid.pool`); 0 leaves them NaN.
     replicates : {'summary', 'drawn'}
         See :func:`applicable_protocols`.
 
@@ -114,120 +115,60 @@ def calibrate(generator, ks, effects_pp, *, protocol_names=None, protocol_params
         (the setting whose effect-0 rows validate these) and ``pool_low``, ``pool_high``,
         ``pool_sd`` (fractions; NaN for synthetic generators).
     """
+    check_grid(generator, ks, effects_pp)
+    chosen = applicable_protocols(generator, ks, protocol_names, protocol_params, replicates)
+    return run_cells(grid_requests(generator, ks, effects_pp, chosen), sims=sims, alpha=alpha,
+                     seed=seed, jobs=jobs, backend=backend, scheduler=scheduler, out=out,
+                     progress=progress, pool_reps=pool_reps, pool_method=pool_method)
+
+
+def check_grid(generator, ks, effects_pp) -> None:
+    """``ValueError`` unless ``generator`` can simulate every effect (pp) and the largest k."""
     for effect in effects_pp:
         generator.check_effect(effect / 100.0)
     max_k = generator.max_k
     if max_k is not None and max(ks) > max_k:
         raise ValueError(f"--k {max(ks)} exceeds the {max_k} seeds that generator "
                          f"{generator.name} can draw ({generator.describe()})")
-    chosen = applicable_protocols(generator, ks, protocol_names, protocol_params, replicates)
-    requests = [CellRequest(generator, name, params, int(k), float(effect))
-                for k in ks for effect in effects_pp
-                for name, (protocol, params) in chosen.items()
-                if protocol.applicable(k, generator.n, generator.binary) is None]
-    return run_requests(requests, sims=sims, alpha=alpha, seed=seed, jobs=jobs,
-                        backend=backend, scheduler=scheduler, out=out, progress=progress,
-                        pool_reps=pool_reps)
 
 
-@dataclass(frozen=True)
-class CellRequest:
-    """One protocol (name and encoded parameters) on one (generator, k, effect) cell."""
-
-    generator: object
-    protocol: str
-    protocol_params: str
-    k: int
-    effect_pp: float
+def grid_requests(generator, ks, effects_pp, chosen) -> list[CellRequest]:
+    """The cells of the (k, effect) grid for the ``chosen`` protocols
+    (:func:`applicable_protocols`), each protocol at the k it can run at."""
+    return [CellRequest(generator, name, params, int(k), float(effect))
+            for k in ks for effect in effects_pp
+            for name, (protocol, params) in chosen.items()
+            if protocol.applicable(k, generator.n, generator.binary) is None]
 
 
-def run_requests(requests, *, sims=2000, alpha=0.05, seed=0, jobs=1, backend="loky",
-                 scheduler=None, out=None, progress=True, pool_reps=0,
-                 desc="calibrating") -> pd.DataFrame:
+def run_cells(requests, *, sims=2000, alpha=0.05, seed=0, jobs=1, backend="loky",
+              scheduler=None, out=None, progress=True, pool_reps=0,
+              desc="calibrating", pool_method=DEFAULT_POOL_METHOD) -> pd.DataFrame:
     """Rows (a ``calibrate`` frame) of any set of cells, computed or read from the cache.
 
     Cells of one (generator, k, effect) are drawn once for all their protocols. Real-pool
-    rows get their pool-sampling interval when ``pool_reps > 0``
-    (:func:`sim.pool_bootstrap.add_pool_columns`). This is what the seed-budget and the
+    rows get their pool-sampling interval: from the seeds their own experiments drew
+    (``pool_method`` 'jackknife' or 'projection', :mod:`sim.grid.pool_seeds`; no extra
+    cells), or with 'halves' from ``pool_reps`` half-sample replicates when ``pool_reps >
+    0`` (:func:`sim.grid.pool.add_pool_columns`). This is what the seed-budget and the
     minimum-detectable-effect searches call for the extra cells they need.
     """
-    rows = _run_cells(requests, sims=sims, alpha=alpha, seed=seed, jobs=jobs, backend=backend,
-                      scheduler=scheduler, out=out, progress=progress, desc=desc)
+    rows = execute(requests, sims=sims, alpha=alpha, seed=seed, jobs=jobs, backend=backend,
+                   scheduler=scheduler, out=out, progress=progress, desc=desc)
     frame = pd.DataFrame([asdict(r) for r in rows], columns=_COLUMNS)
     # The setting whose effect-0 rows validate these (a real pool's: its dataset's null pool).
     nulls = {g.describe(): g.null_setting() for g in {r.generator for r in requests}}
     frame["null_params"] = frame["generator_params"].map(nulls)
-    from .pool_bootstrap import add_pool_columns
-
-    frame = add_pool_columns(frame, requests, pool_reps, sims=sims, alpha=alpha, seed=seed,
-                             jobs=jobs, backend=backend, scheduler=scheduler, out=out,
-                             progress=progress)
+    if pool_method == "halves":
+        frame = add_pool_columns(frame.drop(columns="seed_counts"), requests, pool_reps,
+                                 sims=sims, alpha=alpha, seed=seed, jobs=jobs, backend=backend,
+                                 scheduler=scheduler, out=out, progress=progress)
+    else:
+        frame = add_seed_pool_columns(frame, requests, method=pool_method)
     return frame.sort_values(["generator_params", "protocol", "k", "effect_pp"],
                              kind="stable", ignore_index=True)
 
 
 _COLUMNS = list(CellResult.__dataclass_fields__)
-
-
-#: estimated work (drawn scores x protocols) below which loky runs at most ``jobs`` cells in
-#: this process: about 1 s on this project's machine, less than two workers take to start
-IN_PROCESS_WORK = 1e9
-#: whether this process has started loky workers (they stay up between calls)
-_loky_started = False
-
-
-def _work(tasks, sims) -> float:
-    """Drawn scores times protocols evaluated on them, summed over the tasks."""
-    return float(sum(sims * k * g.n * len(specs) for g, k, _, specs in tasks))
-
-
-def _run_cells(requests, *, sims, alpha, seed, jobs, backend, scheduler, out, progress,
-               desc="calibrating"):
-    """``CellResult`` of every request (duplicates once), in parallel, through the cache."""
-    cache = CellCache(out) if out is not None else None
-    groups, results, seen = {}, [], set()
-    for req in requests:
-        g = req.generator
-        spec = CellSpec(generator=g.name, generator_params=g.describe(),
-                        protocol=req.protocol, protocol_params=req.protocol_params,
-                        k=int(req.k), effect_pp=float(req.effect_pp), sims=int(sims),
-                        alpha=float(alpha), seed=int(seed), chunk=chunk_size(g, req.k),
-                        data_digest=g.data_digest())
-        if spec in seen:
-            continue
-        seen.add(spec)
-        cached = cache.get(spec) if cache else None
-        if cached is not None:
-            results.append(cached)
-        else:
-            key = (g.describe(), int(req.k), float(req.effect_pp))
-            groups.setdefault(key, (g, int(req.k), float(req.effect_pp), []))[3].append(spec)
-    tasks = list(groups.values())
-    global _loky_started
-    requested = jobs
-    if backend == "loky" and jobs != 1:
-        if (not _loky_started and len(tasks) <= jobs
-                and _work(tasks, sims) <= IN_PROCESS_WORK):
-            # A few light cells: starting worker processes (each imports numpy, scipy,
-            # pandas) would take longer than the cells. Results do not depend on jobs.
-            jobs = 1
-        else:
-            # loky keeps its workers between calls: later rounds (the seed-budget search)
-            # reuse them at no start-up cost.
-            _loky_started = True
-    # A cell run in this process may use every core it was given; one in a worker, one.
-    in_process = backend == "loky" and jobs == 1
-    threads = (requested if requested >= 1 else None) if in_process else 1
-    names = sorted({g.name for g, *_ in tasks})
-    bar = tqdm(total=len(tasks), desc=f"{desc} {', '.join(names)}", unit="cell",
-               file=sys.stderr, disable=not progress or not tasks)
-    with bar, backend_context(backend, jobs, scheduler) as parallel:
-        work = parallel()(delayed(run_task)(g, k, effect, specs, seed, threads)
-                          for g, k, effect, specs in tasks)
-        for rows in work:
-            for row in rows:
-                if cache:
-                    cache.put(row)
-                results.append(row)
-            bar.update()
-    return results
+#: how real-pool rows get their pool-sampling interval (``--pool-method``)
+POOL_METHODS = ("jackknife", "projection", "halves")

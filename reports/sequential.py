@@ -1,0 +1,218 @@
+"""``python -m sim.sequential``: the sequential designs' table, figure and command line.
+
+The numbers are :mod:`sim.sequential`'s (:func:`sim.sequential.sequential_table`); this
+module draws them (``sequential.png``) and is the command ``python -m sim.sequential``
+forwards to (``sim/sequential/__main__.py``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+import pandas as pd
+
+from evalcal_core.atomic import atomic_path, write_atomic
+from evalcal_core.cli import ArgumentParser, run_main
+from evalcal_core.outdir import locked_out, remove_stale
+from evalcal_core.params import parse_key_values
+from evalcal_core.validate import AllOf, Interval, Rule, validate
+from sim.calibration import MAX_SIMS
+from sim.generators import get as get_generator
+from sim.outputs import write_csv
+from sim.sequential import DESIGNS, sequential_table
+
+from .words import setting_words
+
+_STYLE = {"peek": ("tab:red", "-", "o"), "fixed": ("black", ":", "s"),
+          "gs_pocock": ("tab:blue", "--", "^"), "gs_obf": ("tab:green", "-.", "D"),
+          "e_tmix": ("tab:purple", (0, (5, 1, 1, 1)), "v")}
+_LABEL = {"peek": "peek: test after every seed", "fixed": "fixed k = k_max",
+          "gs_pocock": "group-sequential, Pocock spending",
+          "gs_obf": "group-sequential, O'Brien-Fleming spending",
+          "e_tmix": "anytime-valid e-process (t mixture)"}
+
+
+def plot_sequential(frame: pd.DataFrame, path) -> None:
+    """Draw :func:`sequential_figure` of ``frame`` into the PNG file ``path`` (atomically)."""
+    import matplotlib.pyplot as plt
+
+    fig = sequential_figure(frame)
+    with atomic_path(path) as tmp:
+        fig.savefig(tmp, dpi=110, format="png")
+    plt.close(fig)
+
+
+def sequential_figure(frame: pd.DataFrame):
+    """False-positive rate, power and mean seeds used against ``k_max``, one line per design.
+
+    Left: rate at effect 0 with Wilson 95% bands and the nominal alpha line (hidden without
+    effect-0 rows). Middle: power at the smallest non-zero effect (hidden without one).
+    Right: mean seeds used (solid: that effect, dotted: the null). The caller chooses the
+    matplotlib backend (``Agg`` for files).
+    """
+    import matplotlib.pyplot as plt
+    from matplotlib.ticker import MaxNLocator
+
+    alpha = float(frame["alpha"].iloc[0])
+    k_min = int(frame["k_min"].iloc[0])
+    nonzero = sorted(e for e in frame["effect_pp"].unique() if e != 0)
+    effect = min(nonzero, key=abs) if nonzero else None
+    designs = [d for d in DESIGNS if d in set(frame["design"])]
+    fig, axes = plt.subplots(1, 3, figsize=(15, 5.2))
+    for design in designs:
+        color, style, marker = _STYLE[design]
+        kw = dict(color=color, ls=style, marker=marker, ms=3.5, lw=1.4)
+        part = frame[frame["design"] == design].sort_values("k_max")
+        null = part[part["effect_pp"] == 0]
+        if not null.empty:
+            axes[0].plot(null["k_max"], null["rate"], label=_LABEL[design], **kw)
+            axes[0].fill_between(null["k_max"], null["rate_low"], null["rate_high"],
+                                 color=color, alpha=0.15, lw=0)
+            axes[2].plot(null["k_max"], null["mean_seeds"], color=color, ls=":", lw=1.2)
+        if effect is not None:
+            alt = part[part["effect_pp"] == effect]
+            axes[1].plot(alt["k_max"], alt["power"], label=_LABEL[design], **kw)
+            axes[1].fill_between(alt["k_max"], alt["power_low"], alt["power_high"],
+                                 color=color, alpha=0.15, lw=0)
+            axes[2].plot(alt["k_max"], alt["mean_seeds"], label=_LABEL[design], **kw)
+    null_high = frame.loc[frame["effect_pp"] == 0, "rate_high"]
+    if null_high.empty:
+        axes[0].set_visible(False)
+    else:
+        axes[0].axhline(alpha, color="gray", lw=1.2, ls=(0, (1, 1)),
+                        label=f"nominal α = {100 * alpha:g}%")
+        axes[0].set_ylim(0, max(2.2 * alpha, 1.1 * float(null_high.max())))
+    axes[0].set_title("effect 0 pp: false-positive rate")
+    axes[0].set_ylabel("rejection rate")
+    if effect is not None:
+        axes[1].set_title(f"effect {effect:g} pp: power (correct sign)")
+        axes[1].set_ylim(0, 1.02)
+        axes[1].set_ylabel("power")
+        null_note = "" if null_high.empty else ", dotted: 0 pp"
+        axes[2].set_title(f"mean seeds used (solid: {effect:g} pp{null_note})")
+    else:
+        axes[1].set_visible(False)
+        axes[2].set_title("mean seeds used (dotted: 0 pp)")
+    axes[2].set_ylabel("seeds per arm")
+    for ax in axes:
+        ax.set_xlabel(f"k_max (first look at k_min = {k_min} seeds)")
+        ax.xaxis.set_major_locator(MaxNLocator(integer=True))
+        ax.grid(alpha=0.3)
+    legend = {}
+    for ax in axes:
+        for handle, label in zip(*ax.get_legend_handles_labels()):
+            legend.setdefault(label, handle)
+    handles, labels = list(legend.values()), list(legend)
+    fig.legend(handles, labels, loc="lower center", ncol=min(len(labels), 3), fontsize=9,
+               frameon=False)
+
+    fig.suptitle(f"Adding seeds until it is significant: {frame['generator'].iloc[0]} "
+                 f"({setting_words(frame['generator_params'].iloc[0])}), "
+                 f"{int(frame['sims'].iloc[0])} experiments, protocol "
+                 f"{frame['protocol'].iloc[0]}", fontsize=10)
+    from matplotlib.ticker import PercentFormatter
+
+    for ax in axes[:2]:
+        ax.yaxis.set_major_formatter(PercentFormatter(xmax=1.0, decimals=0))
+    fig.tight_layout(rect=(0, 0.12, 1, 1))
+    return fig
+
+
+def build_parser() -> argparse.ArgumentParser:
+    p = ArgumentParser(
+        prog="python -m sim.sequential",
+        description="False-positive rate, power and seeds used when seeds are added until "
+                    "the test is significant, against valid sequential designs.")
+    p.add_argument("--k", nargs=2, type=int, required=True, metavar=("K_MIN", "K_MAX"),
+                   help="first look at K_MIN seeds; rows for every k_max in K_MIN..K_MAX")
+    p.add_argument("--effects", nargs="+", type=float, default=[0.0, 1.0], metavar="PP",
+                   help="true effects in percentage points (default 0 1)")
+    p.add_argument("--sims", type=int, default=2000, help="experiments per effect (2000)")
+    p.add_argument("--seed", type=int, default=0, help="root seed (0)")
+    p.add_argument("--alpha", type=float, default=0.05, help="two-sided level (0.05)")
+    p.add_argument("--protocol", default="paired_t", help="protocol that peeks (paired_t)")
+    p.add_argument("--generator", default="seed_gaussian", help="generator (seed_gaussian)")
+    p.add_argument("--param", nargs="+", default=[], metavar="KEY=VALUE",
+                   help="generator parameters, e.g. sigma=0.004 noise=t3")
+    p.add_argument("--designs", nargs="+", default=list(DESIGNS), metavar="NAME",
+                   help=f"designs (default: all of {' '.join(DESIGNS)})")
+    p.add_argument("--out", type=Path, default=Path("reports") / "output" / "sequential",
+                   help="output folder")
+    p.add_argument("--no-plot", action="store_true", help="skip sequential.png")
+    p.add_argument("--quiet", action="store_true", help="print nothing")
+    return p
+
+
+def _summary(frame: pd.DataFrame) -> str:
+    """The rows at a few k_max values, as a fixed-width table."""
+    ks = sorted(set(frame["k_max"]))
+    shown_k = sorted({k for k in (6, 10, 20) if k in ks} | {ks[-1]})
+    part = frame[frame["k_max"].isin(shown_k)].copy()
+    part["rate [95% CI]"] = [f"{r:.3f} [{lo:.3f}, {hi:.3f}]" for r, lo, hi in
+                             zip(part["rate"], part["rate_low"], part["rate_high"])]
+    cols = ["design", "k_max", "effect_pp", "rate [95% CI]", "power", "mean_seeds",
+            "fixed_k_same_power"]
+    return part[cols].to_string(index=False, float_format=lambda x: f"{x:.3f}",
+                                na_rep="-")
+
+
+#: files main() may write; those of an earlier run that this run does not write are removed
+KNOWN_OUTPUTS = ("sequential.csv", "sequential.png", "command.json")
+#: largest k_max (a typo such as --k 3 1000000000 must not start allocating)
+MAX_K = 10**4
+#: what each option may be, checked once before anything runs
+CONSTRAINTS = {
+    "--k": AllOf(Rule(lambda k: k[0] >= 2, "K_MIN >= 2 (a t statistic needs two seeds)"),
+                 Rule(lambda k: k[0] <= k[1], "K_MIN K_MAX with K_MIN <= K_MAX"),
+                 Rule(lambda k: k[1] <= MAX_K, f"K_MIN K_MAX with K_MAX <= {MAX_K}")),
+    "--sims": Interval("int", 1, MAX_SIMS),
+    "--seed": Interval("int", 0, 2**63 - 1),
+    "--alpha": Interval("real", 0, 1, low_open=True, high_open=True),
+    "--effects": Rule(lambda e: len(set(e)) == len(e), "distinct values"),
+}
+
+
+def main(argv=None) -> int:
+    """Command line; returns the exit code (``ValueError`` is handled by the caller).
+
+    Every argument is checked before ``--out`` is locked; the run then holds the lock while
+    it computes and writes, and removes outputs an earlier run left that it does not write.
+    """
+    args = build_parser().parse_args(argv)
+    validate({"--k": args.k, "--sims": args.sims, "--seed": args.seed, "--alpha": args.alpha,
+              "--effects": args.effects}, CONSTRAINTS)
+    k_min, k_top = args.k
+    generator = get_generator(args.generator, **parse_key_values(args.param, "--param"))
+    with locked_out(args.out):
+        frame = sequential_table(generator, args.protocol, k_min, range(k_min, k_top + 1),
+                                 args.effects, args.sims, args.alpha, seed=args.seed,
+                                 designs=args.designs)
+        write_csv(frame, args.out / "sequential.csv")
+        written = ["sequential.csv"]
+        write_atomic(args.out / "command.json", json.dumps(
+            {"argv": sys.argv[1:] if argv is None else list(argv)}) + "\n")
+        if not args.no_plot:
+            import matplotlib
+
+            matplotlib.use("Agg")
+            plot_sequential(frame, args.out / "sequential.png")
+            written.append("sequential.png")
+        stale = remove_stale(args.out, KNOWN_OUTPUTS, written + ["command.json"])
+    if not args.quiet:
+        print(_summary(frame))
+        print(f"\nwrote {args.out}/: {', '.join(written)}")
+        if stale:
+            print(f"removed {', '.join(stale)} of an earlier run with other settings")
+    return 0
+
+
+def run() -> None:
+    """Console entry point: ``prog: error: msg`` on stderr and exit 2 for bad input."""
+    run_main(main, "python -m sim.sequential")
+
+
+if __name__ == "__main__":
+    run()

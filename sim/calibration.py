@@ -1,0 +1,422 @@
+"""A calibration run as a value: :class:`CalibrationConfig` -> :func:`run_calibration`.
+
+The config holds what ``python -m sim.calibrate`` was asked (every option, validated once in
+its constructor); :func:`plan_calibration` builds the generators and checks everything that
+needs them (protocols, memory, the k caps of real pools) before anything is drawn or any
+output folder is locked; :func:`run_calibration` computes the grid, the seed budget and, with
+``mde``, the minimum detectable effects, and returns them as a :class:`CalibrationResult`.
+The command line only parses, calls these and writes the files (:mod:`sim.calibrate`); a
+report builds the same config (:mod:`reports._calibrate_command`).
+"""
+
+from __future__ import annotations
+
+import functools
+import shlex
+import sys
+from dataclasses import dataclass, field, fields
+from pathlib import Path
+
+import pandas as pd
+
+from evalcal_core.params import parse_key_values
+from evalcal_core.validate import (
+    AllOf,
+    AnyOf,
+    Each,
+    Interval,
+    Optional,
+    Options,
+    Requires,
+    Rule,
+    check_requires,
+    validate,
+)
+
+from . import generators
+from .budget import DEFAULT_K_MAX, search_budget, seed_budget
+from .generators.real_pool import default_k_cap
+from .grid import (
+    DEFAULT_REPLICATES,
+    DEFAULT_REPS,
+    applicable_protocols,
+    check_grid,
+    check_memory,
+    chunk_size,
+    grid_requests,
+    run_cells,
+)
+from .grid.runner import DEFAULT_POOL_METHOD, POOL_METHODS
+from .mde import check_searchable, search_mde
+from .pilot import generator_from_pilot
+from .pool_summary import fit_check, pool_summary
+
+DEFAULT_EFFECTS = (0.0, 0.5, 1.0, 2.0)
+DEFAULT_OUT = Path("reports") / "output" / "calibrate"
+#: upper bounds checked before any work (a typo such as --sims 10^12 must not start a run)
+MAX_SIMS = 10**7
+MAX_K = 10**4
+MAX_JOBS = 4096
+
+
+def _option(name: str, default=None, **meta):
+    """A config field and the command-line option it comes from."""
+    return field(default=default, metadata={"option": name, **meta})
+
+
+@dataclass(frozen=True)
+class CalibrationConfig:
+    """Everything ``python -m sim.calibrate`` was asked; validated once, when built.
+
+    Attributes are the command-line options (``k`` is ``(K,)`` or ``(MIN, MAX)`` as typed;
+    ``params`` and ``protocol_params`` the ``KEY=VALUE`` strings as typed, since a cell's
+    random stream is named by the parsed values' text). ``python -m sim.calibrate --help``
+    documents each; :meth:`to_argv` gives the command line that asks for this config.
+    """
+
+    k: tuple[int, ...] = field(metadata={"option": "--k", "always": True})
+    generator: str = _option("--generator", "seed_gaussian", always=True)
+    params: tuple[str, ...] = _option("--param", ())
+    effects: tuple[float, ...] | None = _option("--effects")
+    protocols: tuple[str, ...] | None = _option("--protocols")
+    sims: int = _option("--sims", 2000, always=True)
+    seed: int = _option("--seed", 0, always=True)
+    alpha: float = _option("--alpha", 0.05)
+    from_pilot: str | None = _option("--from-pilot")
+    protocol_params: tuple[str, ...] = _option("--protocol-param", ())
+    jobs: int = _option("--jobs", 1, argv=False)
+    backend: str = _option("--backend", "loky")
+    scheduler: str | None = _option("--scheduler")
+    out: Path | None = _option("--out", DEFAULT_OUT, argv=False)
+    target_power: float = _option("--target-power", 0.8)
+    k_max: int = _option("--k-max", DEFAULT_K_MAX)
+    fpr_tolerance: float | None = _option("--fpr-tolerance")
+    max_sims: int | None = _option("--max-sims")
+    assurance: float = _option("--assurance", 0.8)
+    metric_range: tuple[float, ...] | None = _option("--metric-range")
+    mde: bool = _option("--mde", False)
+    percent: bool = _option("--percent", False)
+    allow_large_k: bool = _option("--allow-large-k", False)
+    pool_reps: int = _option("--pool-reps", DEFAULT_REPS)
+    pool_method: str = _option("--pool-method", DEFAULT_POOL_METHOD)
+    replicates: str = _option("--replicates", DEFAULT_REPLICATES)
+    check_fit: bool = _option("--check-fit", False)
+    plot: bool = _option("--no-plot", True, argv=False)
+    quiet: bool = _option("--quiet", False, argv=False)
+
+    def __post_init__(self):
+        _validate(self)
+
+    @classmethod
+    def from_args(cls, args) -> CalibrationConfig:
+        """The config of parsed command-line arguments (an ``argparse.Namespace``)."""
+        return cls(
+            k=tuple(args.k), effects=None if args.effects is None else tuple(args.effects),
+            generator=args.generator, params=tuple(args.param), from_pilot=args.from_pilot,
+            protocols=None if args.protocols is None else tuple(args.protocols),
+            sims=args.sims, seed=args.seed, alpha=args.alpha,
+            protocol_params=tuple(args.protocol_param), jobs=args.jobs, backend=args.backend,
+            scheduler=args.scheduler, out=args.out, target_power=args.target_power,
+            k_max=args.k_max, fpr_tolerance=args.fpr_tolerance, mde=args.mde,
+            percent=args.percent, allow_large_k=args.allow_large_k, pool_reps=args.pool_reps,
+            replicates=args.replicates, check_fit=args.check_fit, plot=not args.no_plot,
+            quiet=args.quiet, max_sims=getattr(args, "max_sims", None),
+            pool_method=getattr(args, "pool_method", DEFAULT_POOL_METHOD),
+            assurance=getattr(args, "assurance", 0.8),
+            metric_range=None if getattr(args, "metric_range", None) is None
+            else tuple(args.metric_range))
+
+    @property
+    def ks(self) -> list[int]:
+        """Every k of the grid (``--k MIN MAX`` is the range MIN..MAX)."""
+        return list(range(self.k[0], self.k[-1] + 1))
+
+    @functools.cached_property
+    def generator_params(self) -> dict:
+        """``--param`` parsed (numbers as numbers)."""
+        return parse_key_values(self.params, "--param")
+
+    @functools.cached_property
+    def protocol_param_values(self) -> dict:
+        """``--protocol-param`` parsed."""
+        return parse_key_values(self.protocol_params, "--protocol-param")
+
+    def to_argv(self) -> list[str]:
+        """Arguments of ``python -m sim.calibrate`` that ask for this config: ``--k``,
+        ``--generator``, ``--sims`` and ``--seed`` always, other options where they differ
+        from their defaults, in the order of the fields (``--jobs``, ``--out``,
+        ``--no-plot``, ``--quiet`` never: they change no number)."""
+        args = []
+        for f in fields(self):
+            meta = f.metadata
+            value = getattr(self, f.name)
+            if not meta.get("argv", True) or (value == f.default and not meta.get("always")):
+                continue
+            if value is True:
+                args.append(meta["option"])
+            elif isinstance(value, tuple):
+                args += [meta["option"], *(_text(v) for v in value)]
+            else:
+                args += [meta["option"], _text(value)]
+        return args
+
+    def shell(self) -> str:
+        """:meth:`to_argv` as one shell line."""
+        return "python -m sim.calibrate " + " ".join(shlex.quote(a) for a in self.to_argv())
+
+
+def _text(value) -> str:
+    return f"{value:g}" if isinstance(value, float) else str(value)
+
+
+#: what each option may be (validated once, when a config is built; :func:`_constraints`
+#: adds the bounds that depend on other options)
+CONSTRAINTS = {
+    "--k": AllOf(Rule(lambda k: len(k) in (1, 2), "one integer, or MIN MAX"),
+                 Each(Interval("int", 1, MAX_K)),
+                 Rule(lambda k: k[0] <= k[-1], "MIN MAX with MIN <= MAX")),
+    "--sims": Interval("int", 1, MAX_SIMS),
+    "--jobs": Interval("int", 1, MAX_JOBS),
+    "--alpha": Interval("real", 0, 1, low_open=True, high_open=True),
+    "--seed": Interval("int", 0, 2**63 - 1),
+    "--effects": Optional(Rule(lambda e: len(set(e)) == len(e), "distinct values")),
+    "--target-power": Interval("real", 0, 1, low_open=True, high_open=True),
+    "--pool-reps": AnyOf(Options((0,), "0 (off)"), Interval("int", 2)),
+    "--pool-method": Options(POOL_METHODS),
+    "--assurance": Interval("real", 0, 1, low_open=True, high_open=True),
+    "--metric-range": Optional(AllOf(Rule(lambda r: len(r) == 2, "two numbers LOW HIGH"),
+                                     Each(Interval("real")),
+                                     Rule(lambda r: r[0] < r[-1], "LOW < HIGH"))),
+}
+#: options that only make sense with another
+REQUIRES = (
+    Requires("--scheduler", lambda c: c.scheduler, "--backend dask",
+             lambda c: c.backend == "dask"),
+    Requires("--percent", lambda c: c.percent, "--from-pilot or a CSV pool (--param csv=PATH)",
+             lambda c: c.from_pilot or "csv" in c.generator_params,
+             why="describes a pilot's or a CSV pool's scores"),
+    Requires("--metric-range", lambda c: c.metric_range is not None,
+             "a CSV pool (--param csv=PATH)", lambda c: "csv" in c.generator_params,
+             why="describes a CSV pool's metric"),
+)
+
+
+def _constraints(c: CalibrationConfig) -> dict:
+    """The bounds that depend on other options: --fpr-tolerance on --alpha, --k-max on --k,
+    --max-sims on --sims."""
+    return {"--fpr-tolerance": Optional(Interval("real", 0, 1 - c.alpha)),
+            "--k-max": Interval("int", c.k[-1]),
+            "--max-sims": Optional(Interval("int", c.sims, MAX_SIMS))}
+
+
+def _validate(c: CalibrationConfig) -> None:
+    """Every check that needs no generator, in the order of the tables."""
+    values = {f.metadata["option"]: getattr(c, f.name) for f in fields(c)}
+    validate(values, CONSTRAINTS)
+    check_requires(c, REQUIRES)
+    validate(values, _constraints(c))
+    c.generator_params  # noqa: B018  (parsed once here: a bad KEY=VALUE fails now)
+    c.protocol_param_values  # noqa: B018
+
+
+@dataclass(frozen=True)
+class CalibrationPlan:
+    """The generators of a config and what each is calibrated on (all checked)."""
+
+    config: CalibrationConfig
+    generators: tuple
+    #: ``describe()`` -> effects (pp) to calibrate
+    effects: dict
+    #: ``describe()`` -> largest k of the seed-budget search
+    caps: dict
+    #: ``describe()`` -> the protocols selected (:func:`sim.grid.applicable_protocols`)
+    protocols: dict
+
+
+def plan_calibration(config: CalibrationConfig) -> CalibrationPlan:
+    """Build and check the generators of ``config`` (``ValueError`` before any work).
+
+    Prints the pilot's fit (``from_pilot``) unless quiet, and notes/warnings on stderr.
+    """
+    chosen, observed = _generators(config)
+    for generator in chosen:
+        if config.mde:
+            check_searchable(generator)
+    for generator in chosen:
+        k = max(config.ks)
+        check_memory(generator, k, chunk_size(generator, k))
+    caps = {g.describe(): _k_cap(g, config) for g in chosen}
+    effects = {g.describe(): _effects(g, config.effects, observed) for g in chosen}
+    selected = {}
+    for generator in chosen:
+        check_grid(generator, config.ks, effects[generator.describe()])
+        # the protocol selection and --protocol-param are checked here, before any lock
+        selected[generator.describe()] = applicable_protocols(
+            generator, config.ks, config.protocols, config.protocol_param_values,
+            config.replicates)
+    return CalibrationPlan(config, tuple(chosen), effects, caps, selected)
+
+
+def _generators(c: CalibrationConfig):
+    """The generators to calibrate, and the pilot's observed effect (pp) or ``None``."""
+    if c.from_pilot:
+        if c.generator != "seed_gaussian":
+            raise ValueError("--from-pilot chooses the generator itself; drop --generator")
+        fit = generator_from_pilot(c.from_pilot, percent=c.percent, assurance=c.assurance,
+                                   effects_pp=c.effects or (), alpha=c.alpha,
+                                   power=c.target_power)
+        for warning in fit.warnings:
+            print(f"warning: --from-pilot: {warning}", file=sys.stderr)
+        generator = generators.get(fit.generator.name,
+                                   **{**fit.generator.params(), **c.generator_params})
+        if not c.quiet:
+            print(fit.text + " (calibrated alongside the requested effects)")
+        return [generator], fit.observed_effect_pp
+    params = dict(c.generator_params)
+    if "csv" in params:
+        # A CSV pool's metric, declared as for protocols.evaluate (--percent, --metric-range).
+        if c.percent:
+            params["percent"] = True
+        if c.metric_range is not None:
+            params["metric_low"], params["metric_high"] = c.metric_range
+    return generators.expand(c.generator, params), None
+
+
+def _effects(generator, requested, observed=None):
+    """Effects (pp) to calibrate: the requested ones (or the pool's own), the null always
+    (the seed budget's validity needs it), and a pilot's observed effect."""
+    fixed = generator.fixed_effect()
+    if fixed is not None:
+        if requested is not None:
+            for effect in requested:
+                generator.check_effect(effect / 100)
+        return [100 * fixed]
+    effects = list(DEFAULT_EFFECTS if requested is None else requested)
+    if 0.0 not in effects:
+        effects.insert(0, 0.0)
+    if observed is not None:
+        observed = round(float(observed), 4)
+        if observed not in effects:
+            try:
+                generator.check_effect(observed / 100)
+            except ValueError:
+                print(f"note: the pilot's own effect {observed:+.4g} pp cannot be simulated "
+                      f"by {generator.name}; left out", file=sys.stderr)
+            else:
+                effects.append(observed)
+    return effects
+
+
+def _k_cap(generator, c: CalibrationConfig) -> int:
+    """Largest k of the seed-budget search for ``generator`` (real pools: a third of the
+    pool unless allow_large_k; ValueError if the requested k already exceed it)."""
+    if not generator.from_pool:
+        return c.k_max
+    ks = c.ks
+    size = generator.pool_size
+    cap = default_k_cap(size)
+    label = f"{generator.dataset} {generator.scenario}"
+    if max(ks) > cap and not c.allow_large_k:
+        raise ValueError(f"--k {max(ks)} is above a third of the {size}-seed pool {label} "
+                         f"(at most {cap}): experiments would share most of their seeds. "
+                         f"Pass --allow-large-k to run it anyway")
+    if c.allow_large_k:
+        if max(ks) > cap:
+            print(f"warning: --allow-large-k: k up to {max(ks)} draws more than a third of the "
+                  f"{size}-seed pool {label}; experiments share most of their seeds, so its "
+                  f"rates say less about fresh seeds", file=sys.stderr)
+        cap = size
+    return min(c.k_max, cap)
+
+
+@dataclass(frozen=True)
+class CalibrationResult:
+    """What a calibration run computed (the frames its CSV files hold).
+
+    Attributes
+    ----------
+    calibration : pandas.DataFrame
+        Every cell measured (``calibration.csv``): the grid and the searched cells
+        (``searched``).
+    budget : pandas.DataFrame
+        ``seed_budget.csv`` (:func:`sim.budget.seed_budget`).
+    mde : pandas.DataFrame or None
+        ``mde.csv`` when asked for.
+    pools : pandas.DataFrame or None
+        ``pool_summary.csv`` of the real pools calibrated.
+    fits : pandas.DataFrame or None
+        ``fit_check.csv`` (``check_fit`` on real pools).
+    title : str
+        The figure's title (the generator and its setting, or "real-run pools").
+    """
+
+    calibration: pd.DataFrame
+    budget: pd.DataFrame
+    mde: pd.DataFrame | None
+    pools: pd.DataFrame | None
+    fits: pd.DataFrame | None
+    title: str
+
+    @property
+    def grid(self) -> pd.DataFrame:
+        """The requested grid: the rows not added by a search."""
+        return self.calibration[~self.calibration["searched"].astype(bool)]
+
+
+def _common(c: CalibrationConfig) -> dict:
+    return dict(sims=c.sims, alpha=c.alpha, seed=c.seed, jobs=c.jobs, backend=c.backend,
+                scheduler=c.scheduler, out=c.out, progress=not c.quiet)
+
+
+def calibrate_grid(plan: CalibrationPlan, generator) -> pd.DataFrame:
+    """The requested (k, effect) grid of one generator of ``plan`` (rows of
+    ``calibration.csv``)."""
+    c, key = plan.config, generator.describe()
+    requests = grid_requests(generator, c.ks, plan.effects[key], plan.protocols[key])
+    return run_cells(requests, pool_reps=c.pool_reps, pool_method=c.pool_method, **_common(c))
+
+
+def run_calibration(config: CalibrationConfig,
+                    plan: CalibrationPlan | None = None) -> CalibrationResult:
+    """Calibrate, search the seed budget and (``config.mde``) the minimum detectable effect.
+
+    Parameters
+    ----------
+    config : CalibrationConfig
+    plan : CalibrationPlan, optional
+        ``plan_calibration(config)`` if already made (the command line makes it before it
+        locks the output folder).
+    """
+    plan = plan_calibration(config) if plan is None else plan
+    c = config
+    common = {**_common(c), "pool_reps": c.pool_reps, "pool_method": c.pool_method}
+    frames, fits = [], []
+    for generator in plan.generators:
+        frame = calibrate_grid(plan, generator)
+        frames.append(frame)
+        if c.check_fit and generator.from_pool:
+            fit_common = {**_common(c), "protocol_params": c.protocol_param_values,
+                          "replicates": c.replicates}
+            fits.append(fit_check(generator, frame, c.ks, plan.effects[generator.describe()],
+                                  fit_common, reps=c.pool_reps))
+    frame = pd.concat(frames, ignore_index=True)
+    run = functools.partial(run_cells, **common, desc="seed budget search")
+    frame = search_budget(frame, list(plan.generators), caps=plan.caps,
+                          target_power=c.target_power, tolerance=c.fpr_tolerance, run=run,
+                          max_sims=c.max_sims, seed=c.seed)
+    budget = seed_budget(frame, target_power=c.target_power, caps=plan.caps,
+                         tolerance=c.fpr_tolerance, max_sims=c.max_sims)
+    mde = None
+    if c.mde:
+        mde, cells = search_mde(frame, list(plan.generators), c.ks,
+                                target_power=c.target_power, tolerance=c.fpr_tolerance,
+                                max_sims=c.max_sims,
+                                run=functools.partial(run_cells, **common,
+                                                      desc="effect search"))
+        frame = pd.concat([frame, cells], ignore_index=True)
+    pools = [g for g in plan.generators if g.from_pool]
+    grid = frame[~frame["searched"].astype(bool)]
+    title = grid["generator"].iloc[0] + ": " + (
+        grid["generator_params"].iloc[0] if len(frames) == 1 else "real-run pools")
+    return CalibrationResult(frame, budget, mde, pool_summary(pools) if pools else None,
+                             pd.concat(fits, ignore_index=True) if fits else None, title)

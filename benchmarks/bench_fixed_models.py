@@ -12,7 +12,7 @@ with B = 30, ``--sims`` experiments at 0 pp and as many at +1 pp, one job. Timed
 
 1. the command ``python -m sim.calibrate ... --jobs 1`` (start-up, imports, the seed-budget
    pass and the CSV included): wall time and CPU time (user + system), best of ``--repeat``;
-2. the same calibration in-process (``sim.calibrate_core.calibrate``, imports excluded):
+2. the same calibration in-process (``sim.grid.calibrate``, imports excluded):
    CPU time, best of ``--repeat``;
 3. the plain per-simulation loop of ``benchmarks/blog_loop.py`` as a command on
    ``--loop-sims`` simulations per effect (scaled to ``--sims`` when fewer), and its
@@ -80,7 +80,7 @@ def time_command(sims: int, repeat: int) -> tuple[float, float]:
 def inprocess(sims: int):
     """A callable running the calibration in this process (a fresh output folder each call)."""
     from sim import generators
-    from sim.calibrate_core import calibrate
+    from sim.grid import calibrate
 
     g = generators.get("question_mixture")
 

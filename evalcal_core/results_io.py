@@ -21,6 +21,12 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from evalcal_core.score_checks import (  # noqa: F401 (re-exported for callers)
+    FRACTION_RANGE,
+    MAX_RANGE,
+    check_arm_scores,
+    check_score_arrays,
+)
 from evalcal_core.scores import ArmScores
 
 ARMS = ("baseline", "variant")
@@ -262,12 +268,6 @@ def _paired(arms: ArmScores, runs=None) -> PairedResults:
                          per_question=arms.question_ids != ("metric",), source=arms.source)
 
 
-#: scores of a fraction metric (accuracy): the default declared range
-FRACTION_RANGE = (0.0, 1.0)
-#: largest magnitude a declared metric range may have (keeps differences and sums finite)
-MAX_RANGE = 1e12
-
-
 def from_logs(paired) -> PairedResults:
     """:class:`PairedResults` of a :class:`evalcal_core.harness_logs.PairedLogs`.
 
@@ -358,18 +358,6 @@ def _has_arms(path: Path) -> bool:
     return "arm" in names or not {"question", "score"} <= names
 
 
-def check_arm_scores(scores: ArmScores, *, value_range=FRACTION_RANGE, percent: bool = False,
-                     declared: bool = False, partial: bool = False) -> ArmScores:
-    """``scores`` if every score is a plausible value of its metric, else ``ValueError``.
-
-    The checks of :func:`check_scores`, for any number of arms.
-    """
-    per_question = scores.question_ids != ("metric",)
-    _check([(arm, scores.scores[a]) for a, arm in enumerate(scores.arms)], scores.run_ids,
-           per_question, scores.source, value_range, percent, declared, partial)
-    return scores
-
-
 def check_scores(results: PairedResults, *, value_range=FRACTION_RANGE, percent: bool = False,
                  declared: bool = False, partial: bool = False) -> PairedResults:
     """``results`` if every score is a plausible value of its metric, else ``ValueError``.
@@ -394,63 +382,7 @@ def check_scores(results: PairedResults, *, value_range=FRACTION_RANGE, percent:
     ValueError
         Naming the seed (and question), the value and how to fix the file or the options.
     """
-    _check([("baseline", results.base), ("variant", results.variant)], results.seeds,
-           results.per_question, results.source, value_range, percent, declared, partial)
+    check_score_arrays([("baseline", results.base), ("variant", results.variant)],
+                       results.seeds, results.per_question, results.source,
+                       value_range, percent, declared, partial)
     return results
-
-
-def _check(arrays, seeds, per_question, source, value_range, percent, declared, partial):
-    low, high = value_range
-    scores = np.concatenate([np.asarray(a, dtype=float).ravel() for _, a in arrays])
-    if not np.isfinite(scores).all():
-        raise ValueError(f"{source}: scores must be finite numbers; "
-                         f"found {_plain(scores[~np.isfinite(scores)][0])}")
-    outside = (scores < low) | (scores > high)
-    if outside.any():
-        arm, seed, question, value = _first(arrays, seeds, per_question,
-                                            lambda a: (a < low) | (a > high))
-        where = (f"{source}: {arm} seed {seed!r}"
-                 + (f", question {question}" if per_question else "")
-                 + f": score {_plain(value)} is outside [{_plain(low)}, {_plain(high)}]")
-        if declared:
-            raise ValueError(f"{where} (the --metric-range declared)")
-        if percent:
-            raise ValueError(f"{where} after reading it as a percentage (--percent)")
-        share = outside.mean()
-        if (scores <= 100).all() and (scores >= 0).all():
-            if share > 0.5:
-                raise ValueError(f"{where}: the scores look like percentages (up to "
-                                 f"{_plain(scores.max())}); pass --percent, or declare the "
-                                 f"metric's range with --metric-range LOW HIGH")
-            raise ValueError(f"{where}: most scores are fractions but {int(outside.sum())} "
-                             f"look like percentages; write every score in one unit")
-        raise ValueError(f"{where}; accuracy-like metrics are fractions in [0, 1]; for "
-                         f"another metric declare its range with --metric-range LOW HIGH")
-    if percent and not declared and scores.max() <= 0.01 and scores.max() > 0:
-        raise ValueError(f"{source}: --percent was given but every score is at most "
-                         f"1 (already fractions?); drop --percent")
-    if per_question and not declared and not partial:
-        odd = ~np.isin(scores, (0.0, 1.0))
-        if odd.any() and odd.mean() < 0.05:
-            arm, seed, question, value = _first(arrays, seeds, per_question,
-                                                lambda a: ~np.isin(a, (0.0, 1.0)))
-            raise ValueError(f"{source}: {arm} seed {seed!r}, question {question}: "
-                             f"score {_plain(value)} in a file of 0/1 scores "
-                             f"({int(odd.sum())} of {scores.size} are not 0 or 1); fix them, "
-                             f"or pass --partial-credit if partial scores are meant")
-
-
-def _plain(x) -> str:
-    from evalcal_core.validate import plain
-
-    return plain(float(x))
-
-
-def _first(arrays, seeds, per_question, bad):
-    for arm, array in arrays:
-        hits = np.argwhere(bad(np.asarray(array)))
-        if hits.size:
-            i, j = hits[0]
-            question = f"#{j + 1}" if per_question else None
-            return arm, seeds[i], question, array[i, j]
-    raise AssertionError("no bad score")  # pragma: no cover

@@ -15,7 +15,7 @@ generator at effect 0, over a grid of benchmark shapes:
 ``models_clustered``     ``clustered_questions`` (n questions in G unequal clusters, icc, r)
 
 Every protocol that can run on a cell's data is evaluated on the same experiments (common
-random numbers; seeds derived from the cell's names, :mod:`sim.seeding`), thousands at a
+random numbers; seeds derived from the cell's names, :mod:`sim.grid.seeding`), thousands at a
 time. Each row gives the false-positive rate with its Wilson 95% interval and Monte Carlo
 SE, and the protocol's label for that design (``reportable`` or why it is a pitfall,
 :meth:`protocols.Protocol.label`). ``holds_level`` is ``rate <= alpha + 2 SE_alpha`` with
@@ -41,9 +41,7 @@ from evalcal_core.outdir import locked_out
 from evalcal_core.validate import check_alpha, check_int, check_number, fail
 
 from . import generators
-from .calibrate_core import DEFAULT_REPLICATES
-from .cells import check_memory, draw_cell, protocol_rng
-from .runner import wilson
+from .grid import DEFAULT_REPLICATES, check_memory, draw_cell, protocol_rng, wilson
 
 OWNER = "sim.design_check"
 DEFAULT_OUT = "reports/output/design_check"
@@ -293,7 +291,7 @@ _COLUMNS = [f.name for f in CheckRow.__dataclass_fields__.values()]
 
 
 def _chunk(cell):
-    from .cells import chunk_size
+    from .grid import chunk_size
 
     return chunk_size(cell.generator, cell.k)
 

@@ -29,7 +29,7 @@ Two generators (the numbers in metric units are stated in :class:`MultiarmConfig
 A decision rejects where the adjusted p <= alpha; a claim is shown where its p < alpha.
 Everything is vectorized over the experiments of a block (:data:`BLOCK` of them); the
 data of block ``b`` come from a child of the cell's ``SeedSequence`` named by its names
-(:func:`sim.seeding.cell_seed`) and ``b``, so results depend only on ``--seed`` and the
+(:func:`sim.grid.cell_seed`) and ``b``, so results depend only on ``--seed`` and the
 cell, and every correction sees the same data (common random numbers).
 
 Command line: ``python -m sim.multiarm --m 2 5 10 --k 10 --sims 2000 --seed 0 --out DIR``
@@ -49,8 +49,7 @@ from evalcal_core.cli import ArgumentParser, run_main
 from evalcal_core.validate import check_alpha, check_choice, check_int, check_number
 from protocols import claims, multiplicity
 
-from .runner import wilson
-from .seeding import cell_seed
+from .grid import cell_seed, wilson
 
 GENERATORS = ("paired_seed", "fixed_model")
 FAMILIES = ("many_to_one", "all_pairs")

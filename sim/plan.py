@@ -78,8 +78,7 @@ from evalcal_core.validate import check_alpha, check_choice, check_int, check_nu
 
 from . import generators
 from .generators.seed_question import mean_sigmoid, pair_sigmoid
-from .runner import wilson
-from .seeding import cell_seed
+from .grid import cell_seed, wilson
 
 #: the kinds of study planned (``evalcal_core.designs`` names: methods_paired, models)
 DESIGNS = ("methods", "models", "models_clustered")

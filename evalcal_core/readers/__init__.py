@@ -374,12 +374,12 @@ def read_arms(paths: Mapping[str, str | os.PathLike], *, fmt: str | None = None,
     ArmScores
         Questions present in every arm, runs matched by label or position; ``notes`` say
         what was dropped and how runs were matched. Scores are checked as
-        :func:`evalcal_core.results_io.check_arm_scores` checks them; :func:`read_logs`
+        :func:`evalcal_core.score_checks.check_arm_scores` checks them; :func:`read_logs`
         returns them unchecked with the per-arm logs.
     """
     import dataclasses
 
-    from evalcal_core.results_io import FRACTION_RANGE, check_arm_scores
+    from evalcal_core.score_checks import FRACTION_RANGE, check_arm_scores
 
     scores = read_logs(paths, fmt=fmt, task=task, metric=metric, filter=filter,
                        partial_credit=partial_credit, cluster=cluster,

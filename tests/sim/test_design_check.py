@@ -89,7 +89,7 @@ def test_every_applicable_protocol_runs_on_every_cell(tiny):
 
 def test_same_seed_same_table_and_common_random_numbers(tiny):
     """The data do not depend on which protocols run: one protocol alone gets the rejections
-    it got among all (seeds derived from names, ``sim.seeding``)."""
+    it got among all (seeds derived from names, ``sim.grid.seeding``)."""
     again = dc.design_check(TINY)
     pd.testing.assert_frame_equal(again, tiny)
     alone = dc.design_check(dc.CheckGrid(**{**TINY.__dict__, "protocols": ("paired_t",)}))

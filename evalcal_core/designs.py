@@ -25,7 +25,7 @@ every other protocol carries a one-line reason, ``Protocol.label(kind)``):
 ``models_clustered``
     As ``models``, with questions grouped in clusters (tasks, categories, passages) whose
     questions are correlated: the clusters are the independent units. Reportable:
-    ``cluster_cr2`` (CR2 SE, Bell–McCaffrey df; the clusters are passed as
+    ``cluster_cr2`` (CR2 SE, Imbens–Kolesár df; the clusters are passed as
     ``evaluate(..., clusters=codes)``).
 """
 

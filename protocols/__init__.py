@@ -27,7 +27,7 @@ from ._resample import kernel_threads
 from ._result import ProtocolResult
 
 __all__ = ["Protocol", "ProtocolResult", "ScoreBatch", "get", "kernel_threads", "names",
-           "parameters", "protocol_class", "register"]
+           "parameters", "protocol_class", "recommended_for", "register"]
 
 for _info in pkgutil.iter_modules(_methods.__path__):
     importlib.import_module(f"{_methods.__name__}.{_info.name}")
@@ -35,6 +35,12 @@ for _info in pkgutil.iter_modules(_methods.__path__):
 register = PROTOCOLS.register
 protocol_class = PROTOCOLS.cls
 parameters = PROTOCOLS.parameters
+
+
+def recommended_for(kind: str) -> str:
+    """The protocol recommended for design ``kind`` (:data:`evalcal_core.designs.KINDS`):
+    the one the reports draw first and advise in words; ``""`` if none is registered."""
+    return next((n for n in names() if kind in PROTOCOLS.cls(n).recommended_for), "")
 
 
 def names() -> list[str]:

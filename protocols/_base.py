@@ -70,7 +70,11 @@ class Protocol:
     #: reads seed 0 only, ignoring the other k - 1 runs (results change if seed 0 moves)
     uses_first_seed_only: ClassVar[bool] = False
     #: the protocol the reports draw first and advise for per-seed metrics of paired seeds
+    #: (``"methods_paired" in recommended_for``)
     recommended: ClassVar[bool] = False
+    #: the design kinds it is the first choice for (drawn first, advised in words): one
+    #: protocol per kind, each among its :attr:`valid_for`
+    recommended_for: ClassVar[frozenset[str]] = frozenset()
     #: the pitfall it illustrates; empty for an honest protocol
     pitfall: ClassVar[str] = ""
     #: old parameter names still accepted by ``protocols.get`` (old -> current)

@@ -236,7 +236,7 @@ def _section_calibrate(out: Path, outcome) -> list[str]:
             "(faded in the power panels: the power of a test that does not hold its level "
             "means nothing).")))
     parts.append("<h3>Seed budget</h3><p>How many seeds per arm reach 80% and 90% power. A "
-                 "protocol is recommended only if it is no declared pitfall and its "
+                 "protocol is recommended only if it is no pitfall for the design and its "
                  "false-positive rate is shown to be at most alpha plus a stated tolerance at "
                  "every k measured (the upper end of its 95% Wilson interval); the others say "
                  "why not, and their power means nothing.</p>")

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import pandas as pd
 
-import protocols
+from evalcal_core.designs import KIND_WORDS
+from sim.labels import design_of, is_reportable
 
 from .words import effect_words, setting_words
 from .words import short_label as _short_label
@@ -29,10 +30,13 @@ def summary_table(calibration: pd.DataFrame, budget: pd.DataFrame,
         lines.append(f"{prefix}effect {effect_words(params, effect)}: {what} (%) ± the larger "
                      f"side of its 95% Wilson interval, {int(part['sims'].iloc[0])} "
                      f"simulations per cell")
-        for honest, title in ((True, "honest protocols"),
-                              (False, "pitfalls (shown for teaching; do not report them)")):
+        generator = part["generator"].iloc[0]
+        design = KIND_WORDS[design_of(generator)]
+        for honest, title in ((True, f"honest protocols for {design}"),
+                              (False, f"pitfalls for {design} (shown for teaching; do not "
+                                      f"report them)")):
             names = [n for n in sorted(part["protocol"].unique())
-                     if (protocols.protocol_class(n).pitfall == "") == honest]
+                     if is_reportable(n, generator) == honest]
             if not names:
                 continue
             rows = part[part["protocol"].isin(names)]
@@ -50,6 +54,10 @@ def summary_table(calibration: pd.DataFrame, budget: pd.DataFrame,
         target = float(budget["target_power"].iloc[0])
         lines.append(f"seed budget: smallest k with power >= {100 * target:.0f}% "
                      f"(MC range: the k over which the power's 95% interval straddles it)")
+        if any(design_of(g).startswith("models") for g in budget["generator"].unique()):
+            lines.append("  for fixed models k counts decoding repeats of each model on the "
+                         "same questions; repeats cannot remove the questions' sampling "
+                         "noise (plan questions with python -m sim.plan --design models)")
         shown = budget.assign(effect_pp=[effect_words(p, x) for p, x in
                                          zip(budget["generator_params"], budget["effect_pp"])],
                               k_needed=[_k_range(r) for r in budget.itertuples()])

@@ -4,7 +4,7 @@ The validity rule
 -----------------
 A protocol is *recommended* for a generator setting only if
 
-1. it declares no pitfall (``protocols.protocol_class(name).pitfall`` is empty);
+1. it is no pitfall for the design its generator simulates (:mod:`sim.labels`);
 2. its false-positive rate was measured (effect-0 cells of the setting named in the rows'
    ``null_params``: the same setting, or for a real pool the null pool of its dataset);
 3. at **every** k measured there, its false-positive rate is *shown valid*: the rate's
@@ -36,11 +36,13 @@ from dataclasses import dataclass
 import pandas as pd
 
 import protocols
+from evalcal_core.designs import KIND_WORDS
 from evalcal_core.params import decode
 
 from . import generators
 from . import validity as _validity
 from .grid import CellRequest
+from .labels import design_of, is_reportable, pitfall_reason
 from .search import Point, crossing
 from .solve import Curve, solve
 from .validity import ValidityRule
@@ -84,9 +86,10 @@ def verdict(calibration: pd.DataFrame, generator: str, null_params: str, protoco
     ``rule`` defaults to :meth:`ValidityRule.make` with the frame's smallest ``sims`` as the
     first look and the default cap (16 times that).
     """
-    pitfall = protocols.protocol_class(protocol).pitfall
+    pitfall = pitfall_reason(protocol, generator)
     if pitfall:
-        return Verdict(False, f"declared pitfall: {pitfall}", math.nan, math.nan, frozenset())
+        return Verdict(False, f"a pitfall for {KIND_WORDS[design_of(generator)]}: {pitfall}",
+                       math.nan, math.nan, frozenset())
     family = _family(calibration, generator, null_params)
     null = family[family["protocol"] == protocol]
     if null.empty:
@@ -285,8 +288,8 @@ def search_budget(calibration: pd.DataFrame, chosen, *, caps: dict, target_power
     def groups(current):
         """(generator, protocol, its rows, tolerance) of every honest protocol searched."""
         keys = ["generator", "generator_params", "protocol"]
-        for (_, params, protocol), part in current.groupby(keys, sort=True):
-            if params not in by_setting or protocols.protocol_class(protocol).pitfall:
+        for (name, params, protocol), part in current.groupby(keys, sort=True):
+            if params not in by_setting or not is_reportable(protocol, name):
                 continue  # a null pool measured for another setting, or a pitfall
             alpha = float(part["alpha"].iloc[0])
             yield by_setting[params], protocol, part, (
@@ -343,6 +346,6 @@ def search_budget(calibration: pd.DataFrame, chosen, *, caps: dict, target_power
         before = frame["fpr_sims"].sum() if "fpr_sims" in frame else 0
         frame = _validity.extend_null_cells(
             frame, rule_of=rule_of, generator_of=nulls.get, run=run, seed=seed,
-            honest=lambda p: not protocols.protocol_class(p).pitfall)
+            honest=is_reportable)
         if frame["fpr_sims"].sum() == before:
             return frame

@@ -178,21 +178,20 @@ _SHAPES = {
 
 def cluster_codes(generator) -> np.ndarray | None:
     """The generator's fixed cluster code per question, or ``None`` if it has none."""
-    codes = getattr(generator, "clusters", None)
-    return None if codes is None else np.asarray(codes())
+    codes = generator.clusters()
+    return None if codes is None else np.asarray(codes)
 
 
 def cell_protocols(cell: Cell, names=None) -> dict[str, protocols.Protocol]:
     """Protocols that can run on ``cell``'s data (calibration's replicate summary for the
     z-bootstraps); a cluster-robust one only where the generator has clusters."""
     g = cell.generator
-    codes = cluster_codes(g)
     chosen = {}
     for name in (protocols.names() if names is None else names):
         params = ({"replicates": DEFAULT_REPLICATES}
                   if protocols.PROTOCOLS.accepts(name, "replicates") else {})
         protocol = protocols.get(name, **params)
-        if protocol.applicable(cell.k, g.n, g.binary, codes) is None:
+        if g.why_not(protocol, cell.k) is None:
             chosen[name] = protocol
     return chosen
 

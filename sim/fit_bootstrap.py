@@ -167,7 +167,7 @@ def null_diffs(fitted, effect, null, pool_size, ks, protocol_names, reps, *, see
                                       replicates or DEFAULT_REPLICATES)
         return [CellRequest(generator, name, params, int(k), 100.0 * effect_fraction)
                 for k in ks for name, (protocol, params) in chosen.items()
-                if protocol.applicable(k, generator.n, generator.binary) is None]
+                if generator.why_not(protocol, k) is None]
 
     wanted = [q for p in pools for q in requests(p, p.effect)]
     wanted += [q for g, e in fits for q in requests(g, e)]

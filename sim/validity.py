@@ -297,7 +297,8 @@ def extend_null_cells(frame: pd.DataFrame, *, rule_of, generator_of, honest, run
     generator_of : callable
         ``generator_of(null_params) -> Generator or None`` (None: not extended).
     honest : callable
-        ``honest(protocol) -> bool``: only an honest protocol's cells are extended.
+        ``honest(protocol, generator_name) -> bool``: only the cells of a protocol honest
+        for the generator's design are extended.
     run : callable
         ``run(requests, sims=..., seed=..., pool_reps=0) -> frame`` (:func:`run_cells`).
     seed : int
@@ -325,7 +326,8 @@ def extend_null_cells(frame: pd.DataFrame, *, rule_of, generator_of, honest, run
                 continue
             rule = rule_of(float(alpha))
             judged = judge(family, rule)
-            for i in judged.index[to_extend(judged, rule, honest)]:
+            for i in judged.index[to_extend(judged, rule,
+                                            lambda p, g=generator: honest(p, g.name))]:
                 row = judged.loc[i]
                 chunk = rule.next_sims(int(row["fpr_n"]))
                 look = 1 if row["fpr_looks"] != row["fpr_looks"] else int(row["fpr_looks"])

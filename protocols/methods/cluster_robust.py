@@ -246,6 +246,7 @@ class ClusterCR2(_ClusterProtocol):
     name = "cluster_cr2"
     summary = "cluster-robust paired t-test: CR2 SE, Imbens-Kolesar df"
     valid_for = frozenset({"models_clustered"})
+    recommended_for = frozenset({"models_clustered"})
     df: str = "ik"
 
     def __post_init__(self):

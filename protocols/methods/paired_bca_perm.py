@@ -81,6 +81,7 @@ class PairedBcaPerm(_PairedDeltaProtocol):
 
     name = "paired_bca_perm"
     recommended = True
+    recommended_for = frozenset({"methods_paired"})
     summary = "the paper's protocol: BCa CI on mean delta and exact sign-flip p, both needed"
 
     def _evaluate(self, batch, alpha, rng):

@@ -69,6 +69,7 @@ class PairedTQuestions(Protocol):
     paired = True
     pitfall = SEEDS_IGNORED
     valid_for = frozenset({"models"})
+    recommended_for = frozenset({"models"})
     pitfall_for = {"methods_independent": SEEDS_IGNORED, "models_clustered": CLUSTERS_IGNORED}
 
     def _evaluate(self, batch, alpha, rng):

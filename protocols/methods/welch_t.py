@@ -27,6 +27,7 @@ class WelchT(Protocol):
     #: correlated pairs, but it throws away what the pairing buys
     pitfall = "an unpaired test on paired seeds"
     valid_for = frozenset({"methods_independent"})
+    recommended_for = frozenset({"methods_independent"})
     pitfall_for = {"methods_paired": "an unpaired test on paired seeds: loses the power of "
                                      "pairing",
                    "models": REPEATS_NOT_SEEDS, "models_clustered": REPEATS_NOT_SEEDS}

@@ -11,7 +11,7 @@ methods_paired       ``paired_t`` on the per-seed deltas (its CI is exact under 
 methods_independent  ``welch_t`` on the per-seed metrics
 models               ``mcnemar`` (exact) for one run of 0/1 scores; otherwise
                      ``paired_t_questions`` on the per-question deltas of the run means
-models_clustered     ``cluster_cr2`` (CR2 with Bell-McCaffrey df; exact for few clusters
+models_clustered     ``cluster_cr2`` (CR2 with Imbens-Kolesar df; holds its level with few clusters
                      where CR1 over-rejects)
 ==================== ====================================================================
 

@@ -35,6 +35,9 @@ class Generator:
     max_k: ClassVar[int | None] = None
     #: draws from a finite pool of recorded runs (it has ``pool()`` and a fixed effect)
     from_pool: ClassVar[bool] = False
+    #: the study design it simulates (:data:`evalcal_core.designs.KINDS`): which protocols
+    #: are reportable on its cells and which are pitfalls
+    design: ClassVar[str] = "methods_paired"
 
     @property
     def owner(self) -> str:
@@ -58,6 +61,17 @@ class Generator:
         """
         defaults = {f.name: f.default for f in dataclasses.fields(self)}
         return encode(self.params(), defaults, sort=False)
+
+    def clusters(self) -> np.ndarray | None:
+        """Cluster code of each question, int shape ``(n,)``, or ``None`` (independent
+        questions). Passed to the protocols with each drawn batch."""
+        return None
+
+    def why_not(self, protocol, k: int) -> str | None:
+        """Why ``protocol`` (a :class:`protocols.Protocol`) cannot run on this generator's
+        experiments with ``k`` runs per arm, or ``None`` if it can (scores, question count,
+        0/1 scores and question clusters as drawn)."""
+        return protocol.applicable(k, self.n, self.binary, self.clusters())
 
     def data_digest(self) -> str:
         """Fingerprint of the data drawn from (:func:`evalcal_core.params.content_digest`); '' for a

@@ -40,6 +40,8 @@ class QuestionMixture(Generator):
 
     name = "question_mixture"
     binary = True
+    #: fixed models: the k runs of an arm are decoding repeats, the questions the sample
+    design = "models"
 
     def __post_init__(self):
         check_int(self.n_questions, "n_questions", self.owner, low=2, high=10**7)

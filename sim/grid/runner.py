@@ -54,9 +54,9 @@ def applicable_protocols(generator, ks, names=None, protocol_params=None,
         if protocols.PROTOCOLS.accepts(name, "replicates"):
             own.setdefault("replicates", replicates)
         protocol = protocols.get(name, **own)
-        if all(protocol.applicable(k, generator.n, generator.binary) for k in ks):
+        if all(generator.why_not(protocol, k) for k in ks):
             if explicit:
-                why = protocol.applicable(max(ks), generator.n, generator.binary)
+                why = generator.why_not(protocol, max(ks))
                 raise ValueError(f"protocol {name!r} cannot run on generator "
                                  f"{generator.name!r} with k in {min(ks)}..{max(ks)}: it {why}")
             continue
@@ -138,7 +138,7 @@ def grid_requests(generator, ks, effects_pp, chosen) -> list[CellRequest]:
     return [CellRequest(generator, name, params, int(k), float(effect))
             for k in ks for effect in effects_pp
             for name, (protocol, params) in chosen.items()
-            if protocol.applicable(k, generator.n, generator.binary) is None]
+            if generator.why_not(protocol, k) is None]
 
 
 def run_cells(requests, *, sims=2000, alpha=0.05, seed=0, jobs=1, backend="loky",

@@ -73,9 +73,12 @@ def run_task(generator, k, effect_pp, specs, seed, threads=1):
     # it and their rejections (the pool-sampling interval, sim.grid.pool_seeds)
     size = generator.pool_size if generator.from_pool else 0
     seeds = {spec: [np.zeros(size, np.int64), np.zeros(size, np.int64)] for spec in specs}
+    codes = generator.clusters()
     with protocols.kernel_threads(threads):
         for batch in draw_cell(generator, k, effect_pp, sims, seed, chunk):
             order = getattr(batch, "_order", None)
+            if codes is not None:  # the cluster-robust protocols read them from the batch
+                batch = batch.with_clusters(codes)
             for spec, protocol, rng in evaluators:
                 r = protocol.evaluate(batch, alpha=spec.alpha, rng=rng)
                 parts[spec].append((r.significant, r.estimate, r.ci_high - r.ci_low))

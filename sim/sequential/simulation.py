@@ -113,7 +113,7 @@ def _simulate_iv(generator, protocol, k_min, k_max, effect_pp, sims, alpha, look
     generator.check_effect(effect_pp / 100.0)
     sims = check_int(sims, "sims", caller, low=1)
     alpha = check_alpha(alpha, "alpha", caller)
-    why = protocol.applicable(k_min, generator.n, generator.binary)
+    why = generator.why_not(protocol, k_min)
     if why is not None:
         raise ValueError(f"The 'protocol' parameter of {caller}: {protocol.name!r} cannot run "
                          f"at k_min = {k_min} on generator {generator.name!r}: it {why}")
@@ -146,7 +146,8 @@ def _draw(generator, protocol, first, k_top, delta, sims, alpha, data_rng, proto
         base, variant = generator.draw(min(chunk, sims - start), k_top, delta, data_rng)
         sig, est = [], []
         for j in range(first, k_top + 1):
-            r = protocol.evaluate(base[:, :j], variant[:, :j], alpha, rng=protocol_rng)
+            r = protocol.evaluate(base[:, :j], variant[:, :j], alpha, rng=protocol_rng,
+                                  clusters=generator.clusters())
             sig.append(r.significant)
             est.append(r.estimate)
         d = variant.mean(axis=-1) - base.mean(axis=-1)

@@ -403,6 +403,18 @@ def test_labels_are_declared_per_design(name):
         assert cls.label("methods_paired").startswith(cls.pitfall)
     if cls.recommended:
         assert "methods_paired" in cls.valid_for
+    assert cls.recommended == ("methods_paired" in cls.recommended_for)
+    assert cls.recommended_for <= cls.valid_for
+
+
+def test_every_design_has_one_recommended_protocol():
+    """Each design kind names exactly one first choice, and it is reportable there."""
+    for kind in KINDS:
+        chosen = [n for n in protocols.names()
+                  if kind in protocols.protocol_class(n).recommended_for]
+        assert len(chosen) == 1, (kind, chosen)
+        assert protocols.recommended_for(kind) == chosen[0]
+        assert protocols.protocol_class(chosen[0]).label(kind) == ""
 
 
 @pytest.mark.parametrize("name", NAMES)

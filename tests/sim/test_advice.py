@@ -122,7 +122,8 @@ def test_declared_pitfalls_and_unknown_validity_are_never_recommended():
             + _rows("paired_t", 1, [3, 4], [1900, 2000]))
     b = _budget(rows)
     assert b.loc["welch_t", "recommended"] == "no"
-    assert b.loc["welch_t", "why"].startswith("declared pitfall: an unpaired test")
+    assert b.loc["welch_t", "why"].startswith(
+        "a pitfall for methods, paired seeds: an unpaired test")
     assert b.loc["paired_t", "recommended"] == "no"
     assert b.loc["paired_t", "why"].startswith("validity unknown")
 

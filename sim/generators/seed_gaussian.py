@@ -31,6 +31,11 @@ def standard_noise(noise: str, size, rng) -> np.ndarray:
     return (x - np.exp(s2 / 2)) / np.sqrt((np.exp(s2) - 1) * np.exp(s2))
 
 
+#: sigmas of room between the mean score and the ends of [0, 1] (a score outside has
+#: probability below 6e-7)
+SCORE_SIGMAS = 5.0
+
+
 @register
 @dataclass(frozen=True)
 class SeedGaussian(Generator):
@@ -63,9 +68,30 @@ class SeedGaussian(Generator):
         check_number(self.mu, "mu", self.owner, low=0, high=1)
         check_number(self.sigma, "sigma", self.owner, low=0, high=0.5)
         check_number(self.rho, "rho", self.owner, low=-1, high=1)
+        # Scores are accuracies: a spread that sends scores outside [0, 1] is a setting no
+        # accuracy has (and single_run's 1 pp default threshold would not apply), so it is
+        # refused here, naming sigma, rather than failing later inside a protocol.
+        room = min(self.mu, 1 - self.mu) / SCORE_SIGMAS
+        if self.sigma > room:
+            raise ValueError(f"The 'sigma' parameter of {self.owner} must be at most "
+                             f"{room:.4g} at mu = {self.mu:g}: scores are accuracies in "
+                             f"[0, 1] and mu +- {SCORE_SIGMAS:g} sigma must stay inside "
+                             f"(fractions: 0.005 = 0.5 pp). Got {self.sigma!r} instead.")
         if self.noise not in NOISES:
             raise ValueError(f"The 'noise' parameter of generator seed_gaussian must be one of "
                              f"{NOISES}. Got {self.noise!r} instead.")
+
+    def check_effect(self, delta: float) -> None:
+        """``ValueError`` unless the variant's scores stay accuracies: ``mu + delta`` in
+        [0, 1] with ``SCORE_SIGMAS`` sigma of room (``delta`` a fraction)."""
+        super().check_effect(delta)
+        room = SCORE_SIGMAS * self.sigma
+        if not room <= self.mu + delta <= 1 - room:
+            raise ValueError(f"The effect of {self.owner} must keep the variant's accuracy "
+                             f"mu + effect = {self.mu + delta:.4g} inside [{room:.4g}, "
+                             f"{1 - room:.4g}] (mu = {self.mu:g}, {SCORE_SIGMAS:g} sigma of "
+                             f"room); effects are in pp: 1 = +1 pp. Got {100 * delta:g} pp "
+                             f"instead.")
 
     def _draw(self, sims, k, delta, rng):
         z = standard_noise(self.noise, (sims, k, 1), rng)

@@ -162,6 +162,10 @@ CASES = [
     ("sim.calibrate", ["--k", "2", "100000"], ["--k", "10000"]),
     ("sim.calibrate", ["--k", "3", "--param", "sigma=5"], ["'sigma'", "<= 0.5", "Got 5 "]),
     ("sim.calibrate", ["--k", "3", "--param", "mu=91.2"], ["'mu'", "<= 1"]),
+    # named for what they are, not as single_run's threshold (scores left [0, 1])
+    ("sim.calibrate", ["--k", "3", "--param", "sigma=0.5"],
+     ["'sigma'", "at most 0.02 at mu = 0.9", "Got 0.5"]),
+    ("sim.calibrate", ["--k", "3", "--effects", "50"], ["mu + effect = 1.4", "Got 50 pp"]),
     ("sim.calibrate", ["--k", "3", "--param", "sigma=nan"], ["'sigma'", "Got nan"]),
     ("sim.calibrate", ["--k", "3", "--param", "nope=1"], ["has no parameter 'nope'"]),
     ("sim.calibrate", ["--k", "3", "--generator", "nope"], ["must be one of", "seed_gaussian"]),

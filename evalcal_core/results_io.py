@@ -144,7 +144,7 @@ def _read_tidy(path, *, scale: float = 1.0, allowed=None, cluster=None) -> ArmSc
     path = Path(path)
     if not path.exists():
         raise ValueError(f"results file {str(path)!r} does not exist")
-    from evalcal_core.readers._base import check_regular
+    from evalcal_core.readers import check_regular
 
     check_regular(path)
     try:
@@ -323,7 +323,7 @@ def read_any(path, variant=None, *, metric: str | None = None, task: str | None 
     path = Path(text)
     if not path.exists() and not path.is_symlink():
         raise ValueError(f"results file {text!r} does not exist")
-    from evalcal_core.readers._base import check_path
+    from evalcal_core.readers import check_path
 
     check_path(path)  # a symbolic-link loop or a broken link is named as such
     if variant is None:

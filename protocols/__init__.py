@@ -22,11 +22,13 @@ import pkgutil
 
 from . import methods as _methods
 from ._base import PROTOCOLS, Protocol
-from ._batch import ScoreBatch
-from ._resample import kernel_threads
+from ._batch import PoolScores, ScoreBatch
+from ._replicate_law import REPLICATE_MODES
+from ._resample import kernel_threads, min_sign_flip_pvalue
 from ._result import ProtocolResult
 
-__all__ = ["Protocol", "ProtocolResult", "ScoreBatch", "get", "kernel_threads", "names",
+__all__ = ["PROTOCOLS", "REPLICATE_MODES", "PoolScores", "Protocol", "ProtocolResult",
+           "ScoreBatch", "get", "kernel_threads", "min_sign_flip_pvalue", "names",
            "parameters", "protocol_class", "recommended_for", "register"]
 
 for _info in pkgutil.iter_modules(_methods.__path__):

@@ -28,7 +28,7 @@ from pathlib import Path
 from evalcal_core.atomic import write_atomic
 from evalcal_core.cli import ArgumentParser, run_main
 from evalcal_core.outdir import locked_out, remove_stale
-from protocols._replicate_law import REPLICATE_MODES
+from protocols import REPLICATE_MODES
 from sim import generators
 from sim.budget import DEFAULT_K_MAX
 from sim.calibration import (

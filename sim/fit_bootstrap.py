@@ -36,9 +36,9 @@ import pandas as pd
 
 from evalcal_core.validate import check_int
 
+from .generators import PoolView, pool_rows
 from .generators import generator_class as _generator_class
 from .generators import get as _get_generator
-from .generators._base import PoolView, pool_rows
 from .grid import (
     DEFAULT_REPLICATES,
     CellRequest,

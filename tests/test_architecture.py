@@ -248,3 +248,27 @@ def test_the_numbers_import_no_plotting_library():
                 "m.startswith('matplotlib.')))")
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.strip() == "[]"
+
+
+def private_imports(graph: dict[str, set[str]]) -> list[str]:
+    """``importer -> module`` for every import of a package's ``_private`` module from
+    outside that package (benchmarks and tests may look inside)."""
+    out = []
+    for module, targets in graph.items():
+        for target in targets:
+            package, _, leaf = target.rpartition(".")
+            if leaf.startswith("_") and not leaf.startswith("__") and package \
+                    and not module.startswith(package + ".") and module != package:
+                out.append(f"{module} -> {target}")
+    return sorted(out)
+
+
+def test_no_package_reaches_into_anothers_private_modules():
+    """What sim, reports, real_runs and the foundation need from the protocols (or any
+    package) has a public name in that package's ``__init__``."""
+    assert private_imports(import_graph()) == []
+
+
+def test_a_private_import_is_caught():
+    graph = {"sim.x": {"protocols._batch", "protocols"}, "protocols.y": {"protocols._batch"}}
+    assert private_imports(graph) == ["sim.x -> protocols._batch"]

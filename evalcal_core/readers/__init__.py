@@ -31,11 +31,21 @@ import numpy as np
 from evalcal_core.registry import Registry
 from evalcal_core.scores import ArmScores
 
-from ._base import DEFAULT_MAX_MEMBER_BYTES, Reader, ReadOptions, RunLog, check_path, ids, num
+from ._base import (
+    DEFAULT_MAX_MEMBER_BYTES,
+    Reader,
+    ReadOptions,
+    RunLog,
+    check_path,
+    check_regular,
+    ids,
+    num,
+)
 
 __all__ = ["DEFAULT_MAX_MEMBER_BYTES", "LogAlignment", "ReadOptions", "Reader", "RunLog",
-           "add_log_arguments", "align_logs", "detect", "discover", "get", "log_options",
-           "names", "read_arms", "read_log", "read_logs", "register"]
+           "add_log_arguments", "align_logs", "check_path", "check_regular", "detect",
+           "discover", "get", "log_options", "names", "read_arms", "read_log", "read_logs",
+           "register"]
 
 READERS = Registry("log format", "--log-format", "evalcal-evaluate")
 register = READERS.register
@@ -88,7 +98,6 @@ def detect(path) -> type[Reader]:
                              f"({', '.join(r.name for r in found)}); pass --log-format or a file")
         return found[0]
     if not stat.S_ISREG(info.st_mode):
-        from ._base import check_regular
         check_regular(path)
     sniffed = [r for r in readers if r.sniff(path)]
     by_suffix = [r for r in sniffed if path.suffix.lower() in r.suffixes]

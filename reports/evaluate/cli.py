@@ -16,8 +16,7 @@ from evalcal_core.params import parse_key_values
 from evalcal_core.readers import names as log_formats
 from evalcal_core.results_io import MAX_RANGE, check_arm_scores
 from evalcal_core.validate import check_alpha, check_int, check_number
-from protocols import names, protocol_class
-from protocols._base import PROTOCOLS
+from protocols import PROTOCOLS, names, protocol_class
 from protocols.claims import check_margin as check_claim_margin
 
 from .compare import CORRECTIONS, compare_arms

@@ -13,10 +13,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from evalcal_core.validate import check_alpha
-from protocols import get, names, protocol_class
-from protocols._base import PROTOCOLS
-from protocols._batch import ScoreBatch
-from protocols._resample import min_sign_flip_pvalue
+from protocols import PROTOCOLS, ScoreBatch, get, min_sign_flip_pvalue, names, protocol_class
 
 #: what a degenerate verdict (no variance estimate) means, shown with the row
 NO_VARIANCE = ("no variance estimate (zero standard error with a non-zero estimate): no "

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from protocols._resample import min_sign_flip_pvalue
+from protocols import min_sign_flip_pvalue
 
 from .._report_page import Section
 from . import figures as figs

@@ -16,10 +16,20 @@ from __future__ import annotations
 import importlib
 import pkgutil
 
-from ._base import GENERATORS, Generator, generator_class, get, names, parameters, register
+from ._base import (
+    GENERATORS,
+    Generator,
+    PoolView,
+    generator_class,
+    get,
+    names,
+    parameters,
+    pool_rows,
+    register,
+)
 
-__all__ = ["GENERATORS", "Generator", "SHORTHANDS", "expand", "generator_class", "get",
-           "names", "parameters", "register"]
+__all__ = ["GENERATORS", "Generator", "PoolView", "SHORTHANDS", "expand", "generator_class",
+           "get", "names", "parameters", "pool_rows", "register"]
 
 for _info in pkgutil.iter_modules(__path__):
     if not _info.name.startswith("_"):

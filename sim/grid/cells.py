@@ -13,8 +13,7 @@ from collections.abc import Iterator
 import numpy as np
 
 from evalcal_core import resources
-from protocols import ScoreBatch
-from protocols._batch import PoolScores
+from protocols import PoolScores, ScoreBatch
 
 from .seeding import cell_seed
 

@@ -46,7 +46,7 @@ from scipy import stats
 
 from evalcal_core.validate import check_int
 
-from ..generators._base import PoolView, pool_rows
+from ..generators import PoolView, pool_rows
 from .execute import CellRequest, execute
 from .seeding import cell_seed
 

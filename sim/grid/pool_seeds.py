@@ -8,7 +8,7 @@ first order (Hoeffding's projection),
     Var(theta_N)  ~=  k**2 / N * zeta_1,   zeta_1 = Var_j( h_1(j) ),
 
 with ``h_1(j)`` the rejection rate of experiments that contain seed j. Each experiment
-records which seeds it drew (:func:`sim.generators._base.pool_rows`), so the cell already
+records which seeds it drew (:func:`sim.generators.pool_rows`), so the cell already
 holds, per pool seed j, ``n_j`` (experiments containing it) and ``r_j`` (their rejections):
 ``h_1(j) ~= r_j / n_j``. Their spread over j carries Monte Carlo noise too, which is
 subtracted (the mean of ``hj (1 - hj) / (n_j - 1)``, the same correction as the half-sample

@@ -10,7 +10,7 @@ import pandas as pd
 
 import protocols
 from evalcal_core.validate import check_alpha, check_int
-from protocols._base import Protocol
+from protocols import Protocol
 
 from ..generators import Generator
 from ..grid import cell_seed, chunk_size, wilson

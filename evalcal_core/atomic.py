@@ -35,9 +35,13 @@ def atomic_path(path, *, mode: int = FILE_MODE):
             os.fsync(fh.fileno())
         os.chmod(tmp, mode)
         os.replace(tmp, path)
-    except BaseException:
+    except BaseException as exc:
         with contextlib.suppress(FileNotFoundError):
             os.unlink(tmp)
+        if isinstance(exc, OSError) and exc.filename in (None, tmp, str(tmp)) and exc.errno:
+            # A full disk surfaces from write() or fsync() with no file name, or with the
+            # hidden temporary one: the user needs the file they asked for.
+            raise OSError(exc.errno, exc.strerror or os.strerror(exc.errno), str(path)) from exc
         raise
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import logging
 
 import joblib
 
@@ -40,9 +41,11 @@ def backend_context(backend: str, jobs: int, scheduler: str | None = None):
                                  f"{CONNECT_TIMEOUT_S} s ({reason}); is it running, and is "
                                  f"the address right?") from None
         else:
+            # Only errors from the local cluster's processes: its nanny warns at shutdown
+            # ("worker process still alive ... killing"), which is not the user's concern.
             cluster = stack.enter_context(LocalCluster(
                 n_workers=jobs, threads_per_worker=1, host="127.0.0.1",
-                dashboard_address=None, processes=True))
+                dashboard_address=None, processes=True, silence_logs=logging.ERROR))
             client = stack.enter_context(Client(cluster))
         stack.enter_context(joblib.parallel_config(backend="dask"))
         del client

@@ -287,11 +287,14 @@ def _section_calibrate(out: Path, outcome) -> list[str]:
     if png.exists():
         parts.append(_img(png, "power curves", (
             "Rejection rate against the number of seeds per arm. First panel: false-positive "
-            "rate (no true effect), zoomed on the nominal level, with off-scale rates written "
-            "at the top edge; the others: power at each true effect. The recommended "
-            "protocol is the thick blue line, drawn on top; pitfalls are grey and dashed "
-            "(faded in the power panels: the power of a test that does not hold its level "
-            "means nothing).")))
+            "rate (no true effect), zoomed on the nominal level, with every off-scale rate "
+            "written under a caret at the top edge; the others: power at each true effect, "
+            "with the target power (dashed) and, on a dotted drop line, the k at which the "
+            "recommended protocol reaches it (the seed budget's k when it recommends one). "
+            "The recommended protocol is the thick blue line, drawn on top; a curve identical "
+            "to one drawn over it has hollow markers and is named in the panel's title; "
+            "pitfalls are grey and dashed (faded in the power panels: the power of a test "
+            "that does not hold its level means nothing).")))
     parts.append("<h3>Seed budget</h3><p>How many seeds per arm reach 80% and 90% power. A "
                  "protocol is recommended only if it is no declared pitfall and its "
                  "false-positive rate is shown to be at most alpha plus a stated tolerance at "

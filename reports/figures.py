@@ -92,11 +92,27 @@ def protocol_styles(names) -> dict[str, dict]:
 # Drawing helpers
 
 
-def _percent_axis(ax, axis="y") -> None:
-    from matplotlib.ticker import PercentFormatter
+def percent_ticks(axis) -> None:
+    """Rates (fractions) on ``axis`` (``ax.yaxis``/``ax.xaxis``) labelled in percent, with
+    ticks on steps of 1, 2 or 5 times a power of ten and every label exact.
 
-    (ax.yaxis if axis == "y" else ax.xaxis).set_major_formatter(
-        PercentFormatter(xmax=1, decimals=0))
+    Matplotlib's default locator may step by 2.5%, which whole-percent labels round to 0, 2,
+    5, 8, 10%; here a tick is where its label says, and on a gridline.
+    """
+    from matplotlib.ticker import FuncFormatter, MaxNLocator
+
+    axis.set_major_locator(MaxNLocator(nbins=8, steps=[1, 2, 5, 10]))
+    axis.set_major_formatter(FuncFormatter(_percent_label))
+
+
+def _percent_label(x, _pos=None) -> str:
+    """``0.025 -> '2.5%'``: the fewest decimals that show the value exactly (up to 0.01%)."""
+    text = f"{100 * x:.2f}".rstrip("0").rstrip(".")
+    return ("0" if text in ("-0", "") else text) + "%"
+
+
+def _percent_axis(ax, axis="y") -> None:
+    percent_ticks(ax.yaxis if axis == "y" else ax.xaxis)
 
 
 def _edge_label(ax, value: float, text: str, axis="y") -> None:

@@ -39,7 +39,9 @@ th { background: #eee; }
 th:first-child, td:first-child { text-align: left; }
 td.text { text-align: left; }
 td.why { text-align: left; white-space: normal; min-width: 24em; }
-td.cells { text-align: left; white-space: normal; }
+td.cells { text-align: left; white-space: normal; } span.item { white-space: nowrap; }
+#calibration-searched th:last-child { text-align: left; }
+#seed-budget th { white-space: normal; }
 span.high { background: #fde2d8; }
 tr.pitfall td { color: #666; font-style: italic; }
 tr.recommended td { font-weight: bold; background: #eef5ff; }
@@ -184,8 +186,10 @@ def searched_table(frame: pd.DataFrame, searched: pd.Series, cite: CsvCite) -> s
                 rate = _rate_cell(cite, i, 1 if effect == 0 else 0)
                 if _above_alpha(frame, i, effect, alpha):
                     rate = [Raw('<span class="high">'), *rate, Raw("</span>")]
-                cells += (["; "] if cells else []) + [f"k = {int(frame.at[i, 'k'])}: ",
-                                                           *rate]
+                # one cell never breaks inside; the line breaks between cells
+                cells += (["; "] if cells else []) + [
+                    Raw('<span class="item">'), f"k = {int(frame.at[i, 'k'])}: ", *rate,
+                    Raw("</span>")]
             row = [_protocol_label(name)]
             if several:
                 row.append((setting_words(params), "text"))

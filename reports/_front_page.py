@@ -39,6 +39,10 @@ th { background: #eee; }
 th:first-child, td:first-child { text-align: left; }
 td.text { text-align: left; }
 td.why { text-align: left; white-space: normal; min-width: 24em; }
+td.cells { text-align: left; white-space: normal; } span.item { white-space: nowrap; }
+#calibration-searched th:last-child { text-align: left; }
+#seed-budget th { white-space: normal; }
+span.high { background: #fde2d8; }
 tr.pitfall td { color: #666; font-style: italic; }
 tr.recommended td { font-weight: bold; background: #eef5ff; }
 td.high { background: #fde2d8; }
@@ -105,16 +109,29 @@ def pitfall_notes(names) -> str:
             + "; ".join(items) + ".</p>") if items else ""
 
 
+def _searched(frame: pd.DataFrame) -> pd.Series:
+    """Rows added by the seed-budget search, not asked for by the grid (``searched``)."""
+    if "searched" not in frame:
+        return pd.Series(False, index=frame.index)
+    return frame["searched"].fillna(False).astype(bool)
+
+
 def calibration_tables(folder: Path, csv_prefix: str) -> str:
     """Rejection rate (%) with its 95% Wilson interval, protocol by k, one table per effect.
 
-    False-positive cells whose whole interval lies above alpha are shaded.
+    The tables hold the requested grid only (its k columns); the cells the seed-budget search
+    measured besides (``searched``) follow in one table of their own, so that a k outside
+    the grid never widens the main tables. False-positive cells whose whole interval lies
+    above alpha are shaded.
     """
     frame = pd.read_csv(folder / "calibration.csv")
     cite = CsvCite(f"{csv_prefix}calibration.csv", frame)
+    searched = _searched(frame)
     out = []
     several = frame["generator_params"].nunique() > 1
-    for (params, effect), part in frame.groupby(["generator_params", "effect_pp"], sort=True):
+    grid = frame[~searched]
+    for number, ((params, effect), part) in enumerate(
+            grid.groupby(["generator_params", "effect_pp"], sort=True)):
         alpha = float(part["alpha"].iloc[0])
         ks = sorted(part["k"].unique())
         what = ("false-positive rate (%), no true effect" if effect == 0
@@ -133,16 +150,60 @@ def calibration_tables(folder: Path, csv_prefix: str) -> str:
                     cells.append("–")
                     continue
                 i = int(hit[0])
-                high = effect == 0 and frame.at[i, "rate_low"] > alpha
                 # power to the whole percent keeps eight k on one line; the false-positive
                 # rate, compared with alpha, keeps a decimal
                 rate = _rate_cell(cite, i, 1 if effect == 0 else 0)
-                cells.append((rate, "high") if high else rate)
+                cells.append((rate, "high") if _above_alpha(frame, i, effect, alpha) else rate)
             rows.append(cells)
             classes.append(_row_class(name))
         out.append(_table(["protocol"] + [f"k = {k}" for k in ks], rows, classes,
-                          table_id=f"calibration-{len(out) // 2}"))
+                          table_id=f"calibration-{number}"))
+    if searched.any():
+        out.append(searched_table(frame, searched, cite))
     return "\n".join(out)
+
+
+def _above_alpha(frame: pd.DataFrame, i: int, effect: float, alpha: float) -> bool:
+    """A false-positive cell whose whole 95% interval lies above alpha."""
+    return bool(effect == 0 and frame.at[i, "rate_low"] > alpha)
+
+
+def searched_table(frame: pd.DataFrame, searched: pd.Series, cite: CsvCite) -> str:
+    """The cells the seed-budget search measured outside the requested grid: one row per
+    setting, effect and protocol, its cells (``k = 12: 84 [78, 88]``) on one wrapping line."""
+    extra = frame[searched]
+    ks = sorted(int(k) for k in extra["k"].unique())
+    sims = sorted(int(n) for n in extra["sims"].unique())
+    count = f"{sims[0]}" if len(sims) == 1 else f"{sims[0]}–{sims[-1]}"
+    several = frame["generator_params"].nunique() > 1
+    rows, classes = [], []
+    for (params, effect), part in extra.groupby(["generator_params", "effect_pp"], sort=True):
+        alpha = float(part["alpha"].iloc[0])
+        for name in protocol_order(part["protocol"].unique()):
+            cells = []
+            for i in part[part["protocol"] == name].sort_values("k").index:
+                i = int(i)
+                rate = _rate_cell(cite, i, 1 if effect == 0 else 0)
+                if _above_alpha(frame, i, effect, alpha):
+                    rate = [Raw('<span class="high">'), *rate, Raw("</span>")]
+                # one cell never breaks inside; the line breaks between cells
+                cells += (["; "] if cells else []) + [
+                    Raw('<span class="item">'), f"k = {int(frame.at[i, 'k'])}: ", *rate,
+                    Raw("</span>")]
+            row = [_protocol_label(name)]
+            if several:
+                row.append((setting_words(params), "text"))
+            row += ["no effect (FPR)" if effect == 0 else f"+{effect:g} pp", (cells, "cells")]
+            rows.append(row)
+            classes.append(_row_class(name))
+    header = (["protocol"] + (["setting"] if several else [])
+              + ["true effect", "rate (%) by k, 95% Wilson interval in brackets"])
+    return (f"<h4>Cells measured by the seed-budget search: k = "
+            f"{_esc(', '.join(map(str, ks)))}</h4><p>Outside the requested grid, measured "
+            f"while the seed budget searched for the smallest k reaching the target power, "
+            f"{count} simulated experiments per cell. They are kept apart so the tables above "
+            f"show the grid asked for.</p>"
+            + _table(header, rows, classes, table_id="calibration-searched"))
 
 
 def budget_table(folder: Path, csv_prefix: str) -> str:
@@ -230,11 +291,14 @@ def _section_calibrate(out: Path, outcome) -> list[str]:
     if png.exists():
         parts.append(_img(png, "power curves", (
             "Rejection rate against the number of seeds per arm. First panel: false-positive "
-            "rate (no true effect), zoomed on the nominal level, with off-scale rates written "
-            "at the top edge; the others: power at each true effect. The recommended "
-            "protocol is the thick blue line, drawn on top; pitfalls are grey and dashed "
-            "(faded in the power panels: the power of a test that does not hold its level "
-            "means nothing).")))
+            "rate (no true effect), zoomed on the nominal level, with every off-scale rate "
+            "written under a caret at the top edge; the others: power at each true effect, "
+            "with the target power (dashed) and, on a dotted drop line, the k at which the "
+            "recommended protocol reaches it (the seed budget's k when it recommends one). "
+            "The recommended protocol is the thick blue line, drawn on top; a curve identical "
+            "to one drawn over it has hollow markers and is named in the panel's title; "
+            "pitfalls are grey and dashed (faded in the power panels: the power of a test "
+            "that does not hold its level means nothing).")))
     parts.append("<h3>Seed budget</h3><p>How many seeds per arm reach 80% and 90% power. A "
                  "protocol is recommended only if it is no pitfall for the design and its "
                  "false-positive rate is shown to be at most alpha plus a stated tolerance at "
@@ -308,8 +372,9 @@ def page(out: Path, outcomes, *, argv, settings: dict) -> str:
             "simulation, and what they say about real training runs. Rates are in percent "
             "with 95% Wilson intervals for their Monte Carlo error; deltas are in "
             "percentage points (pp).</p>"]
-    shown = {k: ("committed pool (real_runs/pool)" if k == "pool" and v is None else v)
-             for k, v in settings.items()}
+    # an unset option is shown by what it means, never as "None"
+    unset = {"pool": "committed pool (real_runs/pool)", "profile": "not given"}
+    shown = {k: (unset.get(k, "not given") if v is None else v) for k, v in settings.items()}
     body.append("<h2 id='settings'>This build</h2>")
     body.append(_table(["setting", "value"],
                        [[k, (str(v), "text")] for k, v in shown.items()],

@@ -111,6 +111,24 @@ def missing_pool(pool: str | None, profile: str | None = None) -> str | None:
     return None
 
 
+def profile_words(pool: str | None, profile: str | None, pool_missing: str | None) -> str:
+    """The real-pool profile the build read, in words for the page (never ``None``).
+
+    ``--profile`` when given; else the profiles of the store that the pool steps read (all of
+    them: without ``--profile`` no step filters); "no real pool" when there is none.
+    """
+    if pool_missing is not None:
+        return f"{profile} (no real pool of it)" if profile else "no real pool"
+    if profile:
+        return profile
+    found = pool_profiles(DEFAULT_POOL if pool is None else Path(pool))
+    if not found:
+        return "no real pool"
+    if len(found) == 1:
+        return f"{found[0]} (the store's only profile)"
+    return f"{', '.join(found)} (every profile of the store)"
+
+
 def run_step(step: Step, pool_missing: str | None) -> Outcome:
     """Run ``step``'s ``main``; its printout is kept off the build's own."""
     if step.needs_pool and pool_missing:
@@ -197,8 +215,9 @@ def main(argv=None) -> int:
         shown = {"built": str(args.out / step.name), "skipped": f"skipped ({outcome.message})",
                  "failed": f"FAILED ({outcome.message})"}[outcome.status]
         print(f"{step.name}: {shown}")
+    settings = dict(vars(args), profile=profile_words(args.pool, args.profile, pool_missing))
     page = _front_page.write(args.out, outcomes, argv=sys.argv[1:] if argv is None else argv,
-                             settings=vars(args))
+                             settings=settings)
     print(f"open {page}")
     failed = [o for o in outcomes if o.status == "failed"]
     for o in failed:

@@ -167,7 +167,8 @@ def write_outputs(result: CalibrationResult, config: CalibrationConfig, argv) ->
     write_atomic(out / "command.json", json.dumps({"argv": list(argv)}) + "\n")
     grid = result.grid
     if config.plot:
-        plot_power_curves(grid, out / "power_curves.png", title=result.title)
+        plot_power_curves(grid, out / "power_curves.png", title=result.title,
+                          budget=result.budget)
         written.append("power_curves.png")
     stale = remove_stale(out, KNOWN_OUTPUTS, written + ["command.json"])
     if not config.quiet:

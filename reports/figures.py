@@ -7,13 +7,17 @@
 
 Honest protocols are drawn in colour, the recommended one (``Protocol.recommended``) on top and
 thickest; pitfalls (``protocols.protocol_class(name).pitfall``) are grey and dashed. The
-false-positive panels are zoomed on the nominal level; a rate above the visible range is
-marked by an arrow at the top edge with its value. Rates are shown in percent.
+false-positive panels are zoomed on the nominal level; every rate above the visible range is
+marked by a caret at the top edge with its value. A curve identical to one drawn over it is
+shown by hollow markers and named in the panel's title. The power panels mark the target
+power and the k at which the recommended protocol reaches it (the seed budget's k when
+given). Rates are shown in percent.
 """
 
 from __future__ import annotations
 
 import math
+import textwrap
 
 import numpy as np
 import pandas as pd
@@ -88,11 +92,27 @@ def protocol_styles(names) -> dict[str, dict]:
 # Drawing helpers
 
 
-def _percent_axis(ax, axis="y") -> None:
-    from matplotlib.ticker import PercentFormatter
+def percent_ticks(axis) -> None:
+    """Rates (fractions) on ``axis`` (``ax.yaxis``/``ax.xaxis``) labelled in percent, with
+    ticks on steps of 1, 2 or 5 times a power of ten and every label exact.
 
-    (ax.yaxis if axis == "y" else ax.xaxis).set_major_formatter(
-        PercentFormatter(xmax=1, decimals=0))
+    Matplotlib's default locator may step by 2.5%, which whole-percent labels round to 0, 2,
+    5, 8, 10%; here a tick is where its label says, and on a gridline.
+    """
+    from matplotlib.ticker import FuncFormatter, MaxNLocator
+
+    axis.set_major_locator(MaxNLocator(nbins=8, steps=[1, 2, 5, 10]))
+    axis.set_major_formatter(FuncFormatter(_percent_label))
+
+
+def _percent_label(x, _pos=None) -> str:
+    """``0.025 -> '2.5%'``: the fewest decimals that show the value exactly (up to 0.01%)."""
+    text = f"{100 * x:.2f}".rstrip("0").rstrip(".")
+    return ("0" if text in ("-0", "") else text) + "%"
+
+
+def _percent_axis(ax, axis="y") -> None:
+    percent_ticks(ax.yaxis if axis == "y" else ax.xaxis)
 
 
 def _edge_label(ax, value: float, text: str, axis="y") -> None:
@@ -122,20 +142,107 @@ def _fpr_top(part: pd.DataFrame, alpha: float) -> float:
 
 
 def _mark_off_scale(ax, part: pd.DataFrame, top: float, styles: dict) -> None:
-    """Protocols whose rate leaves the zoomed panel: a caret at the top edge where each
-    peaks, and one line per protocol, stacked in the upper-left corner, with its peak value
-    (labels placed at the peaks overlapped when many pitfalls were off scale at once)."""
+    """Every rate above the zoomed panel: a caret at the top edge at its k, and its value
+    just below the caret; the first value of each protocol carries its name. Protocols off
+    scale at the same k stack downwards; with many k, neighbouring labels alternate rows so
+    that they never overlap."""
     over = part[part["rate"] > top]
-    for line, name in enumerate(protocol_order(over["protocol"].unique())):
-        cells = over[over["protocol"] == name]
-        worst = cells.loc[cells["rate"].idxmax()]
+    crowded = part["k"].nunique() > 10
+    rows_at: dict = {}
+    for name in protocol_order(over["protocol"].unique()):
+        cells = over[over["protocol"] == name].sort_values("k")
         color = styles[name]["color"]
-        ax.plot([float(worst["k"])], [top], marker="^", ms=6, color=color, clip_on=False,
-                zorder=20, ls="none")
-        ax.annotate(f"{name} {100 * worst['rate']:.0f}%", xy=(0.02, 0.97),
-                    xycoords="axes fraction", xytext=(0, -11 * line), textcoords="offset points",
-                    ha="left", va="top", fontsize=8, color=color, zorder=21,
+        ax.plot(cells["k"].astype(float), np.full(len(cells), top), marker="^", ms=6,
+                color=color, clip_on=False, zorder=20, ls="none")
+        for j, (k, rate) in enumerate(zip(cells["k"], cells["rate"])):
+            row = rows_at.get(k, 0)
+            rows_at[k] = row + 1
+            if crowded:
+                row = 2 * row + (int(k) % 2)
+            text = f"{name} {100 * rate:.0f}%" if j == 0 else f"{100 * rate:.0f}%"
+            ax.annotate(text, xy=(float(k), top), xycoords="data",
+                        xytext=(0, -5 - 10 * row), textcoords="offset points",
+                        ha="left" if j == 0 and k == part["k"].min() else "center", va="top",
+                        fontsize=7.5, color=color, zorder=21, annotation_clip=False,
+                        bbox=dict(boxstyle="round,pad=0.1", fc="white", ec="none",
+                                  alpha=0.85))
+
+
+def _same_curves(part: pd.DataFrame, names) -> dict[str, str]:
+    """Protocols whose curve in ``part`` is exactly another's, drawn on top of it (the same
+    rejections at every k): ``hidden -> the protocol it lies under``."""
+    order = protocol_order(names)  # earlier in the order = drawn later, on top
+    series = {n: part[part["protocol"] == n].set_index("k")["rate"].sort_index()
+              for n in order}
+    hidden = {}
+    for i, name in enumerate(order):
+        mine = series[name]
+        if mine.empty:
+            continue
+        for above in order[:i]:
+            other = series[above]
+            if above not in hidden and other.index.equals(mine.index) and np.allclose(
+                    other.to_numpy(), mine.to_numpy(), rtol=0, atol=1e-12):
+                hidden[name] = above
+                break
+    return hidden
+
+
+def _show_hidden(ax, part: pd.DataFrame, styles: dict, hidden: dict) -> str:
+    """Draw each hidden curve's markers hollow and enlarged on top of the curve covering it;
+    return a note for the panel's title (``'sign_flip = paired_bca_perm'``)."""
+    for name, above in hidden.items():
+        cells = part[part["protocol"] == name].sort_values("k")
+        style = styles[name]
+        ax.plot(cells["k"], cells["rate"], ls="none", marker=style["marker"],
+                ms=styles[above].get("ms", 6) + 4, mfc="none", mec=style["color"], mew=1.4,
+                zorder=styles[above]["zorder"] + 1)
+    under: dict = {}
+    for name, above in hidden.items():
+        under.setdefault(above, []).append(name)
+    note = "; ".join(f"{', '.join(names)}: same curve as {above} (hollow markers)"
+                     for above, names in under.items())
+    # a panel is 4-6 inches wide: a long note wraps instead of leaving the canvas
+    return "\n".join(textwrap.wrap(note, 62))
+
+
+def _mark_crossing(ax, part: pd.DataFrame, styles: dict, target: float, budget_k) -> None:
+    """Where the recommended protocol reaches ``target`` power: a dotted drop line at that k
+    and its value. ``budget_k`` is the seed budget's k (an int, possibly beyond the panel) or
+    ``None``: then the first k of the panel whose measured power reaches the target."""
+    name = recommended_name(part["protocol"].unique())
+    if not name:
+        return
+    cells = part[part["protocol"] == name].sort_values("k")
+    color = styles[name]["color"]
+    ks = part["k"].unique()
+    if budget_k is not None:
+        k, words = int(budget_k), f"seed budget: k = {int(budget_k)}"
+    else:
+        reached = cells[cells["rate"] >= target]
+        if reached.empty:
+            ax.annotate(f"{name}: {100 * target:.0f}% not reached by k = {int(ks.max())}",
+                        xy=(1, target), xycoords=("axes fraction", "data"), xytext=(-4, -4),
+                        textcoords="offset points", ha="right", va="top", fontsize=7.5,
+                        color=color, zorder=21,
+                        bbox=dict(boxstyle="round,pad=0.1", fc="white", ec="none", alpha=0.85))
+            return
+        k = int(reached["k"].iloc[0])
+        words = f"≥ {100 * target:.0f}% from k = {k}"
+    if k > ks.max():
+        # beyond the panel: written in the lower right corner, where the power curves of
+        # the largest k rarely are (at the target line it would cover them)
+        ax.annotate(f"{words} →", xy=(1, 0.04), xycoords="axes fraction",
+                    xytext=(-4, 0), textcoords="offset points", ha="right", va="bottom",
+                    fontsize=7.5, color=color, zorder=21, fontweight="bold",
                     bbox=dict(boxstyle="round,pad=0.1", fc="white", ec="none", alpha=0.85))
+        return
+    ax.plot([k, k], [0, target], color=color, lw=1.2, ls=(0, (1, 1.5)), zorder=9)
+    ax.plot([k], [target], marker="o", ms=9, mfc="none", mec="black", mew=1.2, zorder=22)
+    ax.annotate(words, xy=(k, 0.02), xytext=(4, 0), textcoords="offset points", rotation=90,
+                ha="left", va="bottom", fontsize=7.5, color=color, fontweight="bold",
+                zorder=21,
+                bbox=dict(boxstyle="round,pad=0.1", fc="white", ec="none", alpha=0.85))
 
 
 def _lines(ax, part: pd.DataFrame, styles: dict, names, faint_pitfalls=False) -> None:
@@ -159,10 +266,15 @@ def _lines(ax, part: pd.DataFrame, styles: dict, names, faint_pitfalls=False) ->
                                 edgecolor=style["color"], zorder=style["zorder"] - 2)
 
 
-def _rate_panel(ax, part, styles, names, effect, alpha, *, pitfalls_in_power=True) -> None:
-    """One panel of rates against k: zoomed false-positive rate, or power 0-100%."""
+def _rate_panel(ax, part, styles, names, effect, alpha, *, pitfalls_in_power=True,
+                target: float = 0.8, budget_k=None) -> str:
+    """One panel of rates against k: zoomed false-positive rate, or power 0-100% with the
+    target power and where the recommended protocol reaches it (``budget_k``: the seed
+    budget's k, else the first k measured to reach it). Returns a note naming curves hidden
+    under an identical one (for the panel's title; '' when none)."""
     if effect == 0:
         top = _fpr_top(part, alpha)
+        shown = list(names)
         _lines(ax, part, styles, names)
         ax.axhline(alpha, color="black", lw=1, ls=(0, (1, 1)), zorder=1)
         _edge_label(ax, alpha, f"α = {100 * alpha:g}%")
@@ -172,14 +284,41 @@ def _rate_panel(ax, part, styles, names, effect, alpha, *, pitfalls_in_power=Tru
     else:
         shown = [n for n in names if pitfalls_in_power or not is_pitfall(n)]
         _lines(ax, part, styles, shown, faint_pitfalls=True)
-        ax.axhline(0.8, color="#666666", lw=0.9, ls=(0, (4, 2)), zorder=1)
-        _edge_label(ax, 0.8, "80%")
+        ax.axhline(target, color="#666666", lw=0.9, ls=(0, (4, 2)), zorder=1)
+        _edge_label(ax, target, f"{100 * target:.0f}%")
         ax.set_ylim(-0.025, 1.025)
+        _mark_crossing(ax, part, styles, target, budget_k)
+    # honest curves only: a pitfall under an honest curve is not worth a note
+    hidden = {n: a for n, a in _same_curves(part, shown).items() if not is_pitfall(n)}
+    note = _show_hidden(ax, part, styles, hidden)
     _percent_axis(ax)
     ks = np.sort(part["k"].unique())
     ax.set_xticks(ks)
     ax.set_xlim(ks[0] - 0.3, ks[-1] + 0.3)
     ax.grid(alpha=0.3)
+    return note
+
+
+def _budget_k(budget, params, effect):
+    """The seed budget's k for the recommended protocol at (``params``, ``effect``): an int,
+    or ``None`` when there is no budget, no such row or no number (not recommended, not
+    reached)."""
+    if budget is None or budget.empty:
+        return None
+    name = recommended_name(budget["protocol"].unique())
+    rows = budget[(budget["protocol"] == name) & (budget["generator_params"] == params)
+                  & np.isclose(budget["effect_pp"].astype(float), float(effect))]
+    if rows.empty:
+        return None
+    text = str(rows["k_needed"].iloc[0])
+    return int(text) if text.isdigit() else None
+
+
+def _target(budget) -> float:
+    """The target power of the seed budget (0.8 without one)."""
+    if budget is None or budget.empty or "target_power" not in budget:
+        return 0.8
+    return float(budget["target_power"].iloc[0])
 
 
 def _panel_title(effect: float, prefix: str = "") -> str:
@@ -231,7 +370,7 @@ def _heading(calibration: pd.DataFrame, title: str, pool_mark: str = "") -> str:
     return f"{head}\n{count} simulated experiments per cell; bands and bars: 95% Wilson"
 
 
-def _curves_one_setting(calibration, title):
+def _curves_one_setting(calibration, title, budget=None):
     import matplotlib.pyplot as plt
 
     names = list(calibration["protocol"].unique())
@@ -246,8 +385,10 @@ def _curves_one_setting(calibration, title):
     alpha = float(calibration["alpha"].iloc[0])
     for ax, effect in zip(axes.flat, effects):
         part = calibration[calibration["effect_pp"] == effect]
-        _rate_panel(ax, part, styles, names, effect, alpha)
-        ax.set_title(_panel_title(effect), fontsize=10)
+        params = part["generator_params"].iloc[0]
+        note = _rate_panel(ax, part, styles, names, effect, alpha, target=_target(budget),
+                           budget_k=_budget_k(budget, params, effect))
+        ax.set_title(_panel_title(effect) + (f"\n{note}" if note else ""), fontsize=10)
         ax.set_xlabel("k, seeds per arm")
         ax.set_ylabel("rejection rate")
     for ax in list(axes.flat)[len(effects):]:
@@ -259,7 +400,7 @@ def _curves_one_setting(calibration, title):
     return fig
 
 
-def _curves_many_settings(calibration, title):
+def _curves_many_settings(calibration, title, budget=None):
     import matplotlib.pyplot as plt
 
     names = list(calibration["protocol"].unique())
@@ -295,9 +436,10 @@ def _curves_many_settings(calibration, title):
         used.add((r, c))
         part = calibration[(calibration["generator_params"] == params)
                            & (calibration["effect_pp"] == effect)]
-        _rate_panel(ax, part, styles, names, effect, alpha, pitfalls_in_power=False)
+        note = _rate_panel(ax, part, styles, names, effect, alpha, pitfalls_in_power=False,
+                           target=_target(budget), budget_k=_budget_k(budget, params, effect))
         what = "FPR" if effect == 0 else f"power, effect {effect:+.2f} pp"
-        ax.set_title(f"{labels[params]}: {what}", fontsize=9)
+        ax.set_title(f"{labels[params]}: {what}" + (f"\n{note}" if note else ""), fontsize=9)
         if c == 0:
             ax.set_ylabel("rejection rate")
         if r == nrows - 1:
@@ -388,7 +530,8 @@ def _dots(calibration, title):
     return fig
 
 
-def plot_power_curves(calibration: pd.DataFrame, path, *, title: str = "") -> None:
+def plot_power_curves(calibration: pd.DataFrame, path, *, title: str = "",
+                      budget: pd.DataFrame | None = None) -> None:
     """Draw the calibration's rejection rates into ``path`` (PNG), laid out by grid shape.
 
     Parameters
@@ -400,13 +543,16 @@ def plot_power_curves(calibration: pd.DataFrame, path, *, title: str = "") -> No
     title : str, optional
         A heading; an encoded setting in it (``generator: k=v;...``) is written in words
         with units.
+    budget : pandas.DataFrame, optional
+        ``seed_budget.csv``: the power panels mark its target power and the recommended
+        protocol's k; without it, 80% and the first k measured to reach it.
     """
     several_k = calibration["k"].nunique() > 1
     several_settings = calibration["generator_params"].nunique() > 1
     if not several_k:
         fig = _dots(calibration, title)
     elif several_settings:
-        fig = _curves_many_settings(calibration, title)
+        fig = _curves_many_settings(calibration, title, budget)
     else:
-        fig = _curves_one_setting(calibration, title)
+        fig = _curves_one_setting(calibration, title, budget)
     _save(fig, path)

@@ -139,19 +139,29 @@ def plot_welch_vs_signflip(table, path: Path) -> None:
     ax.set_yscale("log")
     lo = min(1e-4, float(np.nanmin(rows[["sign_flip_p", "welch_p"]].to_numpy(), initial=1))
              / 3) if len(rows) else 1e-4
-    # room above p = 1 for the quadrant names, clear of the points
-    ax.set_xlim(lo, 12)
-    ax.set_ylim(lo, 12)
+    # p-values lie in (0, 1]: the axes end at p = 1 (points there are drawn whole, unclipped)
+    ax.set_xlim(lo, 1)
+    ax.set_ylim(lo, 1)
+    for collection in ax.collections:
+        collection.set_clip_on(False)
     ax.axvline(0.05, color="black", lw=0.8, ls="--")
     ax.axhline(0.05, color="black", lw=0.8, ls="--")
     ax.plot([lo, 1], [lo, 1], color="0.6", lw=0.8)
     ax.annotate("equal p", (0.3 * np.sqrt(lo), 0.3 * np.sqrt(lo)), rotation=45, fontsize=7,
                 color="0.45", ha="center", va="bottom")
-    quadrant = dict(fontsize=8, color="#7a4a00", alpha=0.9, transform=ax.transAxes)
-    ax.text(0.02, 0.02, "both tests significant", ha="left", va="bottom", **quadrant)
-    ax.text(0.02, 0.98, "only the paired test\nsignificant", ha="left", va="top", **quadrant)
-    ax.text(0.98, 0.02, "only Welch\nsignificant", ha="right", va="bottom", **quadrant)
-    ax.text(0.98, 0.98, "neither", ha="right", va="top", **quadrant)
+    # The quadrants' names: the two of the p < 0.05 column inside its corners (far from the
+    # points, which crowd near p = 1); the two of the p >= 0.05 column in the right margin,
+    # beside their rows, since that column is narrow and full of points.
+    quadrant = dict(fontsize=8, color="#7a4a00", alpha=0.9)
+    ax.text(0.02, 0.02, "both tests significant", ha="left", va="bottom",
+            transform=ax.transAxes, **quadrant)
+    ax.text(0.02, 0.98, "only the paired test\nsignificant", ha="left", va="top",
+            transform=ax.transAxes, **quadrant)
+    margin = ax.get_yaxis_transform()  # x in axes fraction, y in data
+    ax.text(1.03, np.sqrt(0.05), "neither\n(sign-flip\np ≥ 0.05)", ha="left", va="center",
+            transform=margin, **quadrant)
+    ax.text(1.03, np.sqrt(0.05 * lo), "only Welch\nsignificant\n(sign-flip\np ≥ 0.05)",
+            ha="left", va="center", transform=margin, **quadrant)
     fig.canvas.draw()  # the transforms below need the final limits
     labelled = [(r.sign_flip_p, r.welch_p, f"{r.dataset} {r.scenario}, k={r.k}")
                 for r in rows.itertuples() if min(r.sign_flip_p, r.welch_p) < 0.05]

@@ -11,10 +11,16 @@ from __future__ import annotations
 
 import matplotlib.pyplot as plt
 import numpy as np
-from matplotlib.ticker import PercentFormatter
 from scipy import stats
 
-from reports.figures import MARKERS, STYLES, is_pitfall, protocol_styles
+from reports.figures import (
+    MARKERS,
+    STYLES,
+    is_pitfall,
+    percent_ticks,
+    protocol_styles,
+    recommended_name,
+)
 
 from .._report_page import figure_png
 
@@ -29,9 +35,9 @@ def _style(i: int) -> dict:
 
 
 def percent(ax, axis: str = "y") -> None:
-    """Rates (fractions in the data) labelled in percent."""
-    axis = ax.yaxis if axis == "y" else ax.xaxis
-    axis.set_major_formatter(PercentFormatter(xmax=1, decimals=0))
+    """Rates (fractions in the data) labelled in percent, ticks on clean steps (1, 2 or 5
+    times a power of ten: no 2.5% gridlines under whole-percent labels)."""
+    percent_ticks(ax.yaxis if axis == "y" else ax.xaxis)
 
 
 def _label(name: str) -> str:
@@ -221,14 +227,20 @@ def rate_by_k_figure(frame, alpha: float, order, title: str, ylabel: str, ncol=3
     return _finish(fig, ax, ncol=ncol)
 
 
-def protocol_dots_figure(frame, order, alpha: float, effect_pp: float) -> bytes:
+def protocol_dots_figure(frame, order, alpha: float, effect_pp: float,
+                         reference: str | None = None, reference_words: str = "") -> bytes:
     """Section 5: false-positive rate, power and median CI width, one row per protocol.
 
     The false-positive panel is zoomed on alpha (at least 0 .. 3 alpha); a rate beyond it is
-    written at the right edge with an arrow instead of a point.
+    written at the right edge with an arrow instead of a point. ``reference``, a protocol of
+    ``order`` that is honest for the section's design (``reference_words`` says which), is
+    drawn in the recommended protocol's blue and as a vertical line through every panel, so
+    each pitfall reads against it.
     """
     styles = protocol_styles(order)
-    fig, axes = plt.subplots(1, 3, figsize=(12.5, 0.55 * len(order) + 2.4), sharey=True,
+    if reference is not None:
+        styles[reference] = dict(protocol_styles([recommended_name()])[recommended_name()])
+    fig, axes = plt.subplots(1, 3, figsize=(12.5, 0.55 * len(order) + 2.6), sharey=True,
                              gridspec_kw={"width_ratios": [1.15, 1, 0.85]})
     y = np.arange(len(order))[::-1]
     null = frame[frame["effect_pp"] == 0].set_index("protocol").loc[order]
@@ -243,6 +255,7 @@ def protocol_dots_figure(frame, order, alpha: float, effect_pp: float) -> bytes:
         for yi, name in zip(y, order):
             r, st = part.loc[name], styles[name]
             color = st["color"]
+            big = name == reference
             if col == "rate" and r["rate"] > xmax:
                 ax.annotate(f"{100 * r['rate']:.0f}% [{100 * r['rate_low']:.0f}, "
                             f"{100 * r['rate_high']:.0f}] →", (1, yi),
@@ -253,9 +266,14 @@ def protocol_dots_figure(frame, order, alpha: float, effect_pp: float) -> bytes:
                 ax.errorbar(r["rate"], yi, xerr=[[r["rate"] - r["rate_low"]],
                                                  [r["rate_high"] - r["rate"]]],
                             fmt=st["marker"], color=color, mfc=st.get("mfc", color), capsize=4,
-                            ms=6, lw=1.6)
+                            ms=8 if big else 6, lw=2.4 if big else 1.6, zorder=5 if big else 3)
             else:
-                ax.plot(r[col], yi, st["marker"], color=color, mfc=st.get("mfc", color), ms=6)
+                ax.plot(r[col], yi, st["marker"], color=color, mfc=st.get("mfc", color),
+                        ms=8 if big else 6, zorder=5 if big else 3)
+        if reference is not None and not (col == "rate" and part.loc[reference, "rate"] > xmax):
+            ax.axvline(part.loc[reference, col], color=styles[reference]["color"], lw=1.2,
+                       ls=(0, (4, 2)), alpha=0.8, zorder=1,
+                       label=f"{reference}, {reference_words}: the reference line")
         if col == "rate":
             ax.set_xlim(-0.01 * xmax, xmax)
             percent(ax, "x")
@@ -265,12 +283,16 @@ def protocol_dots_figure(frame, order, alpha: float, effect_pp: float) -> bytes:
             ax.axvline(alpha, label=f"nominal alpha = {100 * alpha:g}%", **ALPHA_STYLE)
         ax.set_xlabel(label)
     axes[0].set_yticks(y)
-    axes[0].set_yticklabels([_label(n) for n in order])
+    axes[0].set_yticklabels([f"{n} ({reference_words})" if n == reference else _label(n)
+                             for n in order])
     for tick, name in zip(axes[0].get_yticklabels(), order):
-        tick.set_color("#666666" if is_pitfall(name) else "black")
+        tick.set_color("#666666" if is_pitfall(name) and name != reference else "black")
+        if name == reference:
+            tick.set_fontweight("bold")
     axes[0].set_ylim(-0.6, len(order) - 0.4)
+    marks = (f"blue, dashed line: {reference}, {reference_words}; " if reference else "")
     fig.suptitle("question_mixture, k = 8 decodings per arm, n = 4000 questions (95% Wilson "
-                 "intervals; grey: pitfalls)", fontsize=10)
+                 f"intervals; {marks}grey: pitfalls)", fontsize=10)
     return _finish(fig, axes, ncol=2)
 
 

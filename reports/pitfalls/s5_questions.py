@@ -8,6 +8,13 @@ from ._registry import section
 
 QUESTION_PROTOCOLS = ("mcnemar", "paired_t_questions", "question_bootstrap", "run_bootstrap",
                       "run_bootstrap_sqrt_b")
+#: the honest reference the figure draws the others against: question_mixture repeats the
+#: decoding of fixed models, and between fixed models the questions are the sample, so the
+#: paired t-test on per-question differences is the reportable test
+#: (:mod:`evalcal_core.designs`, kind ``models``); a per-seed test such as paired_bca_perm
+#: would ignore the question sampling here
+REFERENCE = "paired_t_questions"
+REFERENCE_WORDS = "honest for fixed models"
 
 
 @section(5, "Resample what would change in a replication: questions jointly, and runs.")
@@ -21,7 +28,8 @@ def section_questions(ctx, scan) -> Section:
     order = sorted(QUESTION_PROTOCOLS,
                    key=lambda p: -cite.frame.set_index(["protocol", "effect_pp"]).loc[
                        (p, 0.0), "rate"])
-    s.figure = figs.protocol_dots_figure(cite.frame, order, ctx.alpha, 1.0)
+    s.figure = figs.protocol_dots_figure(cite.frame, order, ctx.alpha, 1.0, REFERENCE,
+                                         REFERENCE_WORDS)
     rows = []
     for name in order:
         i0, i1 = cite.row(protocol=name, effect_pp=0.0), cite.row(protocol=name, effect_pp=1.0)

@@ -79,7 +79,8 @@ def test_front_page_tables_show_their_csv_cells(built):
     page = _page(built)
     assert {"settings", "seed-budget", "paper-table", "calibration-0"} <= set(page.tables)
     effects = pd.read_csv(built / "calibrate" / "calibration.csv")["effect_pp"].nunique()
-    assert sum(t.startswith("calibration-") for t in page.tables) == effects
+    assert sum(t.startswith("calibration-") and t != "calibration-searched"
+               for t in page.tables) == effects
     frames, sources = {}, set()
     for num in page.nums:
         name, row, col = num["data-src"].rsplit(":", 2)
@@ -117,6 +118,92 @@ def test_front_page_is_self_contained_with_readable_figures(built):
         assert f'href="pitfalls/index.html#section{lesson}"' in html
     assert "python -m reports.build --out" in html  # the command that rebuilds it
     assert "python -m sim.calibrate --k 3 10" in html
+
+
+class _Tables(HTMLParser):
+    """Header cells and row texts of every table, by id."""
+
+    def __init__(self):
+        super().__init__()
+        self.headers, self.rows, self._id, self._cell = {}, {}, None, None
+
+    def handle_starttag(self, tag, attrs):
+        if tag == "table":
+            self._id = dict(attrs)["id"]
+            self.headers[self._id], self.rows[self._id] = [], []
+        elif tag == "tr" and self._id is not None:
+            self.rows[self._id].append([])
+        elif tag in ("th", "td"):
+            self._cell = ""
+
+    def handle_data(self, data):
+        if self._cell is not None:
+            self._cell += data
+
+    def handle_endtag(self, tag):
+        if tag == "th":
+            self.headers[self._id].append(self._cell)
+            self._cell = None
+        elif tag == "td":
+            self.rows[self._id][-1].append(self._cell)
+            self._cell = None
+        elif tag == "table":
+            self._id = None
+
+
+def _calibration_csv(folder):
+    """A grid k = 3..5 at 0 and +1 pp, and the budget search's cells k = 2 and 14."""
+    rows = []
+    for effect in (0.0, 1.0):
+        for k, searched in ((3, False), (4, False), (5, False), (2, True), (14, True)):
+            if effect == 1.0 and k == 2:
+                continue
+            for name in ("paired_bca_perm", "paired_t", "bca"):
+                rate = 0.3 if name == "bca" and effect == 0 else 0.05 if effect == 0 else 0.6
+                rows.append(dict(generator="seed_gaussian", protocol=name, k=k,
+                                 generator_params="mu=0.9;sigma=0.005;rho=0.5;noise=normal",
+                                 effect_pp=effect, sims=200 if not searched else 400,
+                                 alpha=0.05, rate=rate, rate_low=rate - 0.02,
+                                 rate_high=rate + 0.02, searched=searched))
+    pd.DataFrame(rows).to_csv(folder / "calibration.csv", index=False)
+    return pd.read_csv(folder / "calibration.csv")
+
+
+def test_calibration_tables_show_the_asked_grid_and_the_searched_cells_apart(tmp_path):
+    from reports import _front_page
+
+    frame = _calibration_csv(tmp_path)
+    html = _front_page.calibration_tables(tmp_path, "calibrate/")
+    tables = _Tables()
+    tables.feed(html)
+    grid = [t for t in tables.headers if t != "calibration-searched"]
+    assert len(grid) == 2
+    for table in grid:  # the grid's k only, not the search's 2 and 14
+        assert tables.headers[table][1:] == ["k = 3", "k = 4", "k = 5"]
+    assert "Cells measured by the seed-budget search: k = 2, 14" in html
+    searched = tables.rows["calibration-searched"][1:]  # below the header row
+    assert len(searched) == 6  # three protocols at each effect
+    assert all(any("k = 14: " in c for c in row) for row in searched)
+    assert sum(any("k = 2: " in c for c in row) for row in searched) == 3
+    # every cell of the file, grid or searched, is cited once on the page
+    cited = [int(m) for m in re.findall(r'data-src="calibrate/calibration\.csv:(\d+):rate"',
+                                         html)]
+    assert sorted(cited) == list(range(len(frame)))
+
+
+def test_build_page_names_the_profile_it_read(built):
+    tables = _Tables()
+    tables.feed((built / "index.html").read_text(encoding="utf-8"))
+    settings = dict(row for row in tables.rows["settings"] if row)
+    assert settings["profile"] == "fixture (the store's only profile)"
+    assert "None" not in settings.values()
+
+
+def test_profile_words_never_say_none(tmp_path):
+    assert build.profile_words(FIXTURE_POOL, None, None) == "fixture (the store's only profile)"
+    assert build.profile_words(FIXTURE_POOL, "fixture", None) == "fixture"
+    assert build.profile_words(None, None, "no real-run pool under x") == "no real pool"
+    assert build.profile_words(None, "paper", "no pool") == "paper (no real pool of it)"
 
 
 @needs_chromium

@@ -63,6 +63,64 @@ def test_null_panel_is_zoomed_and_marks_off_scale_rates():
     plt.close(fig)
 
 
+def test_every_off_scale_point_is_labelled():
+    """Each k where bca leaves the zoomed panel has a caret and its value, not only the
+    worst k."""
+    frame = _frame(range(3, 8), (0.0,))
+    bca = (frame.protocol == "bca")
+    frame.loc[bca, "rate"] = frame.loc[bca, "k"].map({3: 0.30, 4: 0.196, 5: 0.04, 6: 0.25,
+                                                      7: 0.18})
+    fig = figures._curves_one_setting(frame, "")
+    null = fig.axes[0]
+    texts = [t.get_text() for t in null.texts]
+    assert "bca 30%" in texts
+    assert {"20%", "25%", "18%"} <= set(texts)  # k = 4, 6, 7 labelled too
+    assert not any(t.startswith("4%") for t in texts)  # k = 5 is on scale: no label
+    top = null.get_ylim()[1]
+    carets = [line for line in null.get_lines() if line.get_marker() == "^"
+              and line.get_linestyle() == "None" and set(line.get_ydata()) == {top}]
+    assert len(carets) == 1 and sorted(carets[0].get_xdata()) == [3, 4, 6, 7]
+    plt.close(fig)
+
+
+def test_identical_curves_stay_visible():
+    """sign_flip and paired_t reject exactly where paired_bca_perm does (_frame): drawn hollow
+    over it and named in the panel titles."""
+    frame = _frame(range(3, 7), (0.0, 1.0))
+    frame.loc[frame.protocol == "paired_t", "rate"] += 0.01  # paired_t differs
+    fig = figures._curves_one_setting(frame, "")
+    for ax in fig.axes[:2]:
+        assert "sign_flip: same curve as paired_bca_perm" in ax.get_title()
+        assert "paired_t" not in ax.get_title().split("same curve")[0]
+        hollow = [line for line in ax.get_lines()
+                  if line.get_marker() == "^" and line.get_markerfacecolor() == "none"]
+        assert len(hollow) == 1 and list(hollow[0].get_xdata()) == [3, 4, 5, 6]
+    plt.close(fig)
+
+
+@pytest.mark.parametrize("budget_k, ks, expected, drop_at", [
+    (None, range(3, 11), "≥ 80% from k = 8", 8),  # power 0.1 k: first k measured >= 80%
+    ("9", range(3, 11), "seed budget: k = 9", 9),
+    ("14", range(3, 11), "seed budget: k = 14 →", None),  # beyond the panel
+    (None, range(3, 7), "paired_bca_perm: 80% not reached by k = 6", None),
+])
+def test_power_panel_marks_where_the_recommended_protocol_reaches_80(budget_k, ks, expected,
+                                                                     drop_at):
+    frame = _frame(ks, (0.0, 1.0))
+    budget = None
+    if budget_k is not None:
+        budget = pd.DataFrame([dict(protocol="paired_bca_perm", effect_pp=1.0,
+                                    generator_params=frame.generator_params.iloc[0],
+                                    k_needed=budget_k, target_power=0.8)])
+    fig = figures._curves_one_setting(frame, "", budget)
+    power = fig.axes[1]
+    assert expected in [t.get_text() for t in power.texts]
+    assert any(list(line.get_ydata()) == [0.8, 0.8] for line in power.get_lines())  # target
+    drops = [line for line in power.get_lines() if list(line.get_ydata()) == [0, 0.8]]
+    assert [line.get_xdata()[0] for line in drops] == ([drop_at] if drop_at else [])
+    plt.close(fig)
+
+
 @pytest.mark.parametrize("ks, settings, layout", [
     (range(3, 7), ("mu=0.9;sigma=0.005;rho=0.5;noise=normal",), "lines"),
     (range(3, 7), tuple(f"dataset={d};scenario={s}" for d in ("a", "b")

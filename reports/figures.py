@@ -5,8 +5,10 @@
   setting, with one shared legend;
 * one k: a dot plot with 95% Wilson intervals, one row per protocol.
 
-Honest protocols are drawn in colour, the recommended one (``Protocol.recommended``) on top and
-thickest; pitfalls (``protocols.protocol_class(name).pitfall``) are grey and dashed. The
+Honest protocols are drawn in colour, the recommended one (``Protocol.recommended_for``) on top
+and thickest; pitfalls are grey and dashed. Both are judged for the design the frame's
+generator simulates (:func:`frame_design`): a per-question test is honest between fixed
+models and a pitfall between training methods. The
 false-positive panels are zoomed on the nominal level; every rate above the visible range is
 marked by a caret at the top edge with its value. A curve identical to one drawn over it is
 shown by hollow markers and named in the panel's title. The power panels mark the target
@@ -16,6 +18,8 @@ given). Rates are shown in percent.
 
 from __future__ import annotations
 
+import contextlib
+import contextvars
 import math
 import textwrap
 
@@ -26,6 +30,7 @@ import protocols
 from evalcal_core.atomic import atomic_path
 from reports.words import short_label as _short_label
 from reports.words import title_words as _title_words
+from sim.labels import DEFAULT_DESIGN, design_of
 
 #: grayscale-safe styling: line style and marker carry the identity, not only colour
 STYLES = ["-", "--", "-.", ":"]
@@ -38,11 +43,42 @@ PITFALL_STYLES = ["--", ":", (0, (5, 1, 1, 1))]
 FPR_ZOOM = 3.0
 
 
-def is_recommended(name: str) -> bool:
-    """Whether protocol ``name`` is the one the project recommends (its class says so): it
-    is drawn last (on top) and thickest."""
+#: the study design whose labels are drawn (:func:`drawing_for`); paired seeds unless set
+_DESIGN = contextvars.ContextVar("design", default=DEFAULT_DESIGN)
+
+
+@contextlib.contextmanager
+def drawing_for(design: str):
+    """Draw and label protocols for study design ``design`` (:data:`evalcal_core.designs.KINDS`)
+    inside the block: which are pitfalls and which one is recommended depend on it."""
+    token = _DESIGN.set(design)
     try:
-        return bool(protocols.protocol_class(name).recommended)
+        yield
+    finally:
+        _DESIGN.reset(token)
+
+
+def frame_design(frame: pd.DataFrame) -> str:
+    """The design the generators of a calibration frame simulate (paired seeds when they
+    simulate several, or when the frame names none)."""
+    if "generator" not in frame or frame.empty:
+        return DEFAULT_DESIGN
+    designs = {design_of(g) for g in frame["generator"].unique()}
+    return designs.pop() if len(designs) == 1 else DEFAULT_DESIGN
+
+
+def _k_words() -> str:
+    """What k counts under the design drawn: seeds, or decoding runs of fixed models."""
+    if _DESIGN.get().startswith("models"):
+        return "k, runs per model (decoding repeats)"
+    return "k, seeds per arm"
+
+
+def is_recommended(name: str) -> bool:
+    """Whether protocol ``name`` is the first choice for the design drawn
+    (``Protocol.recommended_for``): it is drawn last (on top) and thickest."""
+    try:
+        return _DESIGN.get() in protocols.protocol_class(name).recommended_for
     except ValueError:  # a name not registered here
         return False
 
@@ -54,9 +90,10 @@ def recommended_name(names=None) -> str:
 
 
 def is_pitfall(name: str) -> bool:
-    """Whether protocol ``name`` is shown for teaching (its class names a pitfall)."""
+    """Whether protocol ``name`` is a pitfall for the design drawn, shown for teaching
+    (:meth:`protocols.Protocol.label`)."""
     try:
-        return bool(protocols.protocol_class(name).pitfall)
+        return bool(protocols.protocol_class(name).label(_DESIGN.get()))
     except ValueError:  # a name not registered here: treat it as honest
         return False
 
@@ -389,7 +426,7 @@ def _curves_one_setting(calibration, title, budget=None):
         note = _rate_panel(ax, part, styles, names, effect, alpha, target=_target(budget),
                            budget_k=_budget_k(budget, params, effect))
         ax.set_title(_panel_title(effect) + (f"\n{note}" if note else ""), fontsize=10)
-        ax.set_xlabel("k, seeds per arm")
+        ax.set_xlabel(_k_words())
         ax.set_ylabel("rejection rate")
     for ax in list(axes.flat)[len(effects):]:
         ax.set_visible(False)
@@ -443,7 +480,7 @@ def _curves_many_settings(calibration, title, budget=None):
         if c == 0:
             ax.set_ylabel("rejection rate")
         if r == nrows - 1:
-            ax.set_xlabel("k, seeds per arm")
+            ax.set_xlabel(_k_words())
         ax.tick_params(labelsize=8)
     for r in range(nrows):
         for c in range(ncols):
@@ -549,10 +586,11 @@ def plot_power_curves(calibration: pd.DataFrame, path, *, title: str = "",
     """
     several_k = calibration["k"].nunique() > 1
     several_settings = calibration["generator_params"].nunique() > 1
-    if not several_k:
-        fig = _dots(calibration, title)
-    elif several_settings:
-        fig = _curves_many_settings(calibration, title, budget)
-    else:
-        fig = _curves_one_setting(calibration, title, budget)
+    with drawing_for(frame_design(calibration)):
+        if not several_k:
+            fig = _dots(calibration, title)
+        elif several_settings:
+            fig = _curves_many_settings(calibration, title, budget)
+        else:
+            fig = _curves_one_setting(calibration, title, budget)
     _save(fig, path)

@@ -158,3 +158,17 @@ def test_every_label_inside_the_canvas(draw, ks, settings):
     assert box.x0 >= -tol and box.y0 >= -tol, box
     assert box.x1 <= width + tol and box.y1 <= height + tol, (box, width, height)
     plt.close(fig)
+
+
+def test_labels_follow_the_design_of_the_frames_generator():
+    """Between fixed models on clustered questions cluster_cr2 is the recommended protocol
+    and paired_bca_perm a pitfall; for paired seeds the other way round."""
+    frame = pd.DataFrame({"generator": ["clustered_questions"], "protocol": ["cluster_cr2"]})
+    with figures.drawing_for(figures.frame_design(frame)):
+        assert figures.recommended_name() == "cluster_cr2"
+        assert figures.is_pitfall("paired_bca_perm") and not figures.is_pitfall("cluster_cr2")
+        assert figures.protocol_order(["paired_t", "cluster_cr2"])[0] == "cluster_cr2"
+    assert figures.recommended_name() == "paired_bca_perm"
+    assert figures.is_pitfall("cluster_cr2") and not figures.is_pitfall("paired_bca_perm")
+    mixed = pd.DataFrame({"generator": ["seed_gaussian", "question_mixture"]})
+    assert figures.frame_design(mixed) == "methods_paired"

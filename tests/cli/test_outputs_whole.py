@@ -284,3 +284,21 @@ def test_build_killed_midway_is_marked_then_rebuilt(tmp_path):
     _run("reports.build", second, out)
     assert not list(out.rglob(MARKER_NAME))
     assert "0.1" in (out / "index.html").read_text()
+
+
+def test_build_fails_a_step_whose_folder_stays_marked(tmp_path, monkeypatch):
+    """A step's ``main`` that returns 0 but leaves its folder marked is not a result."""
+    from reports import build
+
+    (tmp_path / "marking_step.py").write_text(
+        "from pathlib import Path\n\n\n"
+        "def main(argv):\n"
+        "    out = Path(argv[argv.index('--out') + 1])\n"
+        "    out.mkdir(parents=True)\n"
+        f"    (out / {MARKER_NAME!r}).write_text('python -m demo started then: x\\n')\n"
+        "    return 0\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    step = build.Step("demo", "Demo", "marking_step", ["--out", str(tmp_path / "demo")], [])
+    outcome = build.run_step(step, None)
+    assert outcome.status == "failed"
+    assert outcome.message.startswith("its folder is marked incomplete (python -m demo")

@@ -1,17 +1,40 @@
-"""Output folders: checked before any work, locked while a run writes, stale files removed.
+"""Output folders: checked before any work, locked while a run writes, marked until whole.
 
 A long run learns that its ``--out`` is a file or read-only before its first cell or first
 training run, not after hours. Two runs into one folder never mix their files: the second
 is refused while the first holds ``OUT/.lock`` (``fcntl.flock``, released by the kernel when
 the process ends, so a crash leaves no stale lock).
+
+A run killed half-way (``kill -9``, a full disk, an exception) must not leave a folder whose
+files come from two runs and look finished. :func:`run_outputs` writes the one-line marker
+``OUT/INCOMPLETE`` right after it takes the lock, before the run touches any output, and
+removes it only when the block ends normally, after every output is written and the outputs
+of an earlier run that this one did not write are removed. At any instant the folder is
+therefore either the previous run's complete output (no marker) or marked incomplete; the
+two steps that decide it (writing the marker atomically, ``unlink`` at the end) are each
+atomic, and nothing about the kill needs to be known or cleaned up afterwards.
+
+Why a marker and not a staging folder renamed into place: the simplest scheme that is
+robust. A rename would need the outputs and the resumable caches that live inside ``OUT``
+(``OUT/cells/`` of ``sim.calibrate``) to be split apart, swapping a folder is not atomic
+when ``OUT`` already exists, and a reader holding a path into the old folder would lose it.
+The marker costs one file, needs no cooperation from the writers beyond using
+:func:`run_outputs`, and is written at lock time rather than before the first write so that
+no writer can forget it. Caches are not outputs: they are written atomically cell by cell,
+so a rerun after a kill resumes from them and then removes the marker. Readers of an
+output folder call :func:`check_complete`, which refuses a marked one.
 """
 
 from __future__ import annotations
 
 import contextlib
+import datetime
 import os
 import tempfile
+from dataclasses import dataclass, field
 from pathlib import Path
+
+from .atomic import write_atomic
 
 try:
     import fcntl
@@ -19,6 +42,10 @@ except ImportError:  # pragma: no cover - Windows: no advisory locks, runs are n
     fcntl = None
 
 LOCK_NAME = ".lock"
+#: the marker of a folder whose run has not finished (see the module docstring)
+MARKER_NAME = "INCOMPLETE"
+#: the marker's text after the command and its start
+MARKER_TEXT = "outputs in this folder are from an unfinished run"
 
 
 def check_out(path, option: str = "--out") -> Path:
@@ -85,3 +112,112 @@ def remove_stale(path, known, written) -> list[str]:
             target.unlink()
             removed.append(name)
     return removed
+
+
+@dataclass
+class OutputRun:
+    """The output folder of one run, handed out by :func:`run_outputs`.
+
+    Attributes
+    ----------
+    path : pathlib.Path
+        The folder (checked, locked and marked incomplete).
+    written : list of str
+        Names of the outputs this run wrote (:meth:`wrote`); with ``known`` they decide
+        which files of an earlier run are stale.
+    removed : list of str
+        Set when the block ends normally: the stale outputs removed.
+    """
+
+    path: Path
+    written: list = field(default_factory=list)
+    removed: list = field(default_factory=list)
+
+    def wrote(self, *names: str) -> None:
+        """Record output names (relative to :attr:`path`) as written by this run."""
+        self.written.extend(names)
+
+
+def marker_line(command: str) -> str:
+    """The marker's one line: which command, started when (local time, ISO 8601), and what
+    it means."""
+    started = datetime.datetime.now().astimezone().isoformat(timespec="seconds")
+    return f"{command} started {started} (pid {os.getpid()}): {MARKER_TEXT}\n"
+
+
+@contextlib.contextmanager
+def run_outputs(path, command: str, *, known=(), option: str = "--out"):
+    """Lock ``path``, mark it incomplete, run the block, then remove stale files and the mark.
+
+    Check the arguments before entering: the folder is marked incomplete from entry on.
+
+    Parameters
+    ----------
+    path : path-like
+        The output folder (created; see :func:`check_out`).
+    command : str
+        The command that writes it, named in the marker (``python -m sim.calibrate``).
+    known : iterable of str, optional
+        Every output name the command may write; those an earlier run left that this run did
+        not record with :meth:`OutputRun.wrote` are removed before the mark is.
+    option : str, optional
+        The option that named ``path``, for messages.
+
+    Yields
+    ------
+    OutputRun
+
+    Raises
+    ------
+    ValueError
+        ``path`` is not a writable folder, or another run holds its lock.
+
+    Notes
+    -----
+    Only a normal end removes the marker: an exception (or a kill) leaves it, so the folder
+    reads as incomplete until a run of the command finishes.
+    """
+    with locked_out(path, option) as out:
+        write_atomic(out / MARKER_NAME, marker_line(command))
+        run = OutputRun(out)
+        yield run
+        run.removed = remove_stale(out, known, run.written)
+        (out / MARKER_NAME).unlink()
+
+
+def incomplete_reason(folder) -> str | None:
+    """The marker's line when ``folder`` is marked incomplete, else ``None``."""
+    marker = Path(folder) / MARKER_NAME
+    try:
+        with open(marker, encoding="utf-8", errors="replace") as fh:
+            line = fh.readline(500).strip()
+    except (FileNotFoundError, NotADirectoryError):
+        return None
+    except OSError:  # unreadable or a directory: still a marker
+        line = ""
+    return line or MARKER_TEXT
+
+
+def check_complete(path, option: str) -> Path:
+    """Refuse an output folder, or a file in one, that is marked incomplete.
+
+    Parameters
+    ----------
+    path : path-like
+        A folder, or a file whose folder is checked.
+    option : str
+        The option that named ``path``, for the message.
+
+    Raises
+    ------
+    ValueError
+        The folder holds :data:`MARKER_NAME`; one line naming it and the run that left it.
+    """
+    path = Path(path)
+    folder = path if path.is_dir() else path.parent
+    reason = incomplete_reason(folder)
+    if reason is not None:
+        raise ValueError(f"The {option!r} folder {folder} is marked incomplete ({reason}); "
+                         f"rerun that command, or delete {folder / MARKER_NAME} if you "
+                         "know the files are whole")
+    return path

@@ -12,6 +12,11 @@ checked before any step runs, each bad one a single line on stderr and exit stat
 default pool, when present) does not hold, an ``--out`` that is a file. Any failure of a
 step is an error: the other steps still run and the page is written, then the command names
 the failed steps on stderr and exits with status 1.
+
+``--out`` is marked incomplete (``OUT/INCOMPLETE``, :func:`evalcal_core.outdir.run_outputs`)
+from the start of the build until ``index.html`` is written, and each step marks its own
+folder the same way: a build killed half-way leaves the marker, never a page over a mix of
+two builds. A step that returns but leaves its folder marked is a failed step.
 """
 
 from __future__ import annotations
@@ -26,7 +31,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from evalcal_core.cli import ArgumentParser, one_line, run_main
-from evalcal_core.outdir import check_out
+from evalcal_core.outdir import check_out, incomplete_reason, run_outputs
 from real_runs.store import DEFAULT_POOL, pool_cells, pool_profiles
 
 from . import _front_page
@@ -143,7 +148,16 @@ def run_step(step: Step, pool_missing: str | None) -> Outcome:
         return Outcome(step, "failed", f"{type(exc).__name__}: {one_line(exc)}")
     if code:
         return Outcome(step, "failed", f"exit status {code}")
+    # the page reads the step's folder: one still marked is not a result
+    marked = incomplete_reason(step_folder(step))
+    if marked is not None:
+        return Outcome(step, "failed", f"its folder is marked incomplete ({marked})")
     return Outcome(step, "built")
+
+
+def step_folder(step: Step) -> Path:
+    """The folder ``step`` writes (its ``--out``)."""
+    return Path(step.argv[step.argv.index("--out") + 1])
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -208,16 +222,22 @@ def main(argv=None) -> int:
     import matplotlib
 
     matplotlib.use("Agg")
-    outcomes = []
-    for step in steps(args.out, args.quick, args.pool, args.jobs, args.alpha, args.profile):
-        outcome = run_step(step, pool_missing)
-        outcomes.append(outcome)
-        shown = {"built": str(args.out / step.name), "skipped": f"skipped ({outcome.message})",
-                 "failed": f"FAILED ({outcome.message})"}[outcome.status]
-        print(f"{step.name}: {shown}")
-    settings = dict(vars(args), profile=profile_words(args.pool, args.profile, pool_missing))
-    page = _front_page.write(args.out, outcomes, argv=sys.argv[1:] if argv is None else argv,
-                             settings=settings)
+    with run_outputs(args.out, PROG) as outputs:
+        outcomes = []
+        for step in steps(args.out, args.quick, args.pool, args.jobs, args.alpha,
+                          args.profile):
+            outcome = run_step(step, pool_missing)
+            outcomes.append(outcome)
+            shown = {"built": str(args.out / step.name),
+                     "skipped": f"skipped ({outcome.message})",
+                     "failed": f"FAILED ({outcome.message})"}[outcome.status]
+            print(f"{step.name}: {shown}")
+        settings = dict(vars(args), profile=profile_words(args.pool, args.profile,
+                                                          pool_missing))
+        page = _front_page.write(args.out, outcomes,
+                                 argv=sys.argv[1:] if argv is None else argv,
+                                 settings=settings)
+        outputs.wrote(page.name)
     print(f"open {page}")
     failed = [o for o in outcomes if o.status == "failed"]
     for o in failed:

@@ -27,7 +27,7 @@ from pathlib import Path
 
 from evalcal_core.atomic import write_atomic
 from evalcal_core.cli import ArgumentParser, run_main
-from evalcal_core.outdir import locked_out, remove_stale
+from evalcal_core.outdir import run_outputs
 from protocols import REPLICATE_MODES
 from sim import generators
 from sim.budget import DEFAULT_K_MAX
@@ -45,6 +45,7 @@ from sim.outputs import write_csv
 from .calibration_text import summary_table
 from .figures import plot_power_curves
 
+PROG = "python -m sim.calibrate"
 #: files main() may write; those of an earlier run that this run does not write are removed
 KNOWN_OUTPUTS = ("calibration.csv", "seed_budget.csv", "mde.csv", "pool_summary.csv",
                  "fit_check.csv", "command.json", "power_curves.png")
@@ -134,19 +135,26 @@ def build_parser() -> ArgumentParser:
 
 def main(argv=None) -> int:
     """Parse, check everything (the output folder included), then lock ``--out``, run and
-    write: a bad argument is reported as such even while another run holds the folder."""
+    write: a bad argument is reported as such even while another run holds the folder.
+
+    The folder is marked incomplete (:func:`evalcal_core.outdir.run_outputs`) from the lock
+    until every output is written; the cell cache under it is not an output, so a rerun
+    after a kill resumes from it.
+    """
     config = CalibrationConfig.from_args(build_parser().parse_args(argv))
     plan = plan_calibration(config)
-    with locked_out(config.out):
+    with run_outputs(config.out, PROG, known=KNOWN_OUTPUTS) as outputs:
         result = run_calibration(config, plan)
-        write_outputs(result, config, sys.argv[1:] if argv is None else list(argv))
+        outputs.wrote(*write_outputs(result, config,
+                                 sys.argv[1:] if argv is None else list(argv)))
+    if not config.quiet:
+        print_summary(result, config.out, outputs.written, outputs.removed)
     return 0
 
 
 def write_outputs(result: CalibrationResult, config: CalibrationConfig, argv) -> list[str]:
-    """Write ``result`` into ``config.out`` (and the figure unless ``config.plot`` is off),
-    remove what an earlier run left there, print the summary unless quiet; return the names
-    written."""
+    """Write ``result`` into ``config.out`` (and the figure unless ``config.plot`` is off);
+    return the names written. Pool warnings go to stderr."""
     out = config.out
     out.mkdir(parents=True, exist_ok=True)
     write_csv(result.calibration, out / "calibration.csv")
@@ -165,29 +173,31 @@ def write_outputs(result: CalibrationResult, config: CalibrationConfig, argv) ->
         write_csv(result.fits, out / "fit_check.csv")
         written.append("fit_check.csv")
     write_atomic(out / "command.json", json.dumps({"argv": list(argv)}) + "\n")
-    grid = result.grid
+    written.append("command.json")
     if config.plot:
-        plot_power_curves(grid, out / "power_curves.png", title=result.title,
+        plot_power_curves(result.grid, out / "power_curves.png", title=result.title,
                           budget=result.budget)
         written.append("power_curves.png")
-    stale = remove_stale(out, KNOWN_OUTPUTS, written + ["command.json"])
-    if not config.quiet:
-        print(summary_table(grid, result.budget, result.mde))
-        if result.pools is not None:
-            print("\nreal pools: true effect and pairing correlation of per-seed metrics")
-            # a column that is NaN for every pool (the pp columns of a non-fraction metric,
-            # the metric-unit ones of accuracies) is left out of the printout
-            shown = result.pools.drop(columns="warning").dropna(axis=1, how="all")
-            print(shown.to_string(index=False, float_format=lambda x: f"{x:.3f}"))
-        print(f"\nwrote {out}/: {', '.join(written)}")
-        if stale:
-            print(f"removed {', '.join(stale)} of an earlier run with other settings")
     return written
+
+
+def print_summary(result: CalibrationResult, out: Path, written, stale) -> None:
+    """The tables in words, then which files were written and which stale ones removed."""
+    print(summary_table(result.grid, result.budget, result.mde))
+    if result.pools is not None:
+        print("\nreal pools: true effect and pairing correlation of per-seed metrics")
+        # a column that is NaN for every pool (the pp columns of a non-fraction metric,
+        # the metric-unit ones of accuracies) is left out of the printout
+        shown = result.pools.drop(columns="warning").dropna(axis=1, how="all")
+        print(shown.to_string(index=False, float_format=lambda x: f"{x:.3f}"))
+    print(f"\nwrote {out}/: {', '.join(written)}")
+    if stale:
+        print(f"removed {', '.join(stale)} of an earlier run with other settings")
 
 
 def run() -> None:
     """Console entry point."""
-    run_main(main, "python -m sim.calibrate")
+    run_main(main, PROG)
 
 
 if __name__ == "__main__":

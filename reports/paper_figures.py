@@ -19,9 +19,14 @@ import numpy as np
 from evalcal_core import scenarios
 from evalcal_core.atomic import atomic_path
 from evalcal_core.cli import ArgumentParser, run_main
+from evalcal_core.outdir import run_outputs
+from real_runs.store import pool_cells
 from reports.paper_table import paper_table
 
 DEFAULT_OUT = Path("reports") / "output" / "paper_figures"
+PROG = "python -m reports.paper_figures"
+#: every figure the command may write
+FIGURES = ("delta_ci.png", "welch_vs_signflip.png", "learning_curves.png")
 _MARKERS = {3: "o", 10: "s", 20: "D"}
 _GRAYS = {3: "0.65", 10: "0.35", 20: "0.0"}
 
@@ -247,24 +252,29 @@ def build_paper_figures(root=None, out=DEFAULT_OUT, profile=None) -> list[Path]:
 def main(argv=None) -> int:
     # ``python -OO`` strips docstrings: the description must not need one.
     summary = (__doc__ or "").strip().splitlines()[:1]
-    parser = ArgumentParser(prog="python -m reports.paper_figures",
-                                     description=summary[0] if summary else None)
+    parser = ArgumentParser(prog=PROG, description=summary[0] if summary else None)
     parser.add_argument("--root", default=None, help="run store (default: the committed pool)")
     parser.add_argument("--out", type=Path, default=DEFAULT_OUT)
     parser.add_argument("--profile", default=None,
                         help="training profile of the pools (cpu, paper); needed only when "
                              "the store holds several")
     args = parser.parse_args(argv)
+    pool_cells(args.root, args.profile)  # a missing pool is a bad argument, before the lock
     import matplotlib
 
     matplotlib.use("Agg")
-    for path in build_paper_figures(args.root, args.out, args.profile):
+    # locked and marked incomplete until every figure is drawn; a learning_curves.png of an
+    # earlier pool that this one cannot draw is removed
+    with run_outputs(args.out, PROG, known=FIGURES) as outputs:
+        paths = build_paper_figures(args.root, outputs.path, args.profile)
+        outputs.wrote(*(path.name for path in paths))
+    for path in paths:
         print(f"wrote {path}")
     return 0
 
 
 def run() -> None:
-    run_main(main, "python -m reports.paper_figures")
+    run_main(main, PROG)
 
 
 if __name__ == "__main__":

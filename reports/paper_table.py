@@ -21,6 +21,7 @@ import pandas as pd
 import protocols
 from evalcal_core.atomic import write_atomic
 from evalcal_core.cli import ArgumentParser, run_main
+from evalcal_core.outdir import run_outputs
 from real_runs.manifest import DATA_CAVEATS, pool_caveat
 from real_runs.store import pool_cells
 
@@ -124,17 +125,21 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv=None) -> int:
+    """Check the arguments and the pool, then compute and write under ``--out``, which is
+    locked and marked incomplete until both files are written."""
     args = build_parser().parse_args(argv)
     if args.seed < 0:
         raise ValueError(f"--seed must be >= 0; got {args.seed}")
     if not 0 < args.alpha < 1:
         raise ValueError(f"--alpha must be in (0, 1); got {args.alpha}")
-    table = paper_table(args.root, alpha=args.alpha, seed=args.seed, profile=args.profile)
-    write_atomic(args.out / "paper_table.csv", table_csv(table))
-    datasets = set(table["dataset"])
-    markdown = (to_markdown(table, args.alpha) + "\n"
-                + caveats_markdown(datasets, pool_caveat(args.root, args.profile, datasets)))
-    write_atomic(args.out / "paper_table.md", markdown)
+    pool_cells(args.root, args.profile)  # a missing pool is a bad argument, before the lock
+    with run_outputs(args.out, PROG) as outputs:
+        table = paper_table(args.root, alpha=args.alpha, seed=args.seed, profile=args.profile)
+        write_atomic(outputs.path / "paper_table.csv", table_csv(table))
+        datasets = set(table["dataset"])
+        markdown = (to_markdown(table, args.alpha) + "\n"
+                    + caveats_markdown(datasets, pool_caveat(args.root, args.profile, datasets)))
+        write_atomic(outputs.path / "paper_table.md", markdown)
     print(markdown)
     print(f"wrote {args.out}/paper_table.md and paper_table.csv")
     return 0

@@ -86,9 +86,11 @@ def main(argv=None) -> int:
     parser.add_argument("--figure", default=DEFAULT_FIGURE, metavar="FILE",
                         help=f"the PNG to write (default {DEFAULT_FIGURE})")
     args = parser.parse_args(argv)
-    plan = planner.run_plan(planner.config_from_args(args))
+    # the tables' folder is locked and marked incomplete while they are computed and written;
+    # the figure is one file, written atomically
+    plan = planner.run_plan_into(planner.config_from_args(args), args.out,
+                                 "python -m reports.plan_figure")
     print("\n".join(planner.report_lines(plan)))
-    planner.write_tables(plan, args.out)
     print(f"figure: {draw_plan(plan, args.figure)}")
     return 0 if plan.chosen is not None else 1
 

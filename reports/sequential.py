@@ -16,7 +16,7 @@ import pandas as pd
 
 from evalcal_core.atomic import atomic_path, write_atomic
 from evalcal_core.cli import ArgumentParser, run_main
-from evalcal_core.outdir import locked_out, remove_stale
+from evalcal_core.outdir import run_outputs
 from evalcal_core.params import parse_key_values
 from evalcal_core.validate import AllOf, Interval, Rule, validate
 from sim.calibration import MAX_SIMS
@@ -159,6 +159,7 @@ def _summary(frame: pd.DataFrame) -> str:
                                 na_rep="-")
 
 
+PROG = "python -m sim.sequential"
 #: files main() may write; those of an earlier run that this run does not write are removed
 KNOWN_OUTPUTS = ("sequential.csv", "sequential.png", "command.json")
 #: largest k_max (a typo such as --k 3 1000000000 must not start allocating)
@@ -179,39 +180,41 @@ def main(argv=None) -> int:
     """Command line; returns the exit code (``ValueError`` is handled by the caller).
 
     Every argument is checked before ``--out`` is locked; the run then holds the lock while
-    it computes and writes, and removes outputs an earlier run left that it does not write.
+    it computes and writes, keeps the folder marked incomplete until every output is written
+    (:func:`evalcal_core.outdir.run_outputs`), and removes outputs an earlier run left that
+    it does not write.
     """
     args = build_parser().parse_args(argv)
     validate({"--k": args.k, "--sims": args.sims, "--seed": args.seed, "--alpha": args.alpha,
               "--effects": args.effects}, CONSTRAINTS)
     k_min, k_top = args.k
     generator = get_generator(args.generator, **parse_key_values(args.param, "--param"))
-    with locked_out(args.out):
+    with run_outputs(args.out, PROG, known=KNOWN_OUTPUTS) as outputs:
         frame = sequential_table(generator, args.protocol, k_min, range(k_min, k_top + 1),
                                  args.effects, args.sims, args.alpha, seed=args.seed,
                                  designs=args.designs)
-        write_csv(frame, args.out / "sequential.csv")
-        written = ["sequential.csv"]
-        write_atomic(args.out / "command.json", json.dumps(
+        write_csv(frame, outputs.path / "sequential.csv")
+        outputs.wrote("sequential.csv")
+        write_atomic(outputs.path / "command.json", json.dumps(
             {"argv": sys.argv[1:] if argv is None else list(argv)}) + "\n")
+        outputs.wrote("command.json")
         if not args.no_plot:
             import matplotlib
 
             matplotlib.use("Agg")
-            plot_sequential(frame, args.out / "sequential.png")
-            written.append("sequential.png")
-        stale = remove_stale(args.out, KNOWN_OUTPUTS, written + ["command.json"])
+            plot_sequential(frame, outputs.path / "sequential.png")
+            outputs.wrote("sequential.png")
     if not args.quiet:
         print(_summary(frame))
-        print(f"\nwrote {args.out}/: {', '.join(written)}")
-        if stale:
-            print(f"removed {', '.join(stale)} of an earlier run with other settings")
+        print(f"\nwrote {args.out}/: {', '.join(outputs.written)}")
+        if outputs.removed:
+            print(f"removed {', '.join(outputs.removed)} of an earlier run with other settings")
     return 0
 
 
 def run() -> None:
     """Console entry point: ``prog: error: msg`` on stderr and exit 2 for bad input."""
-    run_main(main, "python -m sim.sequential")
+    run_main(main, PROG)
 
 
 if __name__ == "__main__":

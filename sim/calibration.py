@@ -19,6 +19,7 @@ from pathlib import Path
 
 import pandas as pd
 
+from evalcal_core.outdir import check_complete
 from evalcal_core.params import parse_key_values
 from evalcal_core.validate import (
     AllOf,
@@ -217,6 +218,10 @@ def _validate(c: CalibrationConfig) -> None:
     validate(values, _constraints(c))
     c.generator_params  # noqa: B018  (parsed once here: a bad KEY=VALUE fails now)
     c.protocol_param_values  # noqa: B018
+    if c.from_pilot:
+        # a pilot inside an output folder that a killed run left marked is not a result
+        for part in c.from_pilot.split(","):
+            check_complete(part, "--from-pilot")
 
 
 @dataclass(frozen=True)

@@ -37,7 +37,7 @@ import protocols
 from evalcal_core.atomic import write_atomic
 from evalcal_core.cli import ArgumentParser, run_main
 from evalcal_core.designs import KINDS
-from evalcal_core.outdir import locked_out
+from evalcal_core.outdir import run_outputs
 from evalcal_core.validate import check_alpha, check_int, check_number, fail
 
 from . import generators
@@ -372,7 +372,10 @@ def main(argv=None) -> int:
                      repeats=tuple(args.repeats), seeds=tuple(args.seeds), sims=args.sims,
                      alpha=args.alpha, seed=args.seed,
                      protocols=None if args.protocols is None else tuple(args.protocols))
-    with locked_out(args.out) as out:
+    # locked and marked incomplete until design_check.csv is written (the grid was checked
+    # when it was built)
+    with run_outputs(args.out, "python -m sim.design_check") as outputs:
+        out = outputs.path
         cells = len(grid_cells(grid))
         done = [0]
 

@@ -40,12 +40,13 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, fields, replace
-from pathlib import Path
 
 import numpy as np
 from scipy import optimize, special, stats
 
+from evalcal_core.atomic import write_atomic
 from evalcal_core.cli import ArgumentParser, run_main
+from evalcal_core.outdir import run_outputs
 from evalcal_core.validate import check_alpha, check_choice, check_int, check_number
 from protocols import claims, multiplicity
 
@@ -443,18 +444,18 @@ def main(argv=None) -> int:
                             margin=args.margin, question_margin=args.question_margin,
                             n_draws=args.draws, generators=tuple(args.generators))
     config = _config_iv(config, opt=True)
-    out = None
-    if args.out is not None:
-        from evalcal_core.outdir import check_out
-
-        out = check_out(args.out)
-    table = run_multiarm(config)
+    if args.out is None:
+        table = run_multiarm(config)
+    else:
+        # locked and marked incomplete from before the simulation until the CSV is written
+        with run_outputs(args.out, "python -m sim.multiarm") as outputs:
+            table = run_multiarm(config)
+            path = outputs.path / "multiarm.csv"
+            write_atomic(path, table.to_csv(index=False))
     print(f"{config.sims} experiments per cell, alpha {config.alpha:g}; rates in % with "
           "Wilson 95% intervals")
     print(format_table(table))
-    if out is not None:
-        path = Path(out) / "multiarm.csv"
-        table.to_csv(path, index=False)
+    if args.out is not None:
         print(f"wrote {path}")
     return 0
 

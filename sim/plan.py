@@ -73,7 +73,9 @@ import pandas as pd
 from scipy import special, stats
 
 import protocols
+from evalcal_core.atomic import write_atomic
 from evalcal_core.cli import ArgumentParser, run_main
+from evalcal_core.outdir import check_complete, run_outputs
 from evalcal_core.validate import check_alpha, check_choice, check_int, check_number, fail
 
 from . import generators
@@ -847,6 +849,7 @@ def config_from_args(args) -> PlanConfig:
     elif args.from_pilot is not None:
         from evalcal_core.results_io import read_results
 
+        check_complete(args.from_pilot, "--from-pilot")  # not from a killed run's folder
         pilot = read_results(args.from_pilot)
         if not pilot.per_question:
             raise ValueError(f"--from-pilot: {args.from_pilot} has per-seed metrics; the "
@@ -981,26 +984,44 @@ def icc(comp: Components, r: int = 1) -> float:
     return comp.sd_seed**2 / total if total > 0 else 0.0
 
 
-def write_tables(plan: Plan, out) -> None:
+#: files :func:`write_tables` may write; those of an earlier plan it does not write are removed
+TABLES = ("plan_designs.csv", "plan_checked.csv")
+
+
+def write_tables(plan: Plan, out) -> list[str]:
     """``plan_designs.csv`` (every feasible design) and ``plan_checked.csv`` (simulated) in
-    the folder ``out`` (nothing when ``None``); fractions for powers, pp for effects."""
+    the folder ``out`` (nothing when ``None``), each atomically; fractions for powers, pp
+    for effects. Returns the names written."""
     if out is None:
-        return
+        return []
     from pathlib import Path
 
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
-    plan.designs.to_csv(out / "plan_designs.csv", index=False)
-    if plan.checked is not None:
-        plan.checked.to_csv(out / "plan_checked.csv", index=False)
+    tables = {"plan_designs.csv": plan.designs, "plan_checked.csv": plan.checked}
+    written = [name for name, table in tables.items() if table is not None]
+    for name in written:
+        write_atomic(out / name, tables[name].to_csv(index=False))
+    return written
+
+
+def run_plan_into(config: PlanConfig, out, command: str) -> Plan:
+    """:func:`run_plan`, with the tables written into ``out`` (unless ``None``), which is
+    locked and marked incomplete from before the search until both tables are written
+    (:func:`evalcal_core.outdir.run_outputs`)."""
+    if out is None:
+        return run_plan(config)
+    with run_outputs(out, command, known=TABLES) as outputs:
+        plan = run_plan(config)
+        outputs.wrote(*write_tables(plan, outputs.path))
+    return plan
 
 
 def main(argv=None) -> int:
     """Command line: prints the plan; exit 1 when nothing in the bounds reaches the goal."""
     args = build_parser().parse_args(argv)
-    plan = run_plan(config_from_args(args))
+    plan = run_plan_into(config_from_args(args), args.out, "python -m sim.plan")
     print("\n".join(report_lines(plan)))
-    write_tables(plan, args.out)
     return 0 if plan.chosen is not None else 1
 
 

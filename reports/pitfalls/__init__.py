@@ -28,6 +28,7 @@ from pathlib import Path
 
 from evalcal_core.atomic import write_atomic
 from evalcal_core.cli import ArgumentParser, run_main
+from evalcal_core.outdir import run_outputs
 from evalcal_core.validate import Interval, validate
 from real_runs.manifest import pool_caveat
 
@@ -143,7 +144,9 @@ def main(argv=None) -> int:
 
     matplotlib.use("Agg")
     start = time.perf_counter()
-    sections = build_report(settings, args.out)
+    # locked and marked incomplete until index.html, README.md and every figure are written
+    with run_outputs(args.out, PROG) as outputs:
+        sections = build_report(settings, outputs.path)
     print(f"wrote {args.out}/index.html and README.md ({len(sections)} sections) in "
           f"{time.perf_counter() - start:.1f} s")
     return 0

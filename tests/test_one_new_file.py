@@ -1,0 +1,80 @@
+"""A new protocol or report section is one new file and no edit elsewhere: registered here
+as throwaways, they are picked up by the calibration grid and by the report's section list.
+(Log readers: tests/readers/test_reader_plugin.py; sequential designs:
+tests/sim/test_sequential.py::test_a_registered_design_is_simulated_with_the_others.)"""
+
+from __future__ import annotations
+
+import importlib
+import sys
+import textwrap
+
+import numpy as np
+import pytest
+
+import protocols
+from reports import pitfalls
+from reports.pitfalls import _registry
+from sim import generators
+from sim.grid import calibrate
+
+PROTOCOL_MODULE = '''
+from dataclasses import dataclass
+
+import numpy as np
+
+from protocols import Protocol, register
+from protocols._result import make_result
+
+
+@register
+@dataclass(frozen=True)
+class NeverRejects(Protocol):
+    """Throwaway: the mean delta, never significant."""
+
+    name = "never_rejects"
+    summary = "throwaway"
+
+    def _evaluate(self, batch, alpha, rng):
+        d = batch.seed_deltas.mean(axis=-1)
+        return make_result(d, d - 1.0, d + 1.0, np.ones_like(d), np.zeros(d.shape, bool))
+'''
+
+
+def test_a_protocol_module_dropped_in_is_calibrated(tmp_path, monkeypatch):
+    (tmp_path / "throwaway_protocol.py").write_text(textwrap.dedent(PROTOCOL_MODULE))
+    monkeypatch.syspath_prepend(str(tmp_path))
+    classes = dict(protocols.PROTOCOLS._classes)
+    try:
+        importlib.import_module("throwaway_protocol")
+        assert "never_rejects" in protocols.names()
+        frame = calibrate(generators.get("seed_gaussian"), [3], [0.0, 1.0],
+                          sims=50, seed=0, progress=False)
+        rows = frame[frame["protocol"] == "never_rejects"]
+        assert len(rows) == 2 and (rows["rejections"] == 0).all()
+        assert np.isclose(rows["rate"], 0).all()
+    finally:
+        protocols.PROTOCOLS._classes.clear()
+        protocols.PROTOCOLS._classes.update(classes)
+        sys.modules.pop("throwaway_protocol", None)
+    assert "never_rejects" not in protocols.names()
+
+
+def test_a_report_section_registered_is_listed_in_order():
+    saved = dict(_registry.REGISTRY)
+    try:
+        @_registry.section(99, "a throwaway lesson")
+        def make(ctx, scan):  # pragma: no cover - only listed
+            raise AssertionError
+
+        entries = _registry.sections()
+        assert entries[-1].number == 99 and entries[-1].lesson == "a throwaway lesson"
+        assert [e.number for e in entries] == sorted(e.number for e in entries)
+        assert pitfalls.lessons()[99] == "a throwaway lesson"
+        with pytest.raises(ValueError, match="registered twice"):
+            @_registry.section(99, "another")
+            def other(ctx, scan):  # pragma: no cover
+                raise AssertionError
+    finally:
+        _registry.REGISTRY.clear()
+        _registry.REGISTRY.update(saved)

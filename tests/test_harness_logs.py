@@ -227,6 +227,24 @@ def test_lm_eval_folder_with_two_runs_of_one_task_reads_two_runs(tmp_path):
     np.testing.assert_array_equal(log.scores, [[0], [1]])
 
 
+def test_lm_eval_folder_with_three_seeded_runs_per_arm_reads_three_paired_runs(tmp_path):
+    """The issue's case: each arm's folder holds 3 runs of one task, matched by seed."""
+    from evalcal_core.readers import read_arms
+
+    for arm, shift in (("base", 0.0), ("var", 1.0)):
+        for i, seed in enumerate((11, 12, 13)):
+            write_lm_eval(tmp_path / arm, "arc_easy",
+                          [lm_row(0, acc=shift), lm_row(1, acc=float(i % 2))],
+                          date=f"2024-06-0{i + 1}T00-00-00.000001",
+                          results={"model_name": f"org/{arm}",
+                                   "config": {"random_seed": seed}})
+    log = read_log(tmp_path / "base")
+    assert log.runs == ("seed 11", "seed 12", "seed 13")
+    arms = read_arms({"base": tmp_path / "base", "var": tmp_path / "var"})
+    assert arms.scores.shape == (2, 3, 2)
+    np.testing.assert_array_equal(arms.scores[1, :, 0] - arms.scores[0, :, 0], [1, 1, 1])
+
+
 def test_fmt_override_reads_an_unusual_name(tmp_path):
     path = tmp_path / "my_samples.txt"
     path.write_text(json.dumps(lm_row(3, acc=1.0)) + "\n")

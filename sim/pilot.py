@@ -149,8 +149,17 @@ def generator_from_pilot(path, *, percent: bool = False,
         warnings.append(f"the pilot's deltas vary much less than its per-seed metrics (rho "
                         f"{rho:.3f} clipped at 0.99)")
         rho = 0.99
-    fitted = generators.get("seed_gaussian", mu=float(b.mean()), sigma=float(sigma),
-                            rho=float(rho))
+    try:
+        fitted = generators.get("seed_gaussian", mu=float(b.mean()), sigma=float(sigma),
+                                rho=float(rho))
+    except ValueError:
+        # seed_gaussian keeps its accuracies inside [0, 1] with 5 sigma of room
+        raise ValueError(f"--from-pilot: the per-seed metrics in {path} (mean "
+                         f"{100 * b.mean():.2f}%, sd {100 * sigma:.2f} pp per arm) lie too "
+                         f"close to 0% or 100% for a normal model of accuracies (it would "
+                         f"put scores outside [0, 1]); with enough runs, calibrate on them as "
+                         f"a pool: --generator real_pool --param csv={path} null=false (k up "
+                         f"to a third of the runs)") from None
     text = (f"fitted seed_gaussian to {path} ({results.k} seeds per arm): baseline mean "
             f"mu = {100 * fitted.mu:.2f}%, seed-to-seed sd sigma = {100 * fitted.sigma:.2f} pp "
             f"per arm; {deltas_text}, simulated with pairing correlation rho = {rho:.2f} "

@@ -92,6 +92,7 @@ def files(tmp_path):
 
     put("good.csv", _per_seed([0.90, 0.91, 0.92, 0.905], [0.91, 0.92, 0.925, 0.915]))
     put("percent.csv", _per_seed([90.1, 91.2, 92.0, 90.5], [91.0, 92.3, 92.5, 91.5]))
+    put("near_one.csv", _per_seed([0.95, 0.99, 0.92], [0.96, 0.99, 0.94]))
     put("one_percent.csv", _per_seed([0.90, 0.91, 0.92, 0.905], [0.91, 92.0, 0.925, 0.915]))
     put("huge.csv", _per_seed([1e300, 0.91, 0.92, 0.905], [-1e300, 0.92, 0.925, 0.915]))
     put("half.csv", _per_question(0.5))
@@ -183,6 +184,8 @@ CASES = [
     ("sim.calibrate", ["--k", "3", "--from-pilot", "{tmp}/missing.csv"], ["does not exist"]),
     ("sim.calibrate", ["--k", "3", "--from-pilot", "{percent.csv}"], ["percent", "above 1"]),
     ("sim.calibrate", ["--k", "3", "--from-pilot", "{adir}"], ["is a directory"]),
+    ("sim.calibrate", ["--k", "3", "--from-pilot", "{near_one.csv}"],
+     ["--from-pilot", "too close to 0% or 100%", "real_pool"]),
     ("sim.calibrate", ["--k", "3", "--protocol-param", "nope=1"], ["not a parameter"]),
     ("sim.calibrate", ["--k", "3", "--scheduler", "tcp://x:1"], ["--scheduler", "dask"]),
     ("sim.calibrate", ["--k", "3", "--generator", "real_pool", "--param",

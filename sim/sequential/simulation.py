@@ -141,13 +141,14 @@ def _draw(generator, protocol, first, k_top, delta, sims, alpha, data_rng, proto
     ``j = first..k_top`` seeds. A loop over chunks of experiments bounds memory; the loop
     over ``j`` is over looks, each a vectorized call."""
     chunk = chunk_size(generator, k_top)
+    codes = generator.clusters()  # fixed by the generator: once, not per look
     parts = []
     for start in range(0, sims, chunk):
         base, variant = generator.draw(min(chunk, sims - start), k_top, delta, data_rng)
         sig, est = [], []
         for j in range(first, k_top + 1):
             r = protocol.evaluate(base[:, :j], variant[:, :j], alpha, rng=protocol_rng,
-                                  clusters=generator.clusters())
+                                  clusters=codes)
             sig.append(r.significant)
             est.append(r.estimate)
         d = variant.mean(axis=-1) - base.mean(axis=-1)

@@ -3,7 +3,7 @@
 All loaders return a :class:`Dataset` of numpy arrays in canonical order. A data root may
 be the dataset's own folder or a parent holding it under a conventional name (the layout of
 ``/work/shared/data``): see :data:`CIFAR10_LAYOUT`, :data:`CIFAR10N_LAYOUT` and
-:data:`AG_NEWS_LAYOUT`.
+:data:`AG_NEWS_LAYOUT`, found and read by :mod:`real_runs.sources` and named here too.
 """
 
 from __future__ import annotations
@@ -11,49 +11,33 @@ from __future__ import annotations
 import csv
 import hashlib
 import io
-import os
 import pickle
-import re
 import zipfile
 from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 
-from evalcal_core.atomic import atomic_path
-from real_runs import text
+from real_runs import pack_data, text
 from real_runs.config import DEFAULT_LABEL_SET, LABEL_SETS
-
-CIFAR10_CLASSES = ("airplane", "automobile", "bird", "cat", "deer", "dog", "frog", "horse",
-                   "ship", "truck")
-AG_NEWS_CLASSES = ("World", "Sports", "Business", "Sci/Tech")
-CIFAR10_TRAIN_SIZE = 50_000
-
-CIFAR10_LAYOUT = (
-    "either torchvision's 'cifar-10-batches-py/' (data_batch_1..5, test_batch) or an "
-    "ImageFolder tree 'train/<class>/<index>.jpg|png' and 'test/<class>/<index>.jpg|png' "
-    "with <index> the canonical position, in the root or in its 'cifar10-jpeg/' or "
-    "'cifar10/' subfolder"
+from real_runs.sources import (
+    AG_NEWS_CLASSES,
+    AG_NEWS_LAYOUT,  # noqa: F401 - part of this module's documented names
+    CIFAR10_CLASSES,
+    CIFAR10_LAYOUT,
+    CIFAR10_TRAIN_SIZE,
+    CIFAR10N_LAYOUT,  # noqa: F401 - part of this module's documented names
+    CIFAR_SUBDIRS,
+    LABEL_KEYS,
+    DataRootError,
+    find_ag_news_root,
+    find_cifar10_root,
+    find_cifar10n_file,
+    is_cifar_root,
+    read_cifar10n_labels,
+    save_npz_atomic,
+    scan_image_split,
 )
-CIFAR10N_LAYOUT = (
-    "'CIFAR-10_human.pt' in the root or in its 'cifar10n/' subfolder, next to CIFAR-10 "
-    "images laid out as " + CIFAR10_LAYOUT
-)
-AG_NEWS_LAYOUT = (
-    "'train.csv' and 'test.csv' in the original AG News format (no header; class 1-4, "
-    "title, description) in the root or in its 'ag_news-mini/' or 'ag_news/' subfolder"
-)
-
-_CIFAR_SUBDIRS = ("", "cifar10-jpeg", "cifar10")
-_AG_SUBDIRS = ("", "ag_news-mini", "ag_news", "ag_news_csv")
-_IMAGE_NAME = re.compile(r"^(\d+)\.(jpg|jpeg|png)$", re.IGNORECASE)
-_LABEL_KEYS = {"aggre": "aggre_label", "worse": "worse_label", "random1": "random_label1",
-               "random2": "random_label2", "random3": "random_label3"}
-_N_KEYS = ("clean_label",) + tuple(_LABEL_KEYS.values())
-
-
-class DataRootError(ValueError):
-    """A data root exists but does not have the expected layout or content."""
 
 
 @dataclass(frozen=True, eq=False)
@@ -102,21 +86,6 @@ class Dataset:
             digest.update(f"{arr.dtype}{arr.shape}".encode())
             digest.update(arr.tobytes())
         return digest.hexdigest()
-
-
-def _missing_root(root: Path, layout: str) -> FileNotFoundError:
-    return FileNotFoundError(f"data root {root} does not exist; expected {layout}")
-
-
-def _find(root, subdirs, ok, layout: str) -> Path:
-    root = Path(root)
-    if not root.is_dir():
-        raise _missing_root(root, layout)
-    for sub in subdirs:
-        candidate = root / sub if sub else root
-        if candidate.is_dir() and ok(candidate):
-            return candidate
-    raise DataRootError(f"data root {root} does not have the expected layout: {layout}")
 
 
 # ---------------------------------------------------------------- CIFAR-10, python batches
@@ -171,38 +140,6 @@ def _read_batches(folder: Path):
 
 # ---------------------------------------------------------------- CIFAR-10, ImageFolder
 
-def _scan_split(split_dir: Path) -> list[tuple[int, int, str, int]]:
-    """(index, class, relative path, size in bytes) of every image of one split."""
-    entries = []
-    for class_dir in sorted(split_dir.iterdir()):
-        if class_dir.name.startswith("."):
-            continue
-        if not class_dir.is_dir() or class_dir.name not in CIFAR10_CLASSES:
-            raise DataRootError(f"unexpected entry {class_dir}: the folders of {split_dir} "
-                                f"must be CIFAR-10 class names {CIFAR10_CLASSES}")
-        label = CIFAR10_CLASSES.index(class_dir.name)
-        with os.scandir(class_dir) as it:
-            for item in it:
-                if item.name.startswith("."):
-                    continue
-                match = _IMAGE_NAME.match(item.name)
-                if not match or not item.is_file():
-                    raise DataRootError(f"unexpected file {item.path}: expected "
-                                        "<index>.jpg|png with <index> the canonical position")
-                entries.append((int(match.group(1)), label,
-                                f"{split_dir.name}/{class_dir.name}/{item.name}",
-                                item.stat().st_size))
-    entries.sort()
-    indices = [e[0] for e in entries]
-    if indices != list(range(len(indices))):
-        dup = len(indices) - len(set(indices))
-        span = f"{indices[0]}..{indices[-1]}" if indices else "empty"
-        raise DataRootError(f"the image indices under {split_dir} must be 0..N-1 exactly once "
-                            f"(canonical positions); found {len(indices)} files, {dup} "
-                            f"duplicates, range {span}")
-    return entries
-
-
 def _decode(root: Path, entries) -> np.ndarray:
     from PIL import Image, UnidentifiedImageError
 
@@ -220,13 +157,8 @@ def _decode(root: Path, entries) -> np.ndarray:
     return out
 
 
-def _atomic_savez(path: Path, **arrays) -> None:
-    with atomic_path(path) as tmp, open(tmp, "wb") as fh:
-        np.savez(fh, **arrays)
-
-
 def _read_image_folder(root: Path, cache_dir):
-    train, test = _scan_split(root / "train"), _scan_split(root / "test")
+    train, test = scan_image_split(root / "train"), scan_image_split(root / "test")
     # The cache key covers every file's name, class and size, so an edited tree is
     # re-decoded; decoding 60,000 JPEGs takes ~20 s, reading the cache well under 1 s.
     key = hashlib.sha256(repr((train, test)).encode()).hexdigest()[:20]
@@ -244,18 +176,8 @@ def _read_image_folder(root: Path, cache_dir):
         "test_x": _decode(root, test), "test_y": np.array([e[1] for e in test], np.int64),
     }
     if cache is not None:
-        _atomic_savez(cache, **arrays)
+        save_npz_atomic(cache, **arrays)
     return arrays["train_x"], arrays["train_y"], arrays["test_x"], arrays["test_y"]
-
-
-def _is_cifar_root(path: Path) -> bool:
-    return (path / "cifar-10-batches-py").is_dir() or (
-        (path / "train").is_dir() and (path / "test").is_dir())
-
-
-def find_cifar10_root(data_root) -> Path:
-    """The folder holding CIFAR-10 in one of the accepted layouts (see CIFAR10_LAYOUT)."""
-    return _find(data_root, _CIFAR_SUBDIRS, _is_cifar_root, CIFAR10_LAYOUT)
 
 
 def load_cifar10(data_root, cache_dir=None, download: bool = False) -> Dataset:
@@ -277,8 +199,8 @@ def load_cifar10(data_root, cache_dir=None, download: bool = False) -> Dataset:
         ``kind="image"``; 50,000 training and 10,000 test images for the full release.
     """
     root = Path(data_root)
-    if download and not (root.is_dir() and any(_is_cifar_root(root / s if s else root)
-                                               for s in _CIFAR_SUBDIRS)):
+    if download and not (root.is_dir() and any(is_cifar_root(root / s if s else root)
+                                               for s in CIFAR_SUBDIRS)):
         import torchvision
 
         root.mkdir(parents=True, exist_ok=True)
@@ -301,56 +223,6 @@ def load_cifar10(data_root, cache_dir=None, download: bool = False) -> Dataset:
 
 
 # ---------------------------------------------------------------- CIFAR-10N
-
-def find_cifar10n_file(data_root) -> Path:
-    """Path of ``CIFAR-10_human.pt`` under ``data_root`` (see CIFAR10N_LAYOUT)."""
-    root = Path(data_root)
-    if not root.is_dir():
-        raise _missing_root(root, CIFAR10N_LAYOUT)
-    for candidate in (root / "CIFAR-10_human.pt", root / "cifar10n" / "CIFAR-10_human.pt"):
-        if candidate.is_file():
-            return candidate
-    raise DataRootError(f"data root {root} has no CIFAR-10N label file: expected "
-                        f"{CIFAR10N_LAYOUT}")
-
-
-def read_cifar10n_labels(path) -> dict[str, np.ndarray]:
-    """The label arrays of an official ``CIFAR-10_human.pt``, without running pickled code.
-
-    Only numpy's array-reconstruction globals are allow-listed for ``torch.load(...,
-    weights_only=True)``; a file that needs anything else is rejected.
-    """
-    import torch
-    from numpy._core.multiarray import _reconstruct
-
-    path = Path(path)
-    # numpy >= 1.25 pickles a dtype through its DType class, so the integer ones are needed.
-    int_dtypes = [type(np.dtype(t)) for t in (np.int8, np.int16, np.int32, np.int64, np.uint8,
-                                              np.uint16, np.uint32, np.uint64)]
-    allowed = [(_reconstruct, "numpy.core.multiarray._reconstruct"),
-               (_reconstruct, "numpy._core.multiarray._reconstruct"), np.ndarray, np.dtype,
-               *int_dtypes]
-    try:
-        with torch.serialization.safe_globals(allowed):
-            raw = torch.load(path, weights_only=True, map_location="cpu")
-    except FileNotFoundError:
-        raise
-    except Exception as exc:  # torch raises UnpicklingError, RuntimeError, zip errors...
-        raise DataRootError(f"cannot read CIFAR-10N labels {path} safely ({exc})") from exc
-    if not isinstance(raw, dict) or any(k not in raw for k in _N_KEYS):
-        keys = sorted(raw) if isinstance(raw, dict) else type(raw).__name__
-        raise DataRootError(f"CIFAR-10N file {path} must be a dict with keys {_N_KEYS}, got "
-                            f"{keys}")
-    labels = {}
-    for key in _N_KEYS:
-        arr = np.asarray(raw[key])
-        if arr.ndim != 1 or not np.issubdtype(arr.dtype, np.integer) or (
-                arr.size and (arr.min() < 0 or arr.max() > 9)):
-            raise DataRootError(f"CIFAR-10N file {path}: {key} must be a 1-D integer array "
-                                "of classes 0..9")
-        labels[key] = arr.astype(np.int64)
-    return labels
-
 
 def load_cifar10n(data_root, label_set: str = DEFAULT_LABEL_SET, cache_dir=None,
                   download: bool = False) -> Dataset:
@@ -388,19 +260,12 @@ def load_cifar10n(data_root, label_set: str = DEFAULT_LABEL_SET, cache_dir=None,
                             f"training labels at {bad} of {n} positions: the files are not "
                             "in the same canonical order")
     return Dataset(name="cifar10n", kind="image", train_x=images.train_x,
-                   train_y=labels[_LABEL_KEYS[label_set]], train_clean_y=images.train_y,
+                   train_y=labels[LABEL_KEYS[label_set]], train_clean_y=images.train_y,
                    test_x=images.test_x, test_y=images.test_y, classes=CIFAR10_CLASSES,
                    source=f"{images.source} + {label_file} ({label_set})")
 
 
 # ---------------------------------------------------------------- AG News
-
-def find_ag_news_root(data_root) -> Path:
-    """The folder holding AG News ``train.csv``/``test.csv`` (see AG_NEWS_LAYOUT)."""
-    return _find(data_root, _AG_SUBDIRS,
-                 lambda p: (p / "train.csv").is_file() and (p / "test.csv").is_file(),
-                 AG_NEWS_LAYOUT)
-
 
 def _read_ag_csv(path: Path, content: str | None = None
                  ) -> tuple[list[list[str]], np.ndarray]:
@@ -465,8 +330,6 @@ def load_from_pack(name: str, pack, *, label_set: str | None = None,
     Gives the same arrays (and :meth:`Dataset.fingerprint`) as loading the folder the pack
     was built from; the label checks of :func:`load_cifar10n` apply.
     """
-    from real_runs import pack_data
-
     if name == "ag_news":
         train_csv, test_csv = pack_data.ag_news_csv_from_pack(pack)
         train_docs, train_y = _read_ag_csv(Path(f"{pack}:train.csv"), train_csv)
@@ -488,7 +351,7 @@ def load_from_pack(name: str, pack, *, label_set: str | None = None,
     if not np.array_equal(arrays["n_clean_label"], train_y):
         raise DataRootError(f"CIFAR-10N clean_label in pack {pack} differs from its CIFAR-10 "
                             "training labels")
-    return Dataset(name="cifar10n", train_y=arrays["n_" + _LABEL_KEYS[label_set]],
+    return Dataset(name="cifar10n", train_y=arrays["n_" + LABEL_KEYS[label_set]],
                    source=f"{source} ({label_set})", **common)
 
 
@@ -499,9 +362,7 @@ def load_dataset(name: str, data_root, *, label_set: str | None = None,
 
     ``data_root`` may also be a data-pack folder (:mod:`real_runs.pack_data`).
     """
-    from real_runs.pack_data import find_pack
-
-    pack = find_pack(data_root) if Path(data_root).exists() else None
+    pack = pack_data.find_pack(data_root) if Path(data_root).exists() else None
     if pack is not None:
         return load_from_pack(name, pack, label_set=label_set, vocab_size=vocab_size,
                               max_len=max_len, cache_dir=cache_dir)

@@ -43,12 +43,19 @@ import numpy as np
 
 from evalcal_core.atomic import atomic_path, write_atomic
 from evalcal_core.cli import ArgumentParser
+from real_runs.sources import (
+    N_KEYS,
+    find_ag_news_root,
+    find_cifar10_root,
+    find_cifar10n_file,
+    read_cifar10n_labels,
+    save_npz_atomic,
+    scan_image_split,
+)
 
 PACK_FORMAT = "evalcal-data-pack/1"
 PACK_NAME = "evalcal-data.npz"
 SUMS_NAME = "SHA256SUMS"
-N_KEYS = ("clean_label", "aggre_label", "worse_label", "random_label1", "random_label2",
-          "random_label3")
 
 
 class PackError(ValueError):
@@ -85,14 +92,6 @@ def build_pack(data_root, out) -> Path:
     pathlib.Path
         The pack file.
     """
-    from real_runs.data import (
-        _scan_split,
-        find_ag_news_root,
-        find_cifar10_root,
-        find_cifar10n_file,
-        read_cifar10n_labels,
-    )
-
     cifar = find_cifar10_root(data_root)
     if not (cifar / "train").is_dir():
         raise PackError(f"{cifar} holds the python batches; the pack stores an ImageFolder "
@@ -100,7 +99,7 @@ def build_pack(data_root, out) -> Path:
     arrays: dict[str, np.ndarray] = {}
     meta: dict = {"format": PACK_FORMAT, "cifar10_source": str(cifar), "sha256": {}}
     for split in ("train", "test"):
-        entries = _scan_split(cifar / split)
+        entries = scan_image_split(cifar / split)
         chunks = [(cifar / rel).read_bytes() for _, _, rel, _ in entries]
         blob, offsets = _blob(chunks)
         arrays[f"cifar10_{split}_jpeg"] = blob
@@ -236,8 +235,6 @@ def load_cifar_from_pack(path, cache_dir=None) -> tuple[dict, str]:
     The decoded images are cached under ``cache_dir`` (keyed by the pack's SHA-256) so
     worker processes decode nothing.
     """
-    from real_runs.data import _atomic_savez
-
     path = Path(path)
     sha = verify_pack(path)
     cache = Path(cache_dir) / f"pack-{sha[:20]}-decoded.npz" if cache_dir else None
@@ -256,7 +253,7 @@ def load_cifar_from_pack(path, cache_dir=None) -> tuple[dict, str]:
     for key in N_KEYS:
         arrays[f"n_{key}"] = raw[f"cifar10n_{key}"].astype(np.int64)
     if cache is not None:
-        _atomic_savez(cache, **arrays)
+        save_npz_atomic(cache, **arrays)
     return arrays, str(path)
 
 

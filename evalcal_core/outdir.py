@@ -73,8 +73,19 @@ def check_out(path, option: str = "--out") -> Path:
 
 
 @contextlib.contextmanager
-def locked_out(path, option: str = "--out"):
+def locked_out(path, option: str = "--out", *, lock_file: bool = True):
     """Hold an exclusive lock on ``path/.lock`` (after :func:`check_out`) for the block.
+
+    Parameters
+    ----------
+    path : path-like
+        The output folder.
+    option : str, optional
+        The option that named ``path``, for messages.
+    lock_file : bool, optional
+        False locks the folder's own descriptor instead and leaves no file in it: for a
+        device's ``$OUT``, whose every file counts against the few that come back. The two
+        kinds of lock do not exclude each other, so a command uses one kind only.
 
     Raises
     ------
@@ -85,16 +96,20 @@ def locked_out(path, option: str = "--out"):
     if fcntl is None:  # pragma: no cover
         yield path
         return
-    with open(path / LOCK_NAME, "a") as fh:
+    fd = os.open(path / LOCK_NAME, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o666) \
+        if lock_file else os.open(path, os.O_RDONLY)
+    try:
         try:
-            fcntl.flock(fh.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
             raise ValueError(f"another run is writing to {path}; wait for it to finish or "
                              f"use another {option}") from None
         try:
             yield path
         finally:
-            fcntl.flock(fh.fileno(), fcntl.LOCK_UN)
+            fcntl.flock(fd, fcntl.LOCK_UN)
+    finally:
+        os.close(fd)
 
 
 def remove_stale(path, known, written) -> list[str]:

@@ -67,7 +67,6 @@ import concurrent.futures as cf
 import json
 import multiprocessing
 import os
-import sys
 import tarfile
 import tempfile
 import time
@@ -75,7 +74,9 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 from evalcal_core.atomic import atomic_path, write_atomic
-from evalcal_core.cli import ArgumentParser
+from evalcal_core.cli import ArgumentParser, call_main
+from evalcal_core.outdir import locked_out
+from evalcal_core.validate import check_int, check_number
 from real_runs.config import DATASETS, PROFILES
 from real_runs.scenarios import SCENARIOS
 from real_runs.store import record_path
@@ -329,99 +330,102 @@ def run_batch(entries: list[PlanEntry], *, pack, out, budget_s: float, workers: 
         raise ValueError(f"budget_s must exceed reserve_s ({reserve_s}), got {budget_s!r}")
     # Before any CUDA context exists in this process or the (spawned) workers.
     os.environ.setdefault("CUBLAS_WORKSPACE_CONFIG", ":4096:8")
-    device = resolve_device(device)
-    out = Path(out)
-    out.mkdir(parents=True, exist_ok=True)
-    cache_dir = Path(cache_dir or tempfile.mkdtemp(prefix="evalcal-cache-"))
-    work = Path(work_dir or tempfile.mkdtemp(prefix="evalcal-batch-"))
-    store = work / "store"
-    todo, fingerprints, skipped = plan_runs(entries, pack, pool, cache_dir)
-    todo = [replace(r, path=record_path(store, r.key.dataset, r.key.profile, r.key.arm,
-                                        r.key.scenario, r.key.seed)) for r in todo]
-    already = [r for r in todo if r.path.exists()]  # a warm machine's earlier batch
-    todo = [r for r in todo if not r.path.exists()]
-    threads = max(1, (os.cpu_count() or 1) // workers)
-    stop_at = start + budget_s - reserve_s
-    deadline_unix = start_unix + budget_s - reserve_s
-    summary_path = out / SUMMARY
-    import torch
+    # --out is checked and locked before anything is planned or trained. The lock is the
+    # folder's own descriptor, not a .lock file: $OUT returns at most 8 files (MAX_SHARDS).
+    # Every bundle is written atomically and gpu_batch.json says final: false until the
+    # end, so a batch cut off by the command's time limit leaves whole, usable bundles.
+    with locked_out(out, "--out", lock_file=False) as out:
+        device = resolve_device(device)
+        cache_dir = Path(cache_dir or tempfile.mkdtemp(prefix="evalcal-cache-"))
+        work = Path(work_dir or tempfile.mkdtemp(prefix="evalcal-batch-"))
+        store = work / "store"
+        todo, fingerprints, skipped = plan_runs(entries, pack, pool, cache_dir)
+        todo = [replace(r, path=record_path(store, r.key.dataset, r.key.profile, r.key.arm,
+                                            r.key.scenario, r.key.seed)) for r in todo]
+        already = [r for r in todo if r.path.exists()]  # a warm machine's earlier batch
+        todo = [r for r in todo if not r.path.exists()]
+        threads = max(1, (os.cpu_count() or 1) // workers)
+        stop_at = start + budget_s - reserve_s
+        deadline_unix = start_unix + budget_s - reserve_s
+        summary_path = out / SUMMARY
+        import torch
 
-    info = {"device": device, "workers": workers, "threads_per_worker": threads,
-            "budget_s": budget_s, "reserve_s": reserve_s, "torch": torch.__version__,
-            "pack": str(pack), "pool": None if pool is None else str(pool),
-            "planned": len(todo) + len(already), "skipped_in_pool": skipped,
-            "started_utc": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(start_unix))}
-    finished: list[dict] = []
-    abandoned: list[str] = []
-    error = None
-    estimator = RunTimeEstimator()
-    shard_bytes = int(shard_mib * 2**20)
+        info = {"device": device, "workers": workers, "threads_per_worker": threads,
+                "budget_s": budget_s, "reserve_s": reserve_s, "torch": torch.__version__,
+                "pack": str(pack), "pool": None if pool is None else str(pool),
+                "planned": len(todo) + len(already), "skipped_in_pool": skipped,
+                "started_utc": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(start_unix))}
+        finished: list[dict] = []
+        abandoned: list[str] = []
+        error = None
+        estimator = RunTimeEstimator()
+        shard_bytes = int(shard_mib * 2**20)
 
-    def report(final: bool) -> None:
-        elapsed = time.monotonic() - start
-        done = len(finished)
-        info.update(finished=finished, abandoned=abandoned, error=error,
-                    not_started=len(todo) if final else None, elapsed_s=round(elapsed, 1),
-                    runs_per_30_min=round(done * 1800 / elapsed, 1) if done else 0.0,
-                    gpu_seconds_per_run=round(elapsed / done, 1) if done else None,
-                    final=final, code_version=_code_version(),
-                    code_sha256=_code_sha256())
-        bundle_records(store, out, shard_bytes)
-        _write_json(summary_path, info)
+        def report(final: bool) -> None:
+            elapsed = time.monotonic() - start
+            done = len(finished)
+            info.update(finished=finished, abandoned=abandoned, error=error,
+                        not_started=len(todo) if final else None, elapsed_s=round(elapsed, 1),
+                        runs_per_30_min=round(done * 1800 / elapsed, 1) if done else 0.0,
+                        gpu_seconds_per_run=round(elapsed / done, 1) if done else None,
+                        final=final, code_version=_code_version(),
+                        code_sha256=_code_sha256())
+            bundle_records(store, out, shard_bytes)
+            _write_json(summary_path, info)
 
-    log(f"gpu_batch: {len(todo)} run(s) to train on {device} with {workers} worker(s), "
-        f"{skipped} already in the pool, budget {budget_s:.0f} s")
-    ctx = multiprocessing.get_context("spawn")
-    pending: dict = {}
-    try:
-        with cf.ProcessPoolExecutor(max_workers=workers, mp_context=ctx,
-                                    initializer=_worker_init,
-                                    initargs=(str(pack), str(cache_dir), threads)) as ex:
-            try:
-                while (todo and error is None) or pending:
-                    while todo and error is None and len(pending) < workers:
-                        run = todo[0]
-                        if not estimator.fits(run, time.monotonic(), stop_at):
+        log(f"gpu_batch: {len(todo)} run(s) to train on {device} with {workers} worker(s), "
+            f"{skipped} already in the pool, budget {budget_s:.0f} s")
+        ctx = multiprocessing.get_context("spawn")
+        pending: dict = {}
+        try:
+            with cf.ProcessPoolExecutor(max_workers=workers, mp_context=ctx,
+                                        initializer=_worker_init,
+                                        initargs=(str(pack), str(cache_dir), threads)) as ex:
+                try:
+                    while (todo and error is None) or pending:
+                        while todo and error is None and len(pending) < workers:
+                            run = todo[0]
+                            if not estimator.fits(run, time.monotonic(), stop_at):
+                                break
+                            todo.pop(0)
+                            fut = ex.submit(_worker_train, run, device,
+                                            fingerprints[_data_key(run.config)], deadline_unix)
+                            pending[fut] = run
+                        if not pending:
                             break
-                        todo.pop(0)
-                        fut = ex.submit(_worker_train, run, device,
-                                        fingerprints[_data_key(run.config)], deadline_unix)
-                        pending[fut] = run
-                    if not pending:
-                        break
-                    done, _ = cf.wait(pending, return_when=cf.FIRST_COMPLETED)
-                    for fut in done:
-                        run = pending.pop(fut)
-                        try:
-                            res = fut.result()
-                        except TimeoutError as exc:  # RunDeadlineError
-                            abandoned.append(f"{run.key}: {exc}")
-                            log(f"abandoned {run.key}: {exc}")
-                            continue
-                        except Exception as exc:  # stop: a bug would repeat on every run
-                            error = f"{run.key}: {type(exc).__name__}: {exc}"
-                            log(f"error {error}")
-                            continue
-                        res["path"] = Path(res["path"]).relative_to(store).as_posix()
-                        info.setdefault("environment", res.pop("environment"))
-                        res.pop("environment", None)
-                        finished.append(res)
-                        # the run's own wall time (+2 s to store it): the first run of a
-                        # worker also paid for loading the data, which later runs do not
-                        estimator.record(run, res["wall_time_s"] + 2.0)
-                        log(f"done {res['run']}: acc {res['final_accuracy']:.4f}, "
-                            f"{res['seconds']:.1f} s, {time.monotonic() - start:.0f} s elapsed")
-                        report(final=False)
-            except BaseException:
-                ex.shutdown(wait=False, cancel_futures=True)
-                raise
-    finally:
-        report(final=True)
-    log(f"gpu_batch: {len(finished)} finished, {len(todo)} not started (budget), "
-        f"{len(abandoned)} abandoned{', ERROR ' + error if error else ''}; "
-        f"{info['runs_per_30_min']} runs per 30 min")
-    return BatchResult(tuple(finished), skipped, len(todo), tuple(abandoned), error,
-                       summary_path)
+                        done, _ = cf.wait(pending, return_when=cf.FIRST_COMPLETED)
+                        for fut in done:
+                            run = pending.pop(fut)
+                            try:
+                                res = fut.result()
+                            except TimeoutError as exc:  # RunDeadlineError
+                                abandoned.append(f"{run.key}: {exc}")
+                                log(f"abandoned {run.key}: {exc}")
+                                continue
+                            except Exception as exc:  # stop: a bug would repeat on every run
+                                error = f"{run.key}: {type(exc).__name__}: {exc}"
+                                log(f"error {error}")
+                                continue
+                            res["path"] = Path(res["path"]).relative_to(store).as_posix()
+                            info.setdefault("environment", res.pop("environment"))
+                            res.pop("environment", None)
+                            finished.append(res)
+                            # the run's own wall time (+2 s to store it): the first run of a
+                            # worker also paid for loading the data, which later runs do not
+                            estimator.record(run, res["wall_time_s"] + 2.0)
+                            log(f"done {res['run']}: acc {res['final_accuracy']:.4f}, "
+                                f"{res['seconds']:.1f} s, {time.monotonic() - start:.0f} s elapsed")
+                            report(final=False)
+                except BaseException:
+                    ex.shutdown(wait=False, cancel_futures=True)
+                    raise
+        finally:
+            report(final=True)
+        log(f"gpu_batch: {len(finished)} finished, {len(todo)} not started (budget), "
+            f"{len(abandoned)} abandoned{', ERROR ' + error if error else ''}; "
+            f"{info['runs_per_30_min']} runs per 30 min")
+        return BatchResult(tuple(finished), skipped, len(todo), tuple(abandoned), error,
+                           summary_path)
 
 
 def _code_version() -> str:
@@ -465,24 +469,29 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv=None) -> int:
     """Run the CLI; 0 when every started run finished, 1 after a training error, 2 bad input."""
+    return call_main(_main, "python -m real_runs.gpu_batch", argv)
+
+
+def _main(argv) -> int:
     args = build_parser().parse_args(argv)
-    try:
-        if args.plan:
-            entries = read_plan(args.plan)
-        elif args.dataset and args.scenarios and args.seeds:
-            entries = [_plan_entry_iv({"dataset": args.dataset, "scenarios": args.scenarios,
-                                       "seeds": args.seeds, "profile": args.profile})]
-        else:
-            raise ValueError("give --plan PLAN.json or --dataset, --scenarios and --seeds")
-        pool = None if args.pool == "none" else args.pool
-        result = run_batch(entries, pack=args.pack, out=args.out, budget_s=args.budget_s,
-                           workers=args.workers, pool=pool, device=args.device,
-                           cache_dir=args.cache_dir, work_dir=args.work_dir,
-                           reserve_s=args.reserve_s, shard_mib=args.shard_mib,
-                           log=lambda msg: print(msg, flush=True))
-    except (ValueError, FileNotFoundError) as exc:
-        print(f"gpu_batch: error: {exc}", file=sys.stderr)
-        return 2
+    check_int(args.workers, "--workers", low=1, high=256)
+    check_number(args.reserve_s, "--reserve-s", low=0, high=3600)
+    check_number(args.budget_s, "--budget-s", low=args.reserve_s + 1, high=86_400)
+    # a device returns files of at most 16 MiB: a larger bundle would not come back
+    check_number(args.shard_mib, "--shard-mib", low=0.1, high=16)
+    if args.plan:
+        entries = read_plan(args.plan)
+    elif args.dataset and args.scenarios and args.seeds:
+        entries = [_plan_entry_iv({"dataset": args.dataset, "scenarios": args.scenarios,
+                                   "seeds": args.seeds, "profile": args.profile})]
+    else:
+        raise ValueError("give --plan PLAN.json or --dataset, --scenarios and --seeds")
+    pool = None if args.pool == "none" else args.pool
+    result = run_batch(entries, pack=args.pack, out=args.out, budget_s=args.budget_s,
+                       workers=args.workers, pool=pool, device=args.device,
+                       cache_dir=args.cache_dir, work_dir=args.work_dir,
+                       reserve_s=args.reserve_s, shard_mib=args.shard_mib,
+                       log=lambda msg: print(msg, flush=True))
     return 1 if result.error else 0
 
 

@@ -20,13 +20,15 @@ from __future__ import annotations
 import dataclasses
 import json
 import os
-import sys
 import time
 from pathlib import Path
 
 import numpy as np
 
-from evalcal_core.cli import ArgumentParser
+from evalcal_core.atomic import write_atomic
+from evalcal_core.cli import ArgumentParser, call_main
+from evalcal_core.outdir import locked_out
+from evalcal_core.validate import check_int
 
 
 def _sync(device: str) -> None:
@@ -137,8 +139,13 @@ def measure_speed(config, data, device: str, steps: int) -> dict:
 
 
 def main(argv=None) -> int:
+    """Run the CLI; 0 when the determinism checks pass, 1 when one fails, 2 for bad input."""
+    return call_main(_main, "python -m real_runs.gpu_check", argv)
+
+
+def _main(argv) -> int:
     p = ArgumentParser(prog="python -m real_runs.gpu_check",
-                                description=__doc__.split("\n\n")[0])
+                       description=__doc__.split("\n\n")[0])
     p.add_argument("--pack", required=True, help="data pack folder or data root")
     p.add_argument("--out", required=True, help="folder for gpu_check.json")
     p.add_argument("--profile", default="paper", choices=("paper", "smoke"))
@@ -148,6 +155,30 @@ def main(argv=None) -> int:
     p.add_argument("--device", default="auto", choices=("auto", "cpu", "cuda"))
     p.add_argument("--cache-dir", default=None)
     args = p.parse_args(argv)
+    check_int(args.subset, "--subset", low=1, high=1_000_000)
+    check_int(args.steps, "--steps", low=1, high=100_000)
+    if not Path(args.pack).exists():
+        raise ValueError(f"The '--pack' option must be a data pack (python -m "
+                         f"real_runs.pack_data) or a data root; {args.pack} does not exist")
+    # --out is checked and locked before a minute of GPU time is spent; the lock is the
+    # folder's own (no .lock file: a device's $OUT returns only a few files), and the one
+    # output is written atomically, so the folder never holds half a report.
+    with locked_out(args.out, "--out", lock_file=False) as out:
+        report, code = _check(args)
+        write_atomic(out / "gpu_check.json", json.dumps(report, indent=1, sort_keys=True)
+                     + "\n")
+    det = report["determinism"]
+    print(json.dumps({"device": report["environment"].get("cuda_device", report["device"]),
+                      "s0_delta_is_zero": det["s0_delta_is_zero"],
+                      "s2_repeatable": det["s2_repeatable"],
+                      "trivial_augment_min_identical": min(
+                          report["trivial_augment_identical_fraction"].values()),
+                      **report["speed_one_process"]}, sort_keys=True))
+    return code
+
+
+def _check(args) -> tuple[dict, int]:
+    """The report of every check, and the exit code (1 when a determinism check fails)."""
     os.environ.setdefault("CUBLAS_WORKSPACE_CONFIG", ":4096:8")
     import torch
 
@@ -155,16 +186,12 @@ def main(argv=None) -> int:
     from real_runs.data import load_for_config
     from real_runs.runtime import deterministic, environment, resolve_device
 
-    try:
-        device = resolve_device(args.device)
-        config = profile_config("cifar10", args.profile)
-        data = load_for_config(config, args.pack, cache_dir=args.cache_dir)
-    except (ValueError, FileNotFoundError) as exc:
-        print(f"gpu_check: error: {exc}", file=sys.stderr)
-        return 2
+    device = resolve_device(args.device)
+    config = profile_config("cifar10", args.profile)
+    data = load_for_config(config, args.pack, cache_dir=args.cache_dir)
     short = dataclasses.replace(config, epochs=1, n_train=min(args.subset, len(data.train_y)),
                                 warmup_epochs=min(config.warmup_epochs, 1))
-    report: dict = {"environment": environment(device)}
+    report: dict = {"environment": environment(device), "device": device}
     if device == "cuda":
         report["environment"].update(cudnn=torch.backends.cudnn.version(),
                                      capability=list(torch.cuda.get_device_capability()))
@@ -174,17 +201,8 @@ def main(argv=None) -> int:
         report["trivial_augment_identical_fraction"] = check_trivial_augment(device)
         report["speed_one_process"] = measure_speed(config, data, device, args.steps)
         report["check_s"] = round(time.perf_counter() - t0, 1)
-    out = Path(args.out)
-    out.mkdir(parents=True, exist_ok=True)
-    (out / "gpu_check.json").write_text(json.dumps(report, indent=1, sort_keys=True) + "\n")
     det = report["determinism"]
-    print(json.dumps({"device": report["environment"].get("cuda_device", device),
-                      "s0_delta_is_zero": det["s0_delta_is_zero"],
-                      "s2_repeatable": det["s2_repeatable"],
-                      "trivial_augment_min_identical": min(
-                          report["trivial_augment_identical_fraction"].values()),
-                      **report["speed_one_process"]}, sort_keys=True))
-    return 0 if det["s0_delta_is_zero"] and det["s2_repeatable"] else 1
+    return report, 0 if det["s0_delta_is_zero"] and det["s2_repeatable"] else 1
 
 
 if __name__ == "__main__":

@@ -46,7 +46,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from evalcal_core.atomic import write_atomic
-from evalcal_core.cli import ArgumentParser
+from evalcal_core.cli import ArgumentParser, call_main
 from evalcal_core.outdir import LOCK_NAME, check_out
 from real_runs.store import ARMS, CorruptRecordError, read_expected, read_record
 
@@ -331,6 +331,10 @@ def _rewrite_manifest(pool: Path, data_root, result: MergeResult, environments, 
 
 def main(argv=None) -> int:
     """0: all merged or already present; 1: some refused; 2: bad input."""
+    return call_main(_main, "python -m real_runs.merge_records", argv)
+
+
+def _main(argv) -> int:
     p = ArgumentParser(prog="python -m real_runs.merge_records",
                                 description=__doc__.split("\n\n")[0])
     p.add_argument("inputs", nargs="+", help=".tar bundles, .npz records, store folders, "
@@ -350,13 +354,9 @@ def main(argv=None) -> int:
         print(f"merge_records: waiting for another merge or training run writing to "
               f"{args.pool}", file=sys.stderr)
 
-    try:
-        result = merge(args.inputs, args.pool, data_root=args.data_root,
-                       write=not args.dry_run, log=lambda m: print(m, file=sys.stderr),
-                       wait_s=args.wait, on_wait=waiting)
-    except (ValueError, FileNotFoundError) as exc:
-        print(f"merge_records: error: {exc}", file=sys.stderr)
-        return 2
+    result = merge(args.inputs, args.pool, data_root=args.data_root, write=not args.dry_run,
+                   log=lambda m: print(m, file=sys.stderr), wait_s=args.wait,
+                   on_wait=waiting)
     verb = "would add" if args.dry_run else "added"
     print(f"{verb} {len(result.added)}, already present {len(result.skipped)}, refused "
           f"{len(result.refused)}")

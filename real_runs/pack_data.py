@@ -35,14 +35,14 @@ import hashlib
 import io
 import json
 import os
-import sys
 import zipfile
 from pathlib import Path
 
 import numpy as np
 
 from evalcal_core.atomic import atomic_path, write_atomic
-from evalcal_core.cli import ArgumentParser
+from evalcal_core.cli import ArgumentParser, call_main
+from evalcal_core.outdir import check_complete, run_outputs
 from real_runs.sources import (
     N_KEYS,
     find_ag_news_root,
@@ -146,6 +146,7 @@ def verify_pack(path) -> str:
     sums = path.parent / SUMS_NAME
     if not path.is_file():
         raise PackError(f"no data pack at {path}")
+    check_complete(path, "--pack")
     if not sums.is_file():
         raise PackError(f"data pack {path} has no {SUMS_NAME} beside it; rebuild it with "
                         "python -m real_runs.pack_data")
@@ -265,30 +266,41 @@ def ag_news_csv_from_pack(path) -> tuple[str, str]:
 
 
 def main(argv=None) -> int:
+    """Run the CLI; 0 when written (or verified), 2 for bad input or a corrupt pack."""
+    return call_main(_main, "python -m real_runs.pack_data", argv)
+
+
+def _main(argv) -> int:
     parser = ArgumentParser(prog="python -m real_runs.pack_data",
-                                     description=__doc__.split("\n\n")[0])
+                            description=__doc__.split("\n\n")[0])
     parser.add_argument("--data-root", help="folder laid out like /work/shared/data")
     parser.add_argument("--out", help="output folder (e.g. data_pack/)")
     parser.add_argument("--verify", metavar="PACK_DIR", help="only verify an existing pack")
     args = parser.parse_args(argv)
-    try:
-        if args.verify:
-            pack = find_pack(args.verify)
-            if pack is None:
-                raise PackError(f"no {PACK_NAME} in {args.verify}")
-            raw = read_pack(pack)
-            meta = json.loads(str(raw["meta"]))
-            for key, digest in meta["sha256"].items():
-                if hashlib.sha256(raw[key].tobytes()).hexdigest() != digest:
-                    raise PackError(f"data pack {pack}: array {key} fails its checksum")
-            print(f"ok {pack} ({pack.stat().st_size / 2**20:.1f} MiB)")
-            return 0
-        if not args.data_root or not args.out:
-            parser.error("--data-root and --out are required (or --verify PACK_DIR)")
-        path = build_pack(args.data_root, args.out)
-    except (PackError, ValueError, FileNotFoundError) as exc:
-        print(f"pack_data: error: {exc}", file=sys.stderr)
-        return 2
+    if args.verify:
+        pack = find_pack(args.verify)
+        if pack is None:
+            raise PackError(f"The '--verify' folder {args.verify} holds no {PACK_NAME}")
+        raw = read_pack(pack)
+        meta = json.loads(str(raw["meta"]))
+        for key, digest in meta["sha256"].items():
+            if hashlib.sha256(raw[key].tobytes()).hexdigest() != digest:
+                raise PackError(f"data pack {pack}: array {key} fails its checksum")
+        print(f"ok {pack} ({pack.stat().st_size / 2**20:.1f} MiB)")
+        return 0
+    if not args.data_root or not args.out:
+        parser.error("--data-root and --out are required (or --verify PACK_DIR)")
+    if not Path(args.data_root).is_dir():
+        raise ValueError(f"The '--data-root' option must be a folder laid out like "
+                         f"/work/shared/data; {args.data_root} is not a folder")
+    for find in (find_cifar10_root, find_cifar10n_file, find_ag_news_root):
+        find(args.data_root)  # a root without all three fails here, before --out is touched
+    # The pack and its checksum file are two files: the folder stays marked incomplete
+    # until both are written, so a pack cut off between them is never taken for whole.
+    with run_outputs(args.out, "python -m real_runs.pack_data",
+                     known=(PACK_NAME, SUMS_NAME)) as run:
+        path = build_pack(args.data_root, run.path)
+        run.wrote(PACK_NAME, SUMS_NAME)
     print(f"wrote {path} ({path.stat().st_size / 2**20:.1f} MiB) and "
           f"{path.parent / SUMS_NAME}")
     return 0

@@ -219,6 +219,28 @@ CASES = [
     ("real_runs.build_pool", ["--s0-seeds", "x"], ["seeds must look like"]),
     ("real_runs.build_pool", ["--datasets", "nope"], ["invalid choice"]),
     ("real_runs.build_pool", ["--data-root", "{tmp}/nope"], ["--data-root", "not a folder"]),
+    # the GPU path: real_runs.pack_data, gpu_check, gpu_batch, merge_records
+    ("real_runs.pack_data", ["--data-root", "{tmp}/nope", "--out", "{tmp}/o"],
+     ["--data-root", "not a folder"]),
+    ("real_runs.pack_data", ["--data-root", "{adir}", "--out", "{tmp}/o"],
+     ["does not have the expected layout"]),
+    ("real_runs.pack_data", ["--verify", "{adir}"], ["--verify", "holds no evalcal-data.npz"]),
+    ("real_runs.gpu_check", ["--pack", "{tmp}/nope", "--out", "{tmp}/o"],
+     ["--pack", "does not exist"]),
+    ("real_runs.gpu_check", ["--pack", "{adir}", "--out", "{tmp}/o", "--steps", "0"],
+     ["--steps"]),
+    ("real_runs.gpu_batch", ["--pack", "{adir}", "--out", "{tmp}/o", "--budget-s", "60",
+                             "--dataset", "cifar10", "--scenarios", "S1", "--seeds", "0",
+                             "--workers", "0"], ["--workers"]),
+    ("real_runs.gpu_batch", ["--pack", "{adir}", "--out", "{tmp}/o", "--budget-s", "60",
+                             "--dataset", "cifar10", "--scenarios", "S1", "--seeds", "0",
+                             "--shard-mib", "20"], ["--shard-mib", "16"]),
+    ("real_runs.gpu_batch", ["--pack", "{adir}", "--out", "{tmp}/o", "--budget-s", "10",
+                             "--dataset", "cifar10", "--scenarios", "S1", "--seeds", "0"],
+     ["--budget-s", "16"]),
+    ("real_runs.gpu_batch", ["--pack", "{adir}", "--out", "{tmp}/o", "--budget-s", "60"],
+     ["--plan"]),
+    ("real_runs.merge_records", ["{tmp}/nope.tar", "--pool", "{tmp}/pool"], ["nope.tar"]),
     # reports.paper_table
     ("reports.paper_table", ["--root", "{tmp}/nope", "--out", "{tmp}/o"], ["no real-run pool"]),
     ("reports.paper_table", ["--root", "{store_meta}", "--out", "{tmp}/o"],
@@ -364,6 +386,9 @@ def _read_only_folder(tmp_path) -> Path:
     pytest.param("real_runs.train", ["--dataset", "ag_news", "--scenario", "S1", "--seeds",
                                      "0", "--profile", "smoke", "--data-root", "{tmp}/nope",
                                      "--out"], marks=NEEDS_TORCH),
+    ("real_runs.gpu_check", ["--pack", "{adir}", "--out"]),
+    ("real_runs.gpu_batch", ["--pack", "{adir}", "--budget-s", "60", "--dataset", "cifar10",
+                             "--scenarios", "S1", "--seeds", "0", "--out"]),
 ])
 def test_read_only_out_is_refused_before_any_work(module, argv, files, tmp_path, capsys):
     out = _read_only_folder(tmp_path)

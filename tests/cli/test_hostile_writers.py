@@ -61,6 +61,14 @@ WRITERS = [
     pytest.param("sim.plan", ["--sd-seed", "0.5"], "run_plan", id="plan"),
     pytest.param("reports.plan_figure", ["--sd-seed", "0.5"], None, id="plan_figure"),
     pytest.param("sim.multiarm", [], "run_multiarm", id="multiarm"),
+    # the GPU path: a minute of device time must not be spent before --out is known good
+    # (FIXTURE_POOL stands in for any existing folder: the work is never reached)
+    pytest.param("real_runs.pack_data", ["--data-root", FIXTURE_POOL], "build_pack",
+                 id="pack_data"),
+    pytest.param("real_runs.gpu_check", ["--pack", FIXTURE_POOL], "_check", id="gpu_check"),
+    pytest.param("real_runs.gpu_batch", ["--pack", FIXTURE_POOL, "--dataset", "cifar10",
+                                         "--scenarios", "S1", "--seeds", "0",
+                                         "--budget-s", "60"], "plan_runs", id="gpu_batch"),
 ]
 
 

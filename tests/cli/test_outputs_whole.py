@@ -28,6 +28,7 @@ from evalcal_core.outdir import (
     MARKER_TEXT,
     check_complete,
     incomplete_reason,
+    locked_out,
     run_outputs,
 )
 
@@ -102,6 +103,20 @@ def test_a_file_as_out_is_refused_before_any_marker(tmp_path):
     with pytest.raises(ValueError, match="must be a folder"), run_outputs(target, "demo"):
         pass  # pragma: no cover
     assert target.read_text() == "x\n"
+
+
+def test_a_folder_lock_leaves_no_file_and_refuses_a_second_run(tmp_path):
+    """``lock_file=False`` (a device's $OUT, whose files are counted): the folder's own
+    descriptor is locked, nothing is created in it, and the lock ends with the block."""
+    out = tmp_path / "out"
+    with locked_out(out, "--out", lock_file=False):
+        assert list(out.iterdir()) == []
+        with pytest.raises(ValueError, match="another run is writing to"), \
+                locked_out(out, "--out", lock_file=False):
+            pass  # pragma: no cover
+    with locked_out(out, "--out", lock_file=False):
+        pass
+    assert list(out.iterdir()) == []
 
 
 def test_readers_refuse_a_marked_folder_in_one_line(tmp_path):

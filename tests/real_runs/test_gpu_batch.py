@@ -26,6 +26,22 @@ def pack(shared_like_root, tmp_path):
     return tmp_path / "data_pack"
 
 
+def test_pack_command_leaves_a_whole_pack_and_a_marked_one_is_refused(shared_like_root,
+                                                                      tmp_path, capsys):
+    """The pack and its checksums are written under the incomplete marker; a pack folder
+    still marked (a build cut off between the two files) is refused in one line."""
+    out = tmp_path / "data_pack"
+    assert pack_data.main(["--data-root", str(shared_like_root), "--out", str(out)]) == 0
+    assert sorted(p.name for p in out.iterdir()) == [
+        ".lock", pack_data.SUMS_NAME, pack_data.PACK_NAME]
+    assert pack_data.main(["--verify", str(out)]) == 0
+    capsys.readouterr()
+    (out / "INCOMPLETE").write_text("python -m real_runs.pack_data started then\n")
+    assert pack_data.main(["--verify", str(out)]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "is marked incomplete" in err[0], err
+
+
 @pytest.mark.parametrize("name", ["cifar10", "cifar10n", "ag_news"])
 def test_pack_loads_the_same_arrays_as_the_folder(name, pack, shared_like_root, tmp_path):
     """Same data fingerprint from the pack (decoded with Pillow) as from the JPEG folder."""

@@ -124,7 +124,8 @@ def test_a_held_store_makes_the_merge_fail_in_one_line_writing_nothing(sources, 
     assert code == 2 and 0.3 <= elapsed < 10
     assert err[0] == f"merge_records: waiting for another merge or training run writing to {pool}"
     assert len(err) == 2 and err[1].startswith(
-        f"merge_records: error: another merge or training run is writing to {pool}"), err
+        f"python -m real_runs.merge_records: error: another merge or training run is "
+        f"writing to {pool}"), err
     assert sorted(p.name for p in pool.iterdir()) == [".lock"]
 
 

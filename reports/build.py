@@ -6,7 +6,8 @@ output folder under ``--out``, then writes ``index.html``. ``--quick`` passes fe
 simulations to the simulation steps (for tests).
 
 A step that needs the real-run pool is skipped, with a line on the page, when the default
-pool (the committed one) is missing: the one documented missing input. The arguments are
+pool (the committed one) is missing: the one documented missing input. An earlier build's
+files in a skipped step's folder are kept but marked incomplete, naming the skip. The arguments are
 checked before any step runs, each bad one a single line on stderr and exit status 2: a
 ``--pool`` that is not a store folder holding a pool, a ``--profile`` that store (or the
 default pool, when present) does not hold, an ``--out`` that is a file. Any failure of a
@@ -23,6 +24,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import datetime
 import importlib
 import io
 import sys
@@ -30,8 +32,9 @@ import traceback
 from dataclasses import dataclass
 from pathlib import Path
 
+from evalcal_core.atomic import write_atomic
 from evalcal_core.cli import ArgumentParser, one_line, run_main
-from evalcal_core.outdir import check_out, incomplete_reason, run_outputs
+from evalcal_core.outdir import MARKER_NAME, check_out, incomplete_reason, run_outputs
 from real_runs.store import DEFAULT_POOL, pool_cells, pool_profiles
 
 from . import _front_page
@@ -137,6 +140,7 @@ def profile_words(pool: str | None, profile: str | None, pool_missing: str | Non
 def run_step(step: Step, pool_missing: str | None) -> Outcome:
     """Run ``step``'s ``main``; its printout is kept off the build's own."""
     if step.needs_pool and pool_missing:
+        mark_skipped(step_folder(step), pool_missing)
         return Outcome(step, "skipped", pool_missing)
     buffer = io.StringIO()
     try:
@@ -153,6 +157,27 @@ def run_step(step: Step, pool_missing: str | None) -> Outcome:
     if marked is not None:
         return Outcome(step, "failed", f"its folder is marked incomplete ({marked})")
     return Outcome(step, "built")
+
+
+def mark_skipped(folder: Path, reason: str) -> bool:
+    """Mark the folder of a skipped step incomplete when an earlier build left files there.
+
+    The page does not link a skipped step, but its folder would still look like a result
+    of this build; the marker (:data:`evalcal_core.outdir.MARKER_NAME`) says whose files
+    they are, and readers that call :func:`evalcal_core.outdir.check_complete` refuse them.
+    Nothing is deleted: the files may be all the user has of a pool since removed.
+
+    Returns
+    -------
+    bool
+        Whether a marker was written (False: no folder, or an empty one).
+    """
+    if not folder.is_dir() or not any(p.name != ".lock" for p in folder.iterdir()):
+        return False
+    when = datetime.datetime.now().astimezone().isoformat(timespec="seconds")
+    write_atomic(folder / MARKER_NAME, f"{PROG} skipped this step at {when} ({reason}); "
+                 "the files here are from an earlier build\n")
+    return True
 
 
 def step_folder(step: Step) -> Path:

@@ -14,6 +14,7 @@ from _chromium import assert_not_blank, needs_chromium, screenshot
 from PIL import Image
 from tests_paths import FIXTURE_POOL
 
+from evalcal_core.outdir import check_complete, incomplete_reason
 from reports import build
 from reports.build import main
 
@@ -260,6 +261,31 @@ def test_missing_pool_is_a_documented_skip(tmp_path, monkeypatch, capsys):
     assert "paper_table: skipped (no real-run pool under" in printed
     index = (tmp_path / "index.html").read_text()
     assert index.count("Not built: no real-run pool") == 2
+    assert incomplete_reason(tmp_path / "paper_table") is None  # nothing there to mark
+
+
+def test_a_skipped_steps_earlier_files_are_marked_not_passed_off(tmp_path, monkeypatch,
+                                                                  capsys):
+    """An earlier build's paper table stays on disk but its folder is marked incomplete,
+    naming the skip, so no reader takes it for this build's."""
+    import sim.calibrate as calibrate
+    from reports import pitfalls
+
+    for module in (calibrate, pitfalls):
+        monkeypatch.setattr(module, "main", _fake_step([]))
+    earlier = tmp_path / "paper_table"
+    earlier.mkdir()
+    (earlier / "paper_table.csv").write_text("from an earlier build\n")
+    monkeypatch.setattr("real_runs.store.DEFAULT_POOL", tmp_path / "none")
+    monkeypatch.setattr(build, "DEFAULT_POOL", tmp_path / "none")
+    assert main(["--out", str(tmp_path), "--quick"]) == 0
+    reason = incomplete_reason(earlier)
+    assert reason.startswith("python -m reports.build skipped this step at ")
+    assert "no real-run pool under" in reason and reason.endswith("from an earlier build")
+    assert (earlier / "paper_table.csv").read_text() == "from an earlier build\n"
+    assert incomplete_reason(tmp_path) is None  # the build itself finished
+    with pytest.raises(ValueError, match="is marked incomplete"):
+        check_complete(earlier / "paper_table.csv", "--table")
 
 
 def test_profile_reaches_every_step_that_reads_the_pool(tmp_path):

@@ -150,8 +150,8 @@ def read_log(path, *, fmt: str | None = None, task: str | None = None,
         ``--cluster``: the field whose value groups questions (Inspect sample metadata field,
         ``task`` for lm-eval folders, a CSV column).
     max_member_bytes : int
-        Largest size in bytes one zip member may inflate to (``--max-member-mb`` x 2**20);
-        default 512 MiB.
+        Largest size in bytes one zip member may inflate to, one JSON log may have and one
+        JSONL line may run to (``--max-member-mb`` x 2**20); default 512 MiB.
 
     Returns
     -------
@@ -419,7 +419,8 @@ def add_log_arguments(parser, *, existing: tuple = ()) -> None:
         "--cluster": dict(default=None, help="field grouping questions: Inspect metadata "
                                              "field, 'task' for lm-eval groups, CSV column"),
         "--max-member-mb": dict(type=float, default=DEFAULT_MAX_MEMBER_BYTES / 2**20,
-                                help="largest size one zip member may inflate to, MiB "
+                                help="largest size one zip member may inflate to, one "
+                                     "JSON log may have or one JSONL line may run to, MiB "
                                      "(default %(default)g)"),
     }
     for flag, spec in specs.items():

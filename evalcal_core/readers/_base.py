@@ -254,13 +254,31 @@ def load_json(data, where: str, what: str):
                          f"{exc.colno}); expected {what}") from None
 
 
-def read_json_file(path: Path, what: str):
-    """A whole JSON file, checked to be a regular file first."""
+def too_big(path, size_words: str, cap: int) -> ValueError:
+    """The one-line error for a log file (or one line of it) past the size cap."""
+    return ValueError(f"{path}: {size_words} the {mib(cap)} cap on one log file or archive "
+                      f"member; raise it with --max-member-mb if the file is trusted")
+
+
+def read_json_file(path: Path, what: str, cap: int = DEFAULT_MAX_MEMBER_BYTES):
+    """A whole JSON file of at most ``cap`` bytes, checked to be a regular file first.
+
+    JSON logs are parsed whole (Python's ``json`` does not stream), so a file's size is
+    capped like an archive member's: a multi-gigabyte file is one line, not an exhausted
+    machine. The size is checked before reading and the read stops past the cap, in case
+    the file grows or its size is not what ``stat`` says.
+    """
     check_regular(path)
     try:
-        data = path.read_bytes()
+        size = path.stat().st_size
+        if size > cap:
+            raise too_big(path, f"is {mib(size)}, more than", cap)
+        with path.open("rb") as fh:
+            data = fh.read(cap + 1)
     except OSError as exc:
         raise ValueError(f"{path}: cannot be read ({exc.strerror})") from None
+    if len(data) > cap:
+        raise too_big(path, "grows past", cap)
     return load_json(data, str(path), what)
 
 

@@ -107,7 +107,8 @@ class HelmReader(Reader):
         if opts.task is not None and not _task_matches(run_name, opts.task):
             raise ValueError(f"{path}: task {opts.task!r} (--task) is absent; this file holds run "
                              f"{run_name!r}")
-        entries = read_json_file(path, "a list of per-instance stats")
+        entries = read_json_file(path, "a list of per-instance stats",
+                                 opts.max_member_bytes)
         if not isinstance(entries, list):
             raise ValueError(f"{path}: expected a JSON list of per-instance stats, got "
                              f"{type(entries).__name__}")

@@ -29,12 +29,12 @@ class InspectJsonReader(Reader):
 
     @classmethod
     def task_of(cls, path: Path, opts: ReadOptions) -> str:
-        log = read_json_file(path, "an Inspect JSON log")
+        log = read_json_file(path, "an Inspect JSON log", opts.max_member_bytes)
         return str(check_spec(path, log).get("task"))
 
     @classmethod
     def read(cls, path: Path, opts: ReadOptions) -> RunLog:
-        log = read_json_file(path, "an Inspect JSON log")
+        log = read_json_file(path, "an Inspect JSON log", opts.max_member_bytes)
         spec = check_spec(path, log)
         check_task(path, spec, opts)
         samples = log.get("samples")

@@ -19,6 +19,7 @@ from pathlib import Path
 
 from . import register
 from ._base import (
+    DEFAULT_MAX_MEMBER_BYTES,
     Reader,
     ReadOptions,
     RunLog,
@@ -31,6 +32,7 @@ from ._base import (
     put,
     qname,
     show,
+    too_big,
 )
 
 # Keys lm-evaluation-harness writes on every sample line besides the metric values.
@@ -107,13 +109,19 @@ def _metrics_of(obj: dict) -> list:
     return [k for k, v in obj.items() if k not in _FIELDS and isinstance(v, (bool, int, float))]
 
 
-def _parse(path: Path) -> list:
-    """``(line_no, doc_id, filter, {metric: value})`` per sample line; nothing else kept."""
+def _parse(path: Path, cap: int = DEFAULT_MAX_MEMBER_BYTES) -> list:
+    """``(line_no, doc_id, filter, {metric: value})`` per sample line; nothing else kept.
+
+    The file is streamed line by line; one line longer than ``cap`` characters (a file
+    with no line breaks, say) is an error rather than a read of the whole file at once.
+    """
     check_regular(path)
     lines = []
     try:
         with path.open(encoding="utf-8") as fh:
-            for line_no, line in enumerate(fh, start=1):
+            for line_no, line in enumerate(iter(lambda: fh.readline(cap + 1), ""), start=1):
+                if len(line) > cap:
+                    raise too_big(path, f"line {line_no} runs past", cap)
                 if not line.strip():
                     continue
                 try:
@@ -253,7 +261,7 @@ class LmEvalReader(Reader):
             models = models or {_model(f, results[f]) for f in files}
             for label, i in zip(labels if run_labels == labels else run_labels, order):
                 file = files[i]
-                chosen, _, scores = _scores(file, _parse(file), opts)
+                chosen, _, scores = _scores(file, _parse(file, opts.max_member_bytes), opts)
                 if metric is not None and chosen != metric:
                     raise ValueError(f"{file}: scores metric {chosen!r} but other files scored "
                                      f"{metric!r}; pass --metric")

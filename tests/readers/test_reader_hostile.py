@@ -180,6 +180,55 @@ def test_deep_json_file(tmp_path, name, fmt):
     _one_line(info, path)
 
 
+# --- huge files ---------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("name, fmt", [("per_instance_stats.json", "helm"),
+                                       ("log.json", "inspect-json")])
+def test_json_log_past_the_cap_is_refused_before_reading(tmp_path, name, fmt):
+    """A 4 GiB (sparse) JSON log: one line naming the size and the option, no read."""
+    path = tmp_path / name
+    path.write_bytes(b"[" if fmt == "helm" else HEADER[:-1])
+    os.truncate(path, 4 * 2**30)
+    tracemalloc.start()
+    try:
+        with pytest.raises(ValueError, match=r"is 4096 MiB, more than the 512 MiB cap on one "
+                                             r"log file .*--max-member-mb") as info:
+            readers.read_log(path, fmt=fmt)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    _one_line(info, path)
+    assert peak < 2**20
+
+
+def test_json_log_cap_follows_the_option(tmp_path):
+    samples = [_sample("a", 1), _sample("b", 1)]
+    log = json.loads(HEADER) | {"samples": samples}
+    path = tmp_path / "log.json"
+    path.write_text(json.dumps(log))
+    with pytest.raises(ValueError, match="cap on one log file"):
+        readers.read_log(path, fmt="inspect-json", max_member_bytes=path.stat().st_size - 1)
+    assert readers.read_log(path, fmt="inspect-json",
+                            max_member_bytes=path.stat().st_size).n == 2
+
+
+def test_jsonl_line_past_the_cap_is_refused_while_streaming(tmp_path):
+    """A JSONL file with no line break is never read whole: the read stops at the cap."""
+    path = tmp_path / "samples_t_2024-01-01T00-00-00.000001.jsonl"
+    path.write_text('{"doc_id": 0, "metrics": ["acc"], "acc": 1}\n')
+    with open(path, "ab") as fh:
+        fh.truncate(64 * 2**20)  # 64 MiB of NUL characters on line 2
+    tracemalloc.start()
+    try:
+        with pytest.raises(ValueError, match=r"line 2 runs past the 1 MiB cap") as info:
+            readers.read_log(path, max_member_bytes=2**20)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    _one_line(info, path)
+    assert peak < 16 * 2**20  # a few times the cap, never the 64 MiB
+
+
 # --- FIFOs, links, folders ----------------------------------------------------------------------
 
 @pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="no FIFOs on this system")

@@ -42,7 +42,7 @@ import numpy as np
 
 from evalcal_core.atomic import atomic_path, write_atomic
 from evalcal_core.cli import ArgumentParser, call_main
-from evalcal_core.outdir import check_complete, run_outputs
+from evalcal_core.outdir import check_complete, check_out, run_outputs
 from real_runs.sources import (
     N_KEYS,
     find_ag_news_root,
@@ -293,8 +293,9 @@ def _main(argv) -> int:
     if not Path(args.data_root).is_dir():
         raise ValueError(f"The '--data-root' option must be a folder laid out like "
                          f"/work/shared/data; {args.data_root} is not a folder")
+    check_out(args.out)
     for find in (find_cifar10_root, find_cifar10n_file, find_ag_news_root):
-        find(args.data_root)  # a root without all three fails here, before --out is touched
+        find(args.data_root)  # a root without all three fails here, before the marker
     # The pack and its checksum file are two files: the folder stays marked incomplete
     # until both are written, so a pack cut off between them is never taken for whole.
     with run_outputs(args.out, "python -m real_runs.pack_data",

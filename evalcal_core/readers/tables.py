@@ -3,8 +3,8 @@
 ``question, score`` with an optional ``run`` (or ``seed``) column holds one arm; ``seed, arm,
 question, score`` holds several and ``--filter`` picks the arm. A ``task`` column is picked
 with ``--task``; ``--cluster COLUMN`` reads a column as cluster labels; ``--metric`` names
-the score column. Runs named by a ``seed`` column are seeds. Parquet needs pyarrow or
-fastparquet, which this project does not install.
+the score column. Runs named by a ``seed`` column are seeds. Parquet needs pyarrow (the
+``parquet`` extra: ``pip install '.[parquet]'``) or fastparquet.
 """
 
 from __future__ import annotations
@@ -35,9 +35,9 @@ def _load(path: Path, fmt: str) -> pd.DataFrame:
     check_regular(path)
     if fmt == "parquet":
         if not any(importlib.util.find_spec(m) for m in ("pyarrow", "fastparquet")):
-            raise ValueError(f"{path}: reading Parquet needs pyarrow (pip install pyarrow) or "
-                             f"fastparquet, which this environment lacks; or save the table "
-                             f"as CSV")
+            raise ValueError(f"{path}: reading Parquet needs pyarrow (pip install pyarrow, "
+                             f"or the [parquet] extra) or fastparquet, which this environment "
+                             f"lacks; or save the table as CSV")
         try:
             return pd.read_parquet(path)
         except (OSError, ValueError) as exc:

@@ -1,0 +1,270 @@
+"""``python -m reports.pool_profiles``: the real-run pools of each training profile side by side.
+
+For every dataset and every training profile (``cpu``, ``paper``): under the null scenario
+the baseline's accuracy, the sd of the per-seed delta, the correlation of the two arms'
+per-seed accuracies, and the false-positive rate of the one-run rules and of the paired
+protocols; under each variant scenario the pool's mean delta with its 95% t interval
+(whether the variant helps, as the paper's S1 and S2 do) and the power of the paired
+protocols at the pool's own effect. Rates are simulated from the pool itself
+(:func:`sim.grid.calibrate`), each with its pool-sampling interval (which seeds the pool
+happens to hold, Monte Carlo error included). A profile the store does not hold is a
+column that says so: the table keeps its shape until the GPU pool exists.
+
+Writes ``pool_profiles.csv`` (one row per profile, dataset, scenario and quantity) and
+``pool_profiles.md`` (one table per dataset, a column per profile).
+"""
+
+from __future__ import annotations
+
+import argparse
+import io
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from evalcal_core import scenarios
+from evalcal_core.atomic import write_atomic
+from evalcal_core.cli import ArgumentParser, run_main
+from evalcal_core.outdir import run_outputs
+from evalcal_core.validate import check_alpha, check_int
+from real_runs.store import DEFAULT_POOL, pool_cells, pool_profiles
+
+DEFAULT_OUT = Path("reports") / "output" / "pool_profiles"
+PROG = "python -m reports.pool_profiles"
+#: the profiles compared by default: the CPU stand-in and the paper's GPU regime
+PROFILES = ("cpu", "paper")
+#: one run per arm: a 1 pp rule and a formal test on one run (both pitfalls for methods)
+ONE_RUN = ("single_run", "mcnemar")
+#: the honest protocols for paired seeds
+PAIRED = ("paired_t", "paired_bca_perm")
+KS = (3, 10)
+COLUMNS = ["profile", "dataset", "scenario", "quantity", "protocol", "k", "value", "low",
+           "high", "unit", "seeds", "sims"]
+
+
+def _pools(root, profile):
+    from sim import generators
+
+    extra = {} if root is None else {"root": str(root)}
+    return [generators.get("real_pool", dataset=d, scenario=s, profile=profile, **extra)
+            for d, s in pool_cells(root, profile)]
+
+
+def profile_rows(root, profile: str, *, ks=KS, sims: int = 2000, seed: int = 0,
+                 alpha: float = 0.05, jobs: int = 1) -> list[dict]:
+    """The quantities of one profile's pools (see the module docstring), as rows.
+
+    Parameters
+    ----------
+    root : path or None
+        Run store; None is the committed pool.
+    profile : str
+        Training profile held by the store.
+    ks : tuple of int
+        Seeds per arm of the simulated studies (at most the pool's size).
+    sims : int
+        Simulated studies per (pool, k, protocol) cell.
+    seed : int
+        Root seed of the simulation; the rows depend on nothing else.
+    alpha : float
+        Two-sided level of every protocol (fraction).
+    jobs : int
+        Worker processes.
+
+    Returns
+    -------
+    list of dict
+        Rows with the keys of :data:`COLUMNS`. Accuracies and rates in percent, deltas in
+        percentage points, ``rho`` without unit; ``low``/``high`` are a 95% t interval
+        (mean delta), a Fisher-z interval (rho) or the pool-sampling interval (rates).
+    """
+    from sim.grid import calibrate
+    from sim.pool_summary import pool_summary
+
+    pools = _pools(root, profile)
+    summary = pool_summary(pools)
+    rows = []
+    for pool, info in zip(pools, summary.to_dict("records")):
+        common = dict(profile=profile, dataset=pool.dataset, scenario=pool.scenario,
+                      seeds=int(info["seeds"]))
+
+        def add(quantity, value, low=np.nan, high=np.nan, unit="", protocol="", k=0,
+                sims_=0, common=common):
+            rows.append(dict(common, quantity=quantity, protocol=protocol, k=k,
+                             value=float(value), low=float(low), high=float(high), unit=unit,
+                             sims=sims_))
+
+        null = bool(info["null"])
+        if null:
+            add("baseline accuracy", info["base_acc_pct"], unit="%")
+            add("sd of the per-seed delta", info["sd_delta_pp"], unit="pp")
+            add("rho of the arms' per-seed accuracies", info["rho"], info["rho_low"],
+                info["rho_high"])
+        add("mean delta", info["mean_delta_pp"], info["delta_ci_low_pp"],
+            info["delta_ci_high_pp"], unit="pp")
+        usable = [k for k in ks if k <= info["seeds"]]
+        if not usable:
+            continue
+        names = list(ONE_RUN + PAIRED) if null else list(PAIRED)
+        frame = calibrate(pool, usable, [100 * pool.fixed_effect()], protocol_names=names,
+                          sims=sims, alpha=alpha, seed=seed, jobs=jobs, progress=False)
+        what = "false-positive rate" if null else "power at the pool's own delta"
+        cells = {(r["protocol"], int(r["k"])): r for r in frame.to_dict("records")}
+        for name in names:
+            # a one-run rule reads seed 0 only: its rate does not depend on k
+            for k in usable[:1] if name in ONE_RUN else usable:
+                r = cells[(name, k)]
+                add(what, 100 * r["rate"], 100 * r["pool_low"], 100 * r["pool_high"],
+                    unit="%", protocol=name, k=0 if name in ONE_RUN else k,
+                    sims_=int(r["sims"]))
+    return rows
+
+
+def pool_profiles_table(root=None, profiles=None, **kwargs) -> tuple[pd.DataFrame, list[str]]:
+    """Rows of every profile held by the store, and the asked-for profiles it lacks.
+
+    ``profiles`` defaults to :data:`PROFILES` plus any other profile the store holds.
+    """
+    held = pool_profiles(DEFAULT_POOL if root is None else root)
+    wanted = list(profiles) if profiles else list(dict.fromkeys([*PROFILES, *held]))
+    rows = []
+    for profile in wanted:
+        if profile in held:
+            rows += profile_rows(root, profile, **kwargs)
+    frame = pd.DataFrame(rows, columns=COLUMNS)
+    return frame, [p for p in wanted if p not in held]
+
+
+#: what the tables' numbers are (printed above them)
+LEGEND = (
+    "Per dataset, the pools of each training profile side by side. Accuracy is the "
+    "baseline's mean test accuracy; delta = variant - baseline per seed; rho = correlation "
+    "of the arms' per-seed accuracies [Fisher-z 95% interval]; mean delta [95% t interval "
+    "over the pool's seeds]: helps / hurts when the interval excludes 0. Rates: {sims} "
+    "simulated studies per cell, each drawing k of the pool's seeds (one-run rules read one "
+    "seed's pair), rejections at two-sided {level}; [pool-sampling interval, Monte Carlo error "
+    "included]. Under S0p (a true null) a rate is a false-positive rate, under S1/S2 the "
+    "power to detect the pool's own delta in its direction.")
+
+
+def _cell(row) -> str:
+    if row is None:
+        return "–"
+    value, unit = row["value"], row["unit"]
+    if not np.isfinite(value):
+        return "–"
+    digits = 2 if unit in ("", "pp") else 1
+    sign = "+" if row["quantity"] == "mean delta" else ""
+    text = f"{value:{sign}.{digits}f}"
+    if np.isfinite(row["low"]):
+        text += f" [{row['low']:{sign}.{digits}f}, {row['high']:{sign}.{digits}f}]"
+    if row["quantity"] == "mean delta" and scenarios.SCENARIOS.get(row["scenario"]) is not \
+            None and not scenarios.SCENARIOS[row["scenario"]].null:
+        text += (": helps" if row["low"] > 0 else ": hurts" if row["high"] < 0
+                 else ": unclear")
+    return text
+
+
+def _label(row) -> str:
+    scenario, quantity = row["scenario"], row["quantity"]
+    unit = f" ({row['unit']})" if row["unit"] else ""
+    if row["protocol"]:
+        k = "one run" if row["k"] == 0 else f"k = {row['k']}"
+        return f"{scenario} {quantity}, {row['protocol']}, {k}{unit}"
+    return f"{scenario} {quantity}{unit}"
+
+
+def to_markdown(frame: pd.DataFrame, missing, profiles, alpha: float = 0.05) -> str:
+    """One table per dataset: a row per quantity, a column per profile, under a legend."""
+    shown = [p for p in profiles if p in set(frame["profile"]) or p in missing]
+    sims = sorted({int(n) for n in frame["sims"] if n})
+    out = [LEGEND.format(sims="/".join(map(str, sims)) or "no", level=f"{100 * alpha:g}%"), ""]
+    for dataset in sorted(frame["dataset"].unique()):
+        part = frame[frame["dataset"] == dataset]
+        seeds = {p: part[part["profile"] == p]["seeds"].min() for p in shown
+                 if p not in missing}
+        head = [f"{p} ({seeds[p]} seeds)" if p in seeds and len(part[part["profile"] == p])
+                else f"{p} (not trained{' yet' if p in missing else ' for ' + dataset})"
+                for p in shown]
+        out += [f"**{dataset}**", "", "| quantity | " + " | ".join(head) + " |",
+                "|---|" + "---:|" * len(shown)]
+        keys = list(dict.fromkeys(zip(part["scenario"], part["quantity"], part["protocol"],
+                                      part["k"])))
+        for key in keys:
+            by_profile = {}
+            for p in shown:
+                hit = part[(part["profile"] == p) & (part["scenario"] == key[0])
+                           & (part["quantity"] == key[1]) & (part["protocol"] == key[2])
+                           & (part["k"] == key[3])]
+                by_profile[p] = hit.iloc[0] if len(hit) else None
+            first = next(r for r in by_profile.values() if r is not None)
+            out.append(f"| {_label(first)} | "
+                       + " | ".join(_cell(by_profile[p]) for p in shown) + " |")
+        out.append("")
+    return "\n".join(out)
+
+
+def table_csv(frame: pd.DataFrame) -> str:
+    """The rows as CSV text (fixed float format: byte-stable)."""
+    buffer = io.StringIO()
+    frame.to_csv(buffer, index=False, float_format="%.6g", lineterminator="\n")
+    return buffer.getvalue()
+
+
+def build_parser() -> argparse.ArgumentParser:
+    # ``python -OO`` strips docstrings: the description must not need one.
+    summary = (__doc__ or "").strip().splitlines()[:1]
+    parser = ArgumentParser(prog=PROG, description=summary[0] if summary else None)
+    parser.add_argument("--root", default=None, help="run store (default: the committed pool)")
+    parser.add_argument("--out", type=Path, default=DEFAULT_OUT)
+    parser.add_argument("--profiles", nargs="+", default=None,
+                        help="profiles to set side by side (default: cpu, paper and any "
+                             "other the store holds)")
+    parser.add_argument("--k", type=int, nargs="+", default=list(KS),
+                        help="seeds per arm of the simulated studies (3 10)")
+    parser.add_argument("--sims", type=int, default=2000,
+                        help="simulated studies per cell (2000)")
+    parser.add_argument("--seed", type=int, default=0, help="root seed (0)")
+    parser.add_argument("--alpha", type=float, default=0.05, help="two-sided level (0.05)")
+    parser.add_argument("--jobs", type=int, default=1, help="worker processes (1)")
+    return parser
+
+
+def main(argv=None) -> int:
+    """Check the arguments and the store, then compute and write under ``--out``."""
+    args = build_parser().parse_args(argv)
+    for k in args.k:
+        check_int(k, "--k", low=1, high=10_000)
+    check_int(args.sims, "--sims", low=10, high=10_000_000)
+    check_int(args.seed, "--seed", low=0, high=2**63 - 1)
+    check_int(args.jobs, "--jobs", low=1, high=1024)
+    check_alpha(args.alpha, "--alpha")
+    store = DEFAULT_POOL if args.root is None else Path(args.root)
+    held = pool_profiles(store)
+    if not held:
+        pool_cells(args.root)  # the one-line "no real-run pool" error
+    if args.profiles and not set(args.profiles) & set(held):
+        raise ValueError(f"The '--profiles' option must name a profile the store {store} "
+                         f"holds ({', '.join(held)}). Got {' '.join(args.profiles)} instead.")
+    with run_outputs(args.out, PROG, known=("pool_profiles.csv", "pool_profiles.md")) as out:
+        frame, missing = pool_profiles_table(
+            args.root, args.profiles, ks=tuple(sorted(set(args.k))), sims=args.sims,
+            seed=args.seed, alpha=args.alpha, jobs=args.jobs)
+        profiles = args.profiles or list(dict.fromkeys([*PROFILES, *held]))
+        markdown = to_markdown(frame, missing, profiles, args.alpha)
+        write_atomic(out.path / "pool_profiles.csv", table_csv(frame))
+        write_atomic(out.path / "pool_profiles.md", markdown)
+        out.wrote("pool_profiles.csv", "pool_profiles.md")
+    print(markdown)
+    print(f"wrote {args.out}/pool_profiles.md and pool_profiles.csv")
+    return 0
+
+
+def run() -> None:
+    """Console entry point."""
+    run_main(main, PROG)
+
+
+if __name__ == "__main__":
+    run()

@@ -336,6 +336,58 @@ def _section_paper_table(out: Path, outcome) -> list[str]:
     return parts
 
 
+def pool_profiles_html(folder: Path, csv_prefix: str, alpha: float = 0.05) -> str:
+    """``pool_profiles.csv`` as one table per dataset, a column per training profile; the
+    default profiles the store lacks are columns that say "not trained yet"."""
+    from . import pool_profiles as pp
+
+    frame = pd.read_csv(folder / "pool_profiles.csv", keep_default_na=False,
+                        na_values={c: ["", "nan"] for c in ("value", "low", "high")})
+    cite = CsvCite(f"{csv_prefix}pool_profiles.csv", frame)
+    present = list(dict.fromkeys(frame["profile"]))
+    shown = list(dict.fromkeys([*pp.PROFILES, *present]))
+    sims = "/".join(sorted({str(n) for n in frame["sims"] if n})) or "no"
+    parts = [f"<p>{_esc(pp.LEGEND.format(sims=sims, level=f'{100 * alpha:g}%'))}</p>"]
+    for dataset in sorted(frame["dataset"].unique()):
+        part = frame[frame["dataset"] == dataset]
+        head = ["quantity"]
+        for p in shown:
+            rows = part[part["profile"] == p]
+            missing = "yet" if p not in present else f"for {dataset}"
+            head.append(f"{p} ({int(rows['seeds'].min())} seeds)" if len(rows)
+                        else f"{p} (not trained {missing})")
+        table = []
+        keys = list(dict.fromkeys(zip(part["scenario"], part["quantity"], part["protocol"],
+                                      part["k"])))
+        for scenario, quantity, protocol, k in keys:
+            hits = part[(part["scenario"] == scenario) & (part["quantity"] == quantity)
+                        & (part["protocol"] == protocol) & (part["k"] == k)]
+            cells = [(pp.label(hits.iloc[0]), "text")]
+            for p in shown:
+                hit = hits[hits["profile"] == p]
+                if hit.empty or pd.isna(hit.iloc[0]["value"]):
+                    cells.append(["–"])
+                    continue
+                i, row = int(hit.index[0]), hit.iloc[0]
+                fmt = pp.value_format(row)
+                cell = [cite.num(i, "value", fmt)]
+                if pd.notna(row["low"]):
+                    cell += [Raw(' <span class="ci">'), "[", cite.num(i, "low", fmt), ", ",
+                             cite.num(i, "high", fmt), "]", Raw("</span>")]
+                said = pp.verdict(row)
+                cells.append(cell + ([f": {said}"] if said else []))
+            table.append(cells)
+        parts.append(f"<h3>{_esc(dataset)}</h3>")
+        parts.append(_table(head, table, table_id=f"pool-profiles-{dataset}"))
+    return "".join(parts)
+
+
+def _section_pool_profiles(out: Path, outcome) -> list[str]:
+    argv = outcome.step.argv
+    alpha = float(argv[argv.index("--alpha") + 1]) if "--alpha" in argv else 0.05
+    return [pool_profiles_html(out / outcome.step.name, f"{outcome.step.name}/", alpha)]
+
+
 _FIGURE_CAPTIONS = {
     "delta_ci.png": "Mean per-seed Δ with its BCa 95% interval, per dataset and scenario, at "
                     "3, 10 and 20 seeds. Filled markers: significant for paired_bca_perm; "
@@ -359,9 +411,11 @@ def _section_paper_figures(out: Path, outcome) -> list[str]:
 
 #: files a part of the page is made from
 _NEEDS = {"calibrate": ("calibration.csv", "seed_budget.csv"),
-          "paper_table": ("paper_table.csv", "paper_table.md")}
+          "paper_table": ("paper_table.csv", "paper_table.md"),
+          "pool_profiles": ("pool_profiles.csv",)}
 _SECTIONS = {"calibrate": _section_calibrate, "pitfalls": _section_pitfalls,
-             "paper_table": _section_paper_table, "paper_figures": _section_paper_figures}
+             "paper_table": _section_paper_table, "paper_figures": _section_paper_figures,
+             "pool_profiles": _section_pool_profiles}
 
 
 def page(out: Path, outcomes, *, argv, settings: dict) -> str:

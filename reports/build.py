@@ -107,6 +107,12 @@ def steps(out: Path, quick: bool, pool: str | None, jobs: int, alpha: float,
              "reports.paper_figures", ["--out", str(out / "paper_figures")] + root,
              ["delta_ci.png", "welch_vs_signflip.png", "learning_curves.png"],
              needs_pool=True),
+        # every profile of the store side by side: --profile does not narrow it
+        Step("pool_profiles", "The training profiles' real pools side by side",
+             "reports.pool_profiles", ["--out", str(out / "pool_profiles"), "--jobs",
+                                       str(jobs)] + (["--root", pool] if pool else [])
+             + sims + level,
+             ["pool_profiles.md", "pool_profiles.csv"], needs_pool=True),
     ]
 
 

@@ -148,25 +148,35 @@ LEGEND = (
     "power to detect the pool's own delta in its direction.")
 
 
+def value_format(row) -> str:
+    """The format of a row's value and bounds: a sign on deltas, 2 decimals for pp and rho,
+    1 for percentages."""
+    digits = 2 if row["unit"] in ("", "pp") else 1
+    return f"{'+' if row['quantity'] == 'mean delta' else ''}.{digits}f"
+
+
+def verdict(row) -> str:
+    """``helps``/``hurts``/``unclear`` for a variant scenario's mean delta (by its 95% t
+    interval), else empty."""
+    known = scenarios.SCENARIOS.get(row["scenario"])
+    if row["quantity"] != "mean delta" or known is None or known.null:
+        return ""
+    return "helps" if row["low"] > 0 else "hurts" if row["high"] < 0 else "unclear"
+
+
 def _cell(row) -> str:
-    if row is None:
+    if row is None or not np.isfinite(row["value"]):
         return "–"
-    value, unit = row["value"], row["unit"]
-    if not np.isfinite(value):
-        return "–"
-    digits = 2 if unit in ("", "pp") else 1
-    sign = "+" if row["quantity"] == "mean delta" else ""
-    text = f"{value:{sign}.{digits}f}"
+    fmt = value_format(row)
+    text = f"{row['value']:{fmt}}"
     if np.isfinite(row["low"]):
-        text += f" [{row['low']:{sign}.{digits}f}, {row['high']:{sign}.{digits}f}]"
-    if row["quantity"] == "mean delta" and scenarios.SCENARIOS.get(row["scenario"]) is not \
-            None and not scenarios.SCENARIOS[row["scenario"]].null:
-        text += (": helps" if row["low"] > 0 else ": hurts" if row["high"] < 0
-                 else ": unclear")
-    return text
+        text += f" [{row['low']:{fmt}}, {row['high']:{fmt}}]"
+    said = verdict(row)
+    return f"{text}: {said}" if said else text
 
 
-def _label(row) -> str:
+def label(row) -> str:
+    """A row's quantity in words, with its scenario, protocol, k and unit."""
     scenario, quantity = row["scenario"], row["quantity"]
     unit = f" ({row['unit']})" if row["unit"] else ""
     if row["protocol"]:
@@ -199,7 +209,7 @@ def to_markdown(frame: pd.DataFrame, missing, profiles, alpha: float = 0.05) -> 
                            & (part["k"] == key[3])]
                 by_profile[p] = hit.iloc[0] if len(hit) else None
             first = next(r for r in by_profile.values() if r is not None)
-            out.append(f"| {_label(first)} | "
+            out.append(f"| {label(first)} | "
                        + " | ".join(_cell(by_profile[p]) for p in shown) + " |")
         out.append("")
     return "\n".join(out)

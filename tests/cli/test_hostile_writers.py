@@ -57,6 +57,8 @@ WRITERS = [
     # layer's (``python -m sim.sequential`` forwards to it)
     pytest.param("reports.sequential", ["--k", "3", "20", "--quiet"], "sequential_table",
                  id="sequential"),
+    pytest.param("reports.pool_profiles", ["--root", FIXTURE_POOL], "pool_profiles_table",
+                 id="reports.pool_profiles"),
     pytest.param("sim.design_check", ["--quiet"], "design_check", id="design_check"),
     pytest.param("sim.plan", ["--sd-seed", "0.5"], "run_plan", id="plan"),
     pytest.param("reports.plan_figure", ["--sd-seed", "0.5"], None, id="plan_figure"),

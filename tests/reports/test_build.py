@@ -69,7 +69,8 @@ def test_build_links_every_report(built, capsys):
         if not link.startswith("#"):
             assert (built / link.split("#")[0]).is_file(), link
     for part in ("calibrate/power_curves.png", "pitfalls/index.html",
-                 "paper_table/paper_table.md", "paper_figures/delta_ci.png"):
+                 "paper_table/paper_table.md", "paper_figures/delta_ci.png",
+                 "pool_profiles/pool_profiles.csv"):
         assert part in page.links
     index = (built / "index.html").read_text()
     assert "Not built" not in index and "Failed" not in index
@@ -92,7 +93,7 @@ def test_front_page_tables_show_their_csv_cells(built):
         assert num["text"] == shown, num
         sources.add(name)
     assert sources == {"calibrate/calibration.csv", "calibrate/seed_budget.csv",
-                       "paper_table/paper_table.csv"}
+                       "paper_table/paper_table.csv", "pool_profiles/pool_profiles.csv"}
     # every calibration cell and every paper-table row is on the page
     calibration = frames["calibrate/calibration.csv"]
     rates = {int(n["data-src"].rsplit(":", 2)[1]) for n in page.nums
@@ -102,6 +103,13 @@ def test_front_page_tables_show_their_csv_cells(built):
     rows = {int(n["data-src"].rsplit(":", 2)[1]) for n in page.nums
             if n["data-src"].startswith("paper_table/")}
     assert rows == set(range(len(table)))
+    # every quantity of every pool, side by side, is on the page
+    profiles = frames["pool_profiles/pool_profiles.csv"]
+    rows = {int(n["data-src"].rsplit(":", 2)[1]) for n in page.nums
+            if n["data-src"].startswith("pool_profiles/")}
+    assert rows == set(profiles.index[profiles["value"].notna()])
+    datasets = profiles["dataset"].unique()
+    assert {f"pool-profiles-{d}" for d in datasets} <= set(page.tables)
 
 
 def test_front_page_is_self_contained_with_readable_figures(built):
@@ -260,7 +268,7 @@ def test_missing_pool_is_a_documented_skip(tmp_path, monkeypatch, capsys):
     printed = capsys.readouterr().out
     assert "paper_table: skipped (no real-run pool under" in printed
     index = (tmp_path / "index.html").read_text()
-    assert index.count("Not built: no real-run pool") == 2
+    assert index.count("Not built: no real-run pool") == 3
     assert incomplete_reason(tmp_path / "paper_table") is None  # nothing there to mark
 
 
@@ -296,6 +304,10 @@ def test_profile_reaches_every_step_that_reads_the_pool(tmp_path):
         argv = by_name[name].argv
         assert argv[argv.index("--profile") + 1] == "paper", name
     assert "--profile" not in by_name["calibrate"].argv
+    # the side-by-side table shows every profile of the store, whatever --profile says
+    assert "--profile" not in by_name["pool_profiles"].argv
+    assert by_name["pool_profiles"].argv[by_name["pool_profiles"].argv.index("--root") + 1] \
+        == "STORE"
     assert "profile 'paper'" in build.missing_pool(FIXTURE_POOL, "paper")
     assert build.missing_pool(FIXTURE_POOL, "fixture") is None
 
@@ -306,10 +318,10 @@ def test_help_works_without_docstrings():
     code = ("import contextlib, io, matplotlib\n"
             "matplotlib.use('pdf')\n"
             "import reports.build, reports.pitfalls, reports.paper_table, "
-            "reports.paper_figures\n"
+            "reports.paper_figures, reports.pool_profiles\n"
             "assert matplotlib.get_backend() == 'pdf', 'an import chose a backend'\n"
             "for m in (reports.build, reports.pitfalls, reports.paper_table, "
-            "reports.paper_figures):\n"
+            "reports.paper_figures, reports.pool_profiles):\n"
             "    buf = io.StringIO()\n"
             "    with contextlib.redirect_stdout(buf), contextlib.suppress(SystemExit):\n"
             "        m.main(['--help'])\n"

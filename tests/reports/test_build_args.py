@@ -97,4 +97,4 @@ def test_absent_default_pool_is_a_documented_skip(tmp_path, monkeypatch, capsys)
     printed = capsys.readouterr().out
     assert "paper_table: skipped (no real-run pool of profile 'paper' under" in printed
     assert len(calls) == 2
-    assert (out / "index.html").read_text().count("Not built: no real-run pool") == 2
+    assert (out / "index.html").read_text().count("Not built: no real-run pool") == 3

@@ -12,7 +12,6 @@ are sampled, so the same command gives byte-identical files.
 from __future__ import annotations
 
 import argparse
-import io
 from pathlib import Path
 
 import numpy as np
@@ -24,6 +23,7 @@ from evalcal_core.cli import ArgumentParser, run_main
 from evalcal_core.outdir import run_outputs
 from real_runs.manifest import DATA_CAVEATS, pool_caveat
 from real_runs.store import pool_cells
+from sim.outputs import csv_text
 
 DEFAULT_OUT = Path("reports") / "output" / "paper_table"
 KS = (3, 10, 20)
@@ -102,13 +102,6 @@ def caveats_markdown(datasets, profile_text: str) -> str:
     return "\n".join(lines) + "\n"
 
 
-def table_csv(table: pd.DataFrame) -> str:
-    """The table as CSV text (fixed float format: byte-stable)."""
-    buffer = io.StringIO()
-    table.to_csv(buffer, index=False, float_format="%.6g", lineterminator="\n")
-    return buffer.getvalue()
-
-
 def build_parser() -> argparse.ArgumentParser:
     # ``python -OO`` strips docstrings: the description must not need one.
     summary = (__doc__ or "").strip().splitlines()[:1]
@@ -135,7 +128,7 @@ def main(argv=None) -> int:
     pool_cells(args.root, args.profile)  # a missing pool is a bad argument, before the lock
     with run_outputs(args.out, PROG) as outputs:
         table = paper_table(args.root, alpha=args.alpha, seed=args.seed, profile=args.profile)
-        write_atomic(outputs.path / "paper_table.csv", table_csv(table))
+        write_atomic(outputs.path / "paper_table.csv", csv_text(table, "%.6g"))
         datasets = set(table["dataset"])
         markdown = (to_markdown(table, args.alpha) + "\n"
                     + caveats_markdown(datasets, pool_caveat(args.root, args.profile, datasets)))

@@ -17,7 +17,6 @@ Writes ``pool_profiles.csv`` (one row per profile, dataset, scenario and quantit
 from __future__ import annotations
 
 import argparse
-import io
 from pathlib import Path
 
 import numpy as np
@@ -29,6 +28,7 @@ from evalcal_core.cli import ArgumentParser, run_main
 from evalcal_core.outdir import run_outputs
 from evalcal_core.validate import check_alpha, check_int
 from real_runs.store import DEFAULT_POOL, pool_cells, pool_profiles
+from sim.outputs import csv_text
 
 DEFAULT_OUT = Path("reports") / "output" / "pool_profiles"
 PROG = "python -m reports.pool_profiles"
@@ -215,13 +215,6 @@ def to_markdown(frame: pd.DataFrame, missing, profiles, alpha: float = 0.05) -> 
     return "\n".join(out)
 
 
-def table_csv(frame: pd.DataFrame) -> str:
-    """The rows as CSV text (fixed float format: byte-stable)."""
-    buffer = io.StringIO()
-    frame.to_csv(buffer, index=False, float_format="%.6g", lineterminator="\n")
-    return buffer.getvalue()
-
-
 def build_parser() -> argparse.ArgumentParser:
     # ``python -OO`` strips docstrings: the description must not need one.
     summary = (__doc__ or "").strip().splitlines()[:1]
@@ -263,7 +256,7 @@ def main(argv=None) -> int:
             seed=args.seed, alpha=args.alpha, jobs=args.jobs)
         profiles = args.profiles or list(dict.fromkeys([*PROFILES, *held]))
         markdown = to_markdown(frame, missing, profiles, args.alpha)
-        write_atomic(out.path / "pool_profiles.csv", table_csv(frame))
+        write_atomic(out.path / "pool_profiles.csv", csv_text(frame, "%.6g"))
         write_atomic(out.path / "pool_profiles.md", markdown)
         out.wrote("pool_profiles.csv", "pool_profiles.md")
     print(markdown)

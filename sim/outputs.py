@@ -9,8 +9,14 @@ import pandas as pd
 from evalcal_core.atomic import write_atomic
 
 
+def csv_text(frame: pd.DataFrame, float_format: str = "%.10g") -> str:
+    """``frame`` as CSV text: no index, a fixed float format and ``\\n`` line ends, so the
+    same frame always gives the same bytes."""
+    buffer = io.StringIO()
+    frame.to_csv(buffer, index=False, float_format=float_format, lineterminator="\n")
+    return buffer.getvalue()
+
+
 def write_csv(frame: pd.DataFrame, path) -> None:
     """Write ``frame`` as CSV atomically, with a fixed float format (byte-stable)."""
-    buffer = io.StringIO()
-    frame.to_csv(buffer, index=False, float_format="%.10g", lineterminator="\n")
-    write_atomic(path, buffer.getvalue())
+    write_atomic(path, csv_text(frame))

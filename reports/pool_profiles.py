@@ -62,7 +62,8 @@ def profile_rows(root, profile: str, *, ks=KS, sims: int = 2000, seed: int = 0,
     profile : str
         Training profile held by the store.
     ks : tuple of int
-        Seeds per arm of the simulated studies (at most the pool's size).
+        Seeds per arm of the simulated studies; those above a third of a pool's seeds are
+        left out for that pool (as ``sim.calibrate`` refuses them).
     sims : int
         Simulated studies per (pool, k, protocol) cell.
     seed : int
@@ -103,7 +104,9 @@ def profile_rows(root, profile: str, *, ks=KS, sims: int = 2000, seed: int = 0,
                 info["rho_high"])
         add("mean delta", info["mean_delta_pp"], info["delta_ci_low_pp"],
             info["delta_ci_high_pp"], unit="pp")
-        usable = [k for k in ks if k <= info["seeds"]]
+        # as in sim.calibrate: k at most a third of the pool, else the rate describes
+        # little more than the pool's own seeds
+        usable = [k for k in ks if 3 * k <= info["seeds"]]
         if not usable:
             continue
         names = list(ONE_RUN + PAIRED) if null else list(PAIRED)
@@ -142,10 +145,11 @@ LEGEND = (
     "baseline's mean test accuracy; delta = variant - baseline per seed; rho = correlation "
     "of the arms' per-seed accuracies [Fisher-z 95% interval]; mean delta [95% t interval "
     "over the pool's seeds]: helps / hurts when the interval excludes 0. Rates: {sims} "
-    "simulated studies per cell, each drawing k of the pool's seeds (one-run rules read one "
-    "seed's pair), rejections at two-sided {level}; [pool-sampling interval, Monte Carlo error "
-    "included]. Under S0p (a true null) a rate is a false-positive rate, under S1/S2 the "
-    "power to detect the pool's own delta in its direction.")
+    "simulated studies per cell, each drawing k of the pool's seeds (k at most a third of "
+    "them; one-run rules read one seed's pair), rejections at two-sided {level}; "
+    "[pool-sampling interval, Monte Carlo error included]. Under S0p (a true null) a rate "
+    "is a false-positive rate, under S1/S2 the power to detect the pool's own delta in its "
+    "direction.")
 
 
 def value_format(row) -> str:

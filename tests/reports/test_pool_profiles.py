@@ -106,3 +106,10 @@ def test_bad_options_are_one_line(argv, words, tmp_path, capsys):
     for word in words:
         assert word in err[0], err
     assert not (tmp_path / "o").exists()
+
+
+def test_k_above_a_third_of_the_pool_is_left_out():
+    """As ``sim.calibrate`` refuses it: the 12-seed fixture pools get k = 3, never k = 5."""
+    rows = pool_profiles.profile_rows(FIXTURE_POOL, "fixture", ks=(3, 5), sims=50)
+    ks = {r["k"] for r in rows if r["protocol"] in pool_profiles.PAIRED}
+    assert ks == {3} and all(r["seeds"] == 12 for r in rows)

@@ -320,12 +320,14 @@ def list_cells(root=None) -> list[tuple[str, str, str]]:
     return cells
 
 
-def pool_cells(root=None, profile: str | None = None) -> list[tuple[str, str]]:
+def pool_cells(root=None, profile: str | None = None, *,
+               option: str = "--param root=PATH") -> list[tuple[str, str]]:
     """(dataset, scenario) pairs to calibrate on in the store at ``root`` (default: the
     committed pool); the identical-arms sanity scenario (``S0``) is left out.
 
     ``profile`` keeps only the cells trained under that profile (the store may hold the
     ``cpu`` and ``paper`` pools side by side, and the second may cover fewer datasets).
+    ``option`` is how the caller's user names another store, for the message.
 
     Raises
     ------
@@ -339,7 +341,7 @@ def pool_cells(root=None, profile: str | None = None) -> list[tuple[str, str]]:
         shown = root if root is not None else DEFAULT_POOL
         which = f"of profile {profile!r} " if profile is not None else ""
         raise ValueError(f"no real-run pool {which}under {shown}; build one with "
-                         f"'python -m real_runs.build_pool' or pass --param root=PATH")
+                         f"'python -m real_runs.build_pool' or pass {option}")
     return cells
 
 

@@ -119,7 +119,7 @@ def steps(out: Path, quick: bool, pool: str | None, jobs: int, alpha: float,
 def missing_pool(pool: str | None, profile: str | None = None) -> str | None:
     """Why the real-run pool (of ``profile``) is missing, or ``None`` when there is one."""
     try:
-        pool_cells(pool, profile)
+        pool_cells(pool, profile, option="--pool STORE")
     except ValueError as exc:
         return str(exc)
     return None

@@ -259,7 +259,7 @@ def main(argv=None) -> int:
                         help="training profile of the pools (cpu, paper); needed only when "
                              "the store holds several")
     args = parser.parse_args(argv)
-    pool_cells(args.root, args.profile)  # a missing pool is a bad argument, before the lock
+    pool_cells(args.root, args.profile, option="--root STORE")  # before the lock
     import matplotlib
 
     matplotlib.use("Agg")

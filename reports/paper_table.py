@@ -125,7 +125,7 @@ def main(argv=None) -> int:
         raise ValueError(f"--seed must be >= 0; got {args.seed}")
     if not 0 < args.alpha < 1:
         raise ValueError(f"--alpha must be in (0, 1); got {args.alpha}")
-    pool_cells(args.root, args.profile)  # a missing pool is a bad argument, before the lock
+    pool_cells(args.root, args.profile, option="--root STORE")  # before the lock
     with run_outputs(args.out, PROG) as outputs:
         table = paper_table(args.root, alpha=args.alpha, seed=args.seed, profile=args.profile)
         write_atomic(outputs.path / "paper_table.csv", csv_text(table, "%.6g"))

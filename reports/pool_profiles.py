@@ -250,7 +250,7 @@ def main(argv=None) -> int:
     store = DEFAULT_POOL if args.root is None else Path(args.root)
     held = pool_profiles(store)
     if not held:
-        pool_cells(args.root)  # the one-line "no real-run pool" error
+        pool_cells(args.root, option="--root STORE")  # the one-line "no real-run pool" error
     if args.profiles and not set(args.profiles) & set(held):
         raise ValueError(f"The '--profiles' option must name a profile the store {store} "
                          f"holds ({', '.join(held)}). Got {' '.join(args.profiles)} instead.")

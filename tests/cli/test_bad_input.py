@@ -242,7 +242,10 @@ CASES = [
      ["--plan"]),
     ("real_runs.merge_records", ["{tmp}/nope.tar", "--pool", "{tmp}/pool"], ["nope.tar"]),
     # reports.paper_table
-    ("reports.paper_table", ["--root", "{tmp}/nope", "--out", "{tmp}/o"], ["no real-run pool"]),
+    ("reports.paper_table", ["--root", "{tmp}/nope", "--out", "{tmp}/o"],
+     ["no real-run pool", "or pass --root STORE"]),
+    ("reports.pool_profiles", ["--root", "{tmp}/nope", "--out", "{tmp}/o"],
+     ["no real-run pool", "or pass --root STORE"]),
     ("reports.paper_table", ["--root", "{store_meta}", "--out", "{tmp}/o"],
      ["meta lacks config_hash"]),
     ("reports.paper_table", ["--root", "{store_huge}", "--out", "{tmp}/o"],

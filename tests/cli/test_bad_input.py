@@ -241,6 +241,11 @@ CASES = [
     ("real_runs.gpu_batch", ["--pack", "{adir}", "--out", "{tmp}/o", "--budget-s", "60"],
      ["--plan"]),
     ("real_runs.merge_records", ["{tmp}/nope.tar", "--pool", "{tmp}/pool"], ["nope.tar"]),
+    # reports.pitfalls: a store the user names must exist and hold a pool
+    ("reports.pitfalls", ["--pool", "{tmp}/nope", "--out", "{tmp}/o", "--quick"],
+     ["'--pool'", "does not exist"]),
+    ("reports.pitfalls", ["--pool", "{adir}", "--out", "{tmp}/o", "--quick"],
+     ["no real-run pool under", "or pass --pool STORE"]),
     # reports.paper_table
     ("reports.paper_table", ["--root", "{tmp}/nope", "--out", "{tmp}/o"],
      ["no real-run pool", "or pass --root STORE"]),

@@ -345,6 +345,25 @@ def pool_cells(root=None, profile: str | None = None, *,
     return cells
 
 
+def check_store(root, option: str = "--pool") -> Path:
+    """A run store the user named: a folder holding a real-run pool.
+
+    Raises
+    ------
+    ValueError
+        One line naming ``option``: ``root`` is missing, a file, or holds no pool.
+    """
+    root = Path(root)
+    if not root.is_dir():
+        what = "is a file" if root.exists() else "does not exist"
+        raise ValueError(f"The {option!r} option must be a run store folder; {root} {what}")
+    if not pool_profiles(root):
+        raise ValueError(f"The {option!r} option must be a run store holding a real-run "
+                         f"pool; {root} holds none (build one with 'python -m "
+                         f"real_runs.build_pool')")
+    return root
+
+
 def pool_profiles(root=None, datasets=None) -> list[str]:
     """The training profiles of the store's pools (of ``datasets`` only, if given)."""
     return sorted({prof for d, prof, _ in list_cells(root)

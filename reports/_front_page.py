@@ -336,56 +336,40 @@ def _section_paper_table(out: Path, outcome) -> list[str]:
     return parts
 
 
-def pool_profiles_html(folder: Path, csv_prefix: str, alpha: float = 0.05) -> str:
-    """``pool_profiles.csv`` as one table per dataset, a column per training profile; the
-    default profiles the store lacks are columns that say "not trained yet"."""
+def pool_profiles_html(folder: Path, csv_prefix: str) -> str:
+    """``pool_profiles.csv`` under its legend, one table per dataset with a column per
+    training profile (:func:`reports.pool_profiles.layout`: the default profiles the store
+    lacks say "not trained yet")."""
     from . import pool_profiles as pp
 
     frame = pd.read_csv(folder / "pool_profiles.csv", keep_default_na=False,
                         na_values={c: ["", "nan"] for c in ("value", "low", "high")})
     cite = CsvCite(f"{csv_prefix}pool_profiles.csv", frame)
-    present = list(dict.fromkeys(frame["profile"]))
-    shown = list(dict.fromkeys([*pp.PROFILES, *present]))
-    sims = "/".join(sorted({str(n) for n in frame["sims"] if n})) or "no"
-    parts = [f"<p>{_esc(pp.LEGEND.format(sims=sims, level=f'{100 * alpha:g}%'))}</p>"]
-    for dataset in sorted(frame["dataset"].unique()):
-        part = frame[frame["dataset"] == dataset]
-        head = ["quantity"]
-        for p in shown:
-            rows = part[part["profile"] == p]
-            missing = "yet" if p not in present else f"for {dataset}"
-            head.append(f"{p} ({int(rows['seeds'].min())} seeds)" if len(rows)
-                        else f"{p} (not trained {missing})")
-        table = []
-        keys = list(dict.fromkeys(zip(part["scenario"], part["quantity"], part["protocol"],
-                                      part["k"])))
-        for scenario, quantity, protocol, k in keys:
-            hits = part[(part["scenario"] == scenario) & (part["quantity"] == quantity)
-                        & (part["protocol"] == protocol) & (part["k"] == k)]
-            cells = [(pp.label(hits.iloc[0]), "text")]
-            for p in shown:
-                hit = hits[hits["profile"] == p]
-                if hit.empty or pd.isna(hit.iloc[0]["value"]):
+    shown = pp.shown_profiles(None, frame["profile"].unique())
+    parts = [f"<p>{_esc(pp.legend(frame))}</p>"]
+    for dataset, head, lines in pp.layout(frame, shown):
+        rows = []
+        for at in lines:
+            cells = [(pp.label(frame.loc[next(i for i in at if i is not None)]), "text")]
+            for i in at:
+                if i is None or pd.isna(frame.at[i, "value"]):
                     cells.append(["–"])
                     continue
-                i, row = int(hit.index[0]), hit.iloc[0]
-                fmt = pp.value_format(row)
+                fmt = pp.value_format(frame.loc[i])
                 cell = [cite.num(i, "value", fmt)]
-                if pd.notna(row["low"]):
+                if pd.notna(frame.at[i, "low"]):
                     cell += [Raw(' <span class="ci">'), "[", cite.num(i, "low", fmt), ", ",
                              cite.num(i, "high", fmt), "]", Raw("</span>")]
-                said = pp.verdict(row)
+                said = pp.verdict(frame.loc[i])
                 cells.append(cell + ([f": {said}"] if said else []))
-            table.append(cells)
+            rows.append(cells)
         parts.append(f"<h3>{_esc(dataset)}</h3>")
-        parts.append(_table(head, table, table_id=f"pool-profiles-{dataset}"))
+        parts.append(_table(["quantity", *head], rows, table_id=f"pool-profiles-{dataset}"))
     return "".join(parts)
 
 
 def _section_pool_profiles(out: Path, outcome) -> list[str]:
-    argv = outcome.step.argv
-    alpha = float(argv[argv.index("--alpha") + 1]) if "--alpha" in argv else 0.05
-    return [pool_profiles_html(out / outcome.step.name, f"{outcome.step.name}/", alpha)]
+    return [pool_profiles_html(out / outcome.step.name, f"{outcome.step.name}/")]
 
 
 _FIGURE_CAPTIONS = {

@@ -35,7 +35,7 @@ from pathlib import Path
 from evalcal_core.atomic import write_atomic
 from evalcal_core.cli import ArgumentParser, one_line, run_main
 from evalcal_core.outdir import MARKER_NAME, check_out, incomplete_reason, run_outputs
-from real_runs.store import DEFAULT_POOL, pool_cells, pool_profiles
+from real_runs.store import DEFAULT_POOL, check_store, pool_cells, pool_profiles
 
 from . import _front_page
 
@@ -226,14 +226,7 @@ def _main_iv(args) -> str | None:
     if not 0 < args.alpha < 1:
         raise ValueError(f"The '--alpha' option must be in (0, 1). Got {args.alpha} instead.")
     if args.pool is not None:
-        pool = Path(args.pool)
-        if not pool.is_dir():
-            what = "is a file" if pool.exists() else "does not exist"
-            raise ValueError(f"The '--pool' option must be a run store folder; {pool} {what}")
-        if not pool_profiles(pool):
-            raise ValueError(f"The '--pool' option must be a run store holding a real-run "
-                             f"pool; {pool} holds none (build one with 'python -m "
-                             f"real_runs.build_pool')")
+        check_store(args.pool, "--pool")
     if args.profile is not None:
         store = DEFAULT_POOL if args.pool is None else Path(args.pool)
         profiles = pool_profiles(store)

@@ -27,7 +27,7 @@ from evalcal_core.atomic import write_atomic
 from evalcal_core.cli import ArgumentParser, run_main
 from evalcal_core.outdir import run_outputs
 from evalcal_core.validate import check_alpha, check_int
-from real_runs.store import DEFAULT_POOL, pool_cells, pool_profiles
+from real_runs.store import DEFAULT_POOL, check_store, pool_cells, pool_profiles
 from sim.outputs import csv_text
 
 DEFAULT_OUT = Path("reports") / "output" / "pool_profiles"
@@ -40,7 +40,7 @@ ONE_RUN = ("single_run", "mcnemar")
 PAIRED = ("paired_t", "paired_bca_perm")
 KS = (3, 10)
 COLUMNS = ["profile", "dataset", "scenario", "quantity", "protocol", "k", "value", "low",
-           "high", "unit", "seeds", "sims"]
+           "high", "unit", "seeds", "sims", "alpha"]
 
 
 def _pools(root, profile):
@@ -88,7 +88,7 @@ def profile_rows(root, profile: str, *, ks=KS, sims: int = 2000, seed: int = 0,
     rows = []
     for pool, info in zip(pools, summary.to_dict("records")):
         common = dict(profile=profile, dataset=pool.dataset, scenario=pool.scenario,
-                      seeds=int(info["seeds"]))
+                      seeds=int(info["seeds"]), alpha=alpha)
 
         def add(quantity, value, low=np.nan, high=np.nan, unit="", protocol="", k=0,
                 sims_=0, common=common):
@@ -109,13 +109,20 @@ def profile_rows(root, profile: str, *, ks=KS, sims: int = 2000, seed: int = 0,
         usable = [k for k in ks if 3 * k <= info["seeds"]]
         if not usable:
             continue
-        names = list(ONE_RUN + PAIRED) if null else list(PAIRED)
-        frame = calibrate(pool, usable, [100 * pool.fixed_effect()], protocol_names=names,
-                          sims=sims, alpha=alpha, seed=seed, jobs=jobs, progress=False)
+        # A one-run rule reads one seed's pair: its rate does not depend on k, so it is
+        # simulated at the smallest k only (a cell's draws do not depend on its protocols).
+        one_run = list(ONE_RUN) if null else []
+        effect = [100 * pool.fixed_effect()]
+        common_run = dict(sims=sims, alpha=alpha, seed=seed, jobs=jobs, progress=False)
+        frames = [calibrate(pool, usable[:1], effect, protocol_names=one_run + list(PAIRED),
+                            **common_run)]
+        if usable[1:]:
+            frames.append(calibrate(pool, usable[1:], effect, protocol_names=list(PAIRED),
+                                    **common_run))
         what = "false-positive rate" if null else "power at the pool's own delta"
-        cells = {(r["protocol"], int(r["k"])): r for r in frame.to_dict("records")}
-        for name in names:
-            # a one-run rule reads seed 0 only: its rate does not depend on k
+        cells = {(r["protocol"], int(r["k"])): r
+                 for frame in frames for r in frame.to_dict("records")}
+        for name in one_run + list(PAIRED):
             for k in usable[:1] if name in ONE_RUN else usable:
                 r = cells[(name, k)]
                 add(what, 100 * r["rate"], 100 * r["pool_low"], 100 * r["pool_high"],
@@ -124,19 +131,22 @@ def profile_rows(root, profile: str, *, ks=KS, sims: int = 2000, seed: int = 0,
     return rows
 
 
-def pool_profiles_table(root=None, profiles=None, **kwargs) -> tuple[pd.DataFrame, list[str]]:
-    """Rows of every profile held by the store, and the asked-for profiles it lacks.
+def shown_profiles(asked, held) -> list[str]:
+    """The profiles to set side by side: those ``asked`` for, else :data:`PROFILES` and
+    then any other profile ``held``."""
+    return list(asked) if asked else list(dict.fromkeys([*PROFILES, *held]))
 
-    ``profiles`` defaults to :data:`PROFILES` plus any other profile the store holds.
-    """
-    held = pool_profiles(DEFAULT_POOL if root is None else root)
-    wanted = list(profiles) if profiles else list(dict.fromkeys([*PROFILES, *held]))
+
+def pool_profiles_table(root=None, profiles=None, **kwargs) -> pd.DataFrame:
+    """Rows (:data:`COLUMNS`) of every shown profile the store holds (see
+    :func:`shown_profiles`); a profile it lacks has no rows. ``kwargs`` go to
+    :func:`profile_rows`."""
+    held = pool_profiles(root)
     rows = []
-    for profile in wanted:
+    for profile in shown_profiles(profiles, held):
         if profile in held:
             rows += profile_rows(root, profile, **kwargs)
-    frame = pd.DataFrame(rows, columns=COLUMNS)
-    return frame, [p for p in wanted if p not in held]
+    return pd.DataFrame(rows, columns=COLUMNS)
 
 
 #: what the tables' numbers are (printed above them)
@@ -150,6 +160,37 @@ LEGEND = (
     "[pool-sampling interval, Monte Carlo error included]. Under S0p (a true null) a rate "
     "is a false-positive rate, under S1/S2 the power to detect the pool's own delta in its "
     "direction.")
+
+
+def legend(frame: pd.DataFrame) -> str:
+    """:data:`LEGEND` with the frame's simulations per cell and level."""
+    sims = "/".join(sorted({str(int(n)) for n in frame["sims"] if n})) or "no"
+    alpha = float(frame["alpha"].iloc[0]) if len(frame) else 0.05
+    return LEGEND.format(sims=sims, level=f"{100 * alpha:g}%")
+
+
+def layout(frame: pd.DataFrame, shown) -> list[tuple[str, list[str], list[list]]]:
+    """The side-by-side tables: per dataset, its column headers (one per shown profile) and
+    per quantity the frame index of each profile's row (None where it has none).
+
+    A profile with no row at all is "not trained yet"; one without rows for this dataset is
+    "not trained for" it.
+    """
+    present = set(frame["profile"])
+    tables = []
+    for dataset, part in frame.groupby("dataset", sort=True):
+        head = []
+        for p in shown:
+            seeds = part.loc[part["profile"] == p, "seeds"]
+            head.append(f"{p} ({int(seeds.min())} seeds)" if len(seeds) else
+                        f"{p} (not trained {'yet' if p not in present else 'for ' + dataset})")
+        by_key: dict = {}  # insertion order: the frame's order of quantities
+        for i, key, profile in zip(part.index, zip(part["scenario"], part["quantity"],
+                                                   part["protocol"], part["k"]),
+                                   part["profile"]):
+            by_key.setdefault(key, {})[profile] = i
+        tables.append((dataset, head, [[at.get(p) for p in shown] for at in by_key.values()]))
+    return tables
 
 
 def value_format(row) -> str:
@@ -169,7 +210,7 @@ def verdict(row) -> str:
 
 
 def _cell(row) -> str:
-    if row is None or not np.isfinite(row["value"]):
+    if not np.isfinite(row["value"]):
         return "–"
     fmt = value_format(row)
     text = f"{row['value']:{fmt}}"
@@ -189,32 +230,17 @@ def label(row) -> str:
     return f"{scenario} {quantity}{unit}"
 
 
-def to_markdown(frame: pd.DataFrame, missing, profiles, alpha: float = 0.05) -> str:
-    """One table per dataset: a row per quantity, a column per profile, under a legend."""
-    shown = [p for p in profiles if p in set(frame["profile"]) or p in missing]
-    sims = sorted({int(n) for n in frame["sims"] if n})
-    out = [LEGEND.format(sims="/".join(map(str, sims)) or "no", level=f"{100 * alpha:g}%"), ""]
-    for dataset in sorted(frame["dataset"].unique()):
-        part = frame[frame["dataset"] == dataset]
-        seeds = {p: part[part["profile"] == p]["seeds"].min() for p in shown
-                 if p not in missing}
-        head = [f"{p} ({seeds[p]} seeds)" if p in seeds and len(part[part["profile"] == p])
-                else f"{p} (not trained{' yet' if p in missing else ' for ' + dataset})"
-                for p in shown]
+def to_markdown(frame: pd.DataFrame, shown) -> str:
+    """One table per dataset: a row per quantity, a column per shown profile (see
+    :func:`layout`), under the legend."""
+    out = [legend(frame), ""]
+    for dataset, head, lines in layout(frame, shown):
         out += [f"**{dataset}**", "", "| quantity | " + " | ".join(head) + " |",
                 "|---|" + "---:|" * len(shown)]
-        keys = list(dict.fromkeys(zip(part["scenario"], part["quantity"], part["protocol"],
-                                      part["k"])))
-        for key in keys:
-            by_profile = {}
-            for p in shown:
-                hit = part[(part["profile"] == p) & (part["scenario"] == key[0])
-                           & (part["quantity"] == key[1]) & (part["protocol"] == key[2])
-                           & (part["k"] == key[3])]
-                by_profile[p] = hit.iloc[0] if len(hit) else None
-            first = next(r for r in by_profile.values() if r is not None)
-            out.append(f"| {label(first)} | "
-                       + " | ".join(_cell(by_profile[p]) for p in shown) + " |")
+        for at in lines:
+            first = frame.loc[next(i for i in at if i is not None)]
+            out.append(f"| {label(first)} | " + " | ".join(
+                "–" if i is None else _cell(frame.loc[i]) for i in at) + " |")
         out.append("")
     return "\n".join(out)
 
@@ -247,19 +273,18 @@ def main(argv=None) -> int:
     check_int(args.seed, "--seed", low=0, high=2**63 - 1)
     check_int(args.jobs, "--jobs", low=1, high=1024)
     check_alpha(args.alpha, "--alpha")
-    store = DEFAULT_POOL if args.root is None else Path(args.root)
+    if args.root is None:
+        pool_cells(None, option="--root STORE")  # the committed pool may be missing
+    store = DEFAULT_POOL if args.root is None else check_store(args.root, "--root")
     held = pool_profiles(store)
-    if not held:
-        pool_cells(args.root, option="--root STORE")  # the one-line "no real-run pool" error
     if args.profiles and not set(args.profiles) & set(held):
         raise ValueError(f"The '--profiles' option must name a profile the store {store} "
                          f"holds ({', '.join(held)}). Got {' '.join(args.profiles)} instead.")
     with run_outputs(args.out, PROG, known=("pool_profiles.csv", "pool_profiles.md")) as out:
-        frame, missing = pool_profiles_table(
-            args.root, args.profiles, ks=tuple(sorted(set(args.k))), sims=args.sims,
-            seed=args.seed, alpha=args.alpha, jobs=args.jobs)
-        profiles = args.profiles or list(dict.fromkeys([*PROFILES, *held]))
-        markdown = to_markdown(frame, missing, profiles, args.alpha)
+        frame = pool_profiles_table(args.root, args.profiles, ks=tuple(sorted(set(args.k))),
+                                    sims=args.sims, seed=args.seed, alpha=args.alpha,
+                                    jobs=args.jobs)
+        markdown = to_markdown(frame, shown_profiles(args.profiles, held))
         write_atomic(out.path / "pool_profiles.csv", csv_text(frame, "%.6g"))
         write_atomic(out.path / "pool_profiles.md", markdown)
         out.wrote("pool_profiles.csv", "pool_profiles.md")

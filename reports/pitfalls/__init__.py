@@ -31,7 +31,7 @@ from evalcal_core.cli import ArgumentParser, run_main
 from evalcal_core.outdir import run_outputs
 from evalcal_core.validate import Interval, validate
 from real_runs.manifest import pool_caveat
-from real_runs.store import pool_cells
+from real_runs.store import check_store, pool_cells
 
 from .._report_page import Section, page_html, page_markdown, write_pngs
 from ._context import (
@@ -135,11 +135,8 @@ def _settings(args) -> Settings:
     if args.pool is not None:
         # Only the committed pool may be absent (its parts are then skipped, saying so): a
         # store the user names must exist and hold a pool, as in reports.build.
-        pool = Path(args.pool)
-        if not pool.is_dir():
-            what = "is a file" if pool.exists() else "does not exist"
-            raise ValueError(f"The '--pool' option must be a run store folder; {pool} {what}")
-        pool_cells(args.pool, args.profile, option="--pool STORE")
+        check_store(args.pool, "--pool")
+        pool_cells(args.pool, args.profile, option="--pool STORE")  # a profile it holds
     sizes = QUICK if args.quick else FULL
     return Settings(**sizes, seed=args.seed, jobs=args.jobs, pool=args.pool,
                     profile=args.profile, quick=args.quick, alpha=args.alpha)

@@ -14,22 +14,22 @@ from reports import pool_profiles
 
 
 @pytest.fixture(scope="module")
-def table():
+def frame():
     return pool_profiles.pool_profiles_table(FIXTURE_POOL, ks=(3,), sims=400, seed=1)
 
 
-def test_every_cell_of_the_store_has_its_rows(table):
-    frame, missing = table
-    assert missing == ["cpu", "paper"]  # the fixture store holds profile 'fixture' only
+def test_every_cell_of_the_store_has_its_rows(frame):
+    # the fixture store holds profile 'fixture' only: cpu and paper, shown by default, have
+    # no rows
+    assert pool_profiles.shown_profiles(None, ["fixture"]) == ["cpu", "paper", "fixture"]
     cells = pool_cells(FIXTURE_POOL, "fixture")
     assert set(zip(frame["dataset"], frame["scenario"])) == set(cells)
     assert set(frame["profile"]) == {"fixture"}
 
 
-def test_pool_quantities_equal_their_definitions(table):
+def test_pool_quantities_equal_their_definitions(frame):
     """Accuracy, sd of delta, rho and the mean delta's t interval, from the records
     themselves (numpy and scipy), not from the code under test."""
-    frame, _ = table
     for dataset, scenario in pool_cells(FIXTURE_POOL, "fixture"):
         base, variant = load_pairs(FIXTURE_POOL, dataset, scenario, "fixture")
         acc_b, acc_v = base.mean(axis=1), variant.mean(axis=1)
@@ -49,10 +49,9 @@ def test_pool_quantities_equal_their_definitions(table):
             assert rho == pytest.approx(stats.pearsonr(acc_b, acc_v)[0], abs=1e-9)
 
 
-def test_single_run_rate_matches_exact_enumeration(table):
+def test_single_run_rate_matches_exact_enumeration(frame):
     """The one-run rule compares one seed's pair: over many draws its rate is the fraction
     of the pool's seeds whose |delta| >= 1 pp (exact), within Monte Carlo error."""
-    frame, _ = table
     for dataset, scenario in pool_cells(FIXTURE_POOL, "fixture"):
         rows = frame[(frame["dataset"] == dataset) & (frame["scenario"] == scenario)
                      & (frame["protocol"] == "single_run")]
@@ -65,9 +64,8 @@ def test_single_run_rate_matches_exact_enumeration(table):
         assert abs(row["value"] / 100 - exact) < 4 * se, (dataset, row["value"], exact)
 
 
-def test_markdown_sets_profiles_side_by_side(table):
-    frame, missing = table
-    text = pool_profiles.to_markdown(frame, missing, ["fixture", *missing])
+def test_markdown_sets_profiles_side_by_side(frame):
+    text = pool_profiles.to_markdown(frame, ["fixture", "cpu", "paper"])
     header = next(line for line in text.splitlines() if line.startswith("| quantity"))
     assert "fixture (" in header and "cpu (not trained yet)" in header
     assert "paper (not trained yet)" in header

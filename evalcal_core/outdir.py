@@ -153,11 +153,21 @@ class OutputRun:
         self.written.extend(names)
 
 
+def local_time() -> str:
+    """Now, in local time with its offset (ISO 8601, seconds): when a marker was written."""
+    return datetime.datetime.now().astimezone().isoformat(timespec="seconds")
+
+
 def marker_line(command: str) -> str:
     """The marker's one line: which command, started when (local time, ISO 8601), and what
     it means."""
-    started = datetime.datetime.now().astimezone().isoformat(timespec="seconds")
-    return f"{command} started {started} (pid {os.getpid()}): {MARKER_TEXT}\n"
+    return f"{command} started {local_time()} (pid {os.getpid()}): {MARKER_TEXT}\n"
+
+
+def mark_incomplete(folder, line: str) -> None:
+    """Mark ``folder`` incomplete with ``line`` (what left it so), written atomically; a
+    later :func:`run_outputs` of its command removes the mark when it finishes."""
+    write_atomic(Path(folder) / MARKER_NAME, line.rstrip("\n") + "\n")
 
 
 @contextlib.contextmanager
@@ -193,7 +203,7 @@ def run_outputs(path, command: str, *, known=(), option: str = "--out"):
     reads as incomplete until a run of the command finishes.
     """
     with locked_out(path, option) as out:
-        write_atomic(out / MARKER_NAME, marker_line(command))
+        mark_incomplete(out, marker_line(command))
         run = OutputRun(out)
         yield run
         run.removed = remove_stale(out, known, run.written)

@@ -24,7 +24,6 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-import datetime
 import importlib
 import io
 import sys
@@ -32,9 +31,14 @@ import traceback
 from dataclasses import dataclass
 from pathlib import Path
 
-from evalcal_core.atomic import write_atomic
 from evalcal_core.cli import ArgumentParser, one_line, run_main
-from evalcal_core.outdir import MARKER_NAME, check_out, incomplete_reason, run_outputs
+from evalcal_core.outdir import (
+    check_out,
+    incomplete_reason,
+    local_time,
+    mark_incomplete,
+    run_outputs,
+)
 from real_runs.store import DEFAULT_POOL, check_store, pool_cells, pool_profiles
 
 from . import _front_page
@@ -180,9 +184,8 @@ def mark_skipped(folder: Path, reason: str) -> bool:
     """
     if not folder.is_dir() or not any(p.name != ".lock" for p in folder.iterdir()):
         return False
-    when = datetime.datetime.now().astimezone().isoformat(timespec="seconds")
-    write_atomic(folder / MARKER_NAME, f"{PROG} skipped this step at {when} ({reason}); "
-                 "the files here are from an earlier build\n")
+    mark_incomplete(folder, f"{PROG} skipped this step at {local_time()} ({reason}); the "
+                    "files here are from an earlier build")
     return True
 
 

@@ -1,0 +1,233 @@
+"""The decision grid: every decision ``evaluate`` prints, scored on its design's generator.
+
+The calibration grid scores p-values at effect 0. This grid scores what users act on:
+simultaneous intervals at non-zero effects, family-wise errors, claims and gates at their
+margins, effect sizes' intervals, dominant clusters, the planner's power, one family of
+cells per module of :mod:`sim.decisions`. Each outcome is judged with its Wilson 95%
+interval:
+
+* a false rejection or false claim (``rejection``) is **within level** when the upper
+  bound is <= ``alpha + 1 pp``, **above level** when the lower bound is above it;
+* a coverage (``coverage``) is **within level** when the lower bound is >=
+  ``1 - alpha - 1.5 pp``, **below level** when the upper bound is below it;
+* anything else is **undecided**: the cell is drawn again with four times the simulations
+  from a stream of its own (the second look), and judged on the pooled count; still
+  undecided, it is reported so. ``power`` and ``refused`` outcomes are reported, not judged.
+
+An exact test at alpha = 5% has an upper bound of about 5.7% at 4,000 simulations, so a
+chance 5.4% would read "undecided" rather than "above level": the second look settles it.
+
+Randomness: the data of cell ``c`` at look ``l`` come from
+``sim.grid.cell_seed(seed, "decisions", family, params, l)``: results depend only on
+``--seed``.
+
+Command line::
+
+    python -m sim.decision_grid [--sims 4000] [--seed 0] [--families maxt ...] [--quick]
+                                [--jobs 1] [--out DIR]
+
+prints the table and, with ``--out``, writes ``decision_grid.csv`` and
+``decision_grid.md``.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+from joblib import Parallel, delayed
+
+from evalcal_core.atomic import write_atomic
+from evalcal_core.cli import ArgumentParser, run_main
+from evalcal_core.outdir import run_outputs
+from evalcal_core.validate import check_int, fail
+
+from . import decisions
+from .grid import cell_seed, wilson
+from .outputs import csv_text
+
+#: simulations per cell at the first look (the issue's minimum for a reported cell)
+DEFAULT_SIMS = 4_000
+#: simulations per cell with --quick (tests)
+QUICK_SIMS = 400
+#: the second look draws this many times the first look's simulations
+SECOND_LOOK = 4
+
+JUDGED = {"rejection": "upper", "coverage": "lower"}
+
+
+@dataclass(frozen=True)
+class GridConfig:
+    """What to run: families (all when empty), simulations per cell, root seed, jobs."""
+
+    families: tuple = ()
+    sims: int = DEFAULT_SIMS
+    seed: int = 0
+    quick: bool = False
+    jobs: int = 1
+
+
+def judge(measure: str, hits: int, sims: int, alpha: float) -> tuple[str, float, float]:
+    """``(verdict, low, high)`` of one outcome: its Wilson 95% interval and the rule above."""
+    low, high = wilson(hits, sims)
+    if measure == "rejection":
+        limit = alpha + decisions.REJECTION_TOLERANCE
+        verdict = ("within level" if high <= limit else
+                   "above level" if low > limit else "undecided")
+    elif measure == "coverage":
+        limit = 1.0 - alpha - decisions.COVERAGE_TOLERANCE
+        verdict = ("within level" if low >= limit else
+                   "below level" if high < limit else "undecided")
+    else:
+        verdict = "reported"
+    return verdict, low, high
+
+
+def _verdict(row) -> tuple[str, float, float]:
+    verdict, low, high = judge(row.measure, row.hits, row.sims, row.alpha)
+    if not decisions.reportable(row.decision) and verdict != "reported":
+        verdict = f"old rule, {verdict}"
+    return verdict, low, high
+
+
+def _cell_key(params: dict) -> str:
+    return json.dumps(params, sort_keys=True, separators=(",", ":"))
+
+
+def _run_cell(family: str, params: dict, sims: int, seed: int, look: int) -> list[dict]:
+    module = decisions.families()[family]
+    ss = cell_seed(seed, "decisions", family, _cell_key(params), look)
+    return module.simulate(params, sims, np.random.default_rng(ss))
+
+
+def _rows(family, params, outcomes, look_sims):
+    out = []
+    for o in outcomes:
+        if o["measure"] not in decisions.MEASURES:
+            raise ValueError(f"family {family!r} returned measure {o['measure']!r}; allowed: "
+                             f"{', '.join(decisions.MEASURES)}")
+        out.append({"family": family, "cell": _cell_key(params), "decision": o["decision"],
+                    "measure": o["measure"], "alpha": o["alpha"], "hits": o["hits"],
+                    "sims": o["sims"], "looks": look_sims})
+    return out
+
+
+def run_grid(config: GridConfig) -> pd.DataFrame:
+    """Run every cell of the chosen families and judge every outcome.
+
+    Returns
+    -------
+    pandas.DataFrame
+        One row per (family, cell, decision, measure): ``hits``, ``sims`` (pooled over
+        looks), ``rate``, ``low``, ``high`` (Wilson 95%, fractions), ``verdict``.
+    """
+    found = decisions.families()
+    names = list(config.families) or list(found)
+    for name in names:
+        if name not in found:
+            raise fail("--families", f"names among {', '.join(found)}", name)
+    cells = [(n, p) for n in names
+             for p in (found[n].QUICK_CELLS if config.quick else found[n].CELLS)]
+    first = Parallel(n_jobs=config.jobs)(
+        delayed(_run_cell)(n, p, config.sims, config.seed, 0) for n, p in cells)
+    rows = [r for (n, p), res in zip(cells, first) for r in _rows(n, p, res, config.sims)]
+    frame = pd.DataFrame(rows)
+    verdicts = [_verdict(r)[0] for r in frame.itertuples()]
+    again = sorted({(r.family, r.cell) for r, v in zip(frame.itertuples(), verdicts)
+                    if v == "undecided"})
+    if again and not config.quick:
+        by_key = {(n, _cell_key(p)): p for n, p in cells}
+        more = Parallel(n_jobs=config.jobs)(
+            delayed(_run_cell)(n, by_key[(n, c)], SECOND_LOOK * config.sims, config.seed, 1)
+            for n, c in again)
+        extra = pd.DataFrame([r for (n, c), res in zip(again, more)
+                              for r in _rows(n, by_key[(n, c)], res, SECOND_LOOK * config.sims)])
+        keys = ["family", "cell", "decision", "measure"]
+        extra = extra.set_index(keys)
+        frame = frame.set_index(keys)
+        both = frame.index.intersection(extra.index)
+        frame.loc[both, "hits"] += extra.loc[both, "hits"]
+        frame.loc[both, "sims"] += extra.loc[both, "sims"]
+        frame.loc[both, "looks"] = (f"{config.sims}+{SECOND_LOOK * config.sims}")
+        frame = frame.reset_index()
+    frame["looks"] = frame["looks"].astype(str)
+    judged = [_verdict(r) for r in frame.itertuples()]
+    frame["rate"] = frame.hits / frame.sims
+    frame["low"] = [j[1] for j in judged]
+    frame["high"] = [j[2] for j in judged]
+    frame["verdict"] = [j[0] for j in judged]
+    return frame
+
+
+def format_table(frame: pd.DataFrame, markdown: bool = False) -> str:
+    """The grid as text (or a Markdown table): rates in % with Wilson 95% intervals."""
+    head = ["family", "cell", "decision", "measure", "rate % [95% CI]", "sims", "verdict"]
+    lines = []
+    if markdown:
+        lines.append("| " + " | ".join(head) + " |")
+        lines.append("|" + "---|" * len(head))
+    for r in frame.itertuples():
+        cell = ", ".join(f"{k}={v}" for k, v in json.loads(r.cell).items())
+        rate = f"{100 * r.rate:.1f} [{100 * r.low:.1f}, {100 * r.high:.1f}]"
+        values = [r.family, cell, r.decision, r.measure, rate, f"{r.sims:,}", r.verdict]
+        lines.append("| " + " | ".join(values) + " |" if markdown else "  ".join(values))
+    return "\n".join(lines)
+
+
+def summary(frame: pd.DataFrame) -> str:
+    """How many judged outcomes of reportable decisions are within, off or undecided."""
+    judged = frame[frame.measure.isin(list(JUDGED))
+                   & frame.decision.map(decisions.reportable)]
+    counts = judged.verdict.value_counts()
+    parts = [f"{counts.get(v, 0)} {v}" for v in
+             ("within level", "above level", "below level", "undecided")]
+    return (f"{len(judged)} judged outcomes of the decisions evaluate prints: "
+            + ", ".join(parts))
+
+
+def build_parser() -> ArgumentParser:
+    p = ArgumentParser(prog="python -m sim.decision_grid", description=__doc__)
+    p.add_argument("--families", nargs="+", default=[], metavar="NAME",
+                   help=f"families to run (default all: {', '.join(decisions.families())})")
+    p.add_argument("--sims", type=int, default=None,
+                   help=f"simulations per cell at the first look (default {DEFAULT_SIMS}; "
+                        f"{QUICK_SIMS} with --quick)")
+    p.add_argument("--seed", type=int, default=0, help="root seed (0)")
+    p.add_argument("--quick", action="store_true",
+                   help="a few cells per family, no second look (for tests)")
+    p.add_argument("--jobs", type=int, default=1, help="cells run in parallel (1)")
+    p.add_argument("--out", default=None,
+                   help="folder for decision_grid.csv and .md (default: print only)")
+    return p
+
+
+def main(argv=None) -> int:
+    """Command line: print the grid; write it with ``--out``. Exit 0 whatever the verdicts."""
+    args = build_parser().parse_args(argv)
+    sims = args.sims if args.sims is not None else (QUICK_SIMS if args.quick else DEFAULT_SIMS)
+    config = GridConfig(families=tuple(args.families),
+                        sims=check_int(sims, "--sims", low=50),
+                        seed=check_int(args.seed, "--seed", low=0),
+                        quick=args.quick, jobs=check_int(args.jobs, "--jobs", low=1))
+    known = ("decision_grid.csv", "decision_grid.md")
+    if args.out is None:
+        frame = run_grid(config)
+    else:
+        with run_outputs(args.out, "python -m sim.decision_grid", known=known) as outputs:
+            frame = run_grid(config)
+            write_atomic(outputs.path / "decision_grid.csv", csv_text(frame))
+            outputs.wrote("decision_grid.csv")
+            write_atomic(outputs.path / "decision_grid.md",
+                         format_table(frame, markdown=True) + "\n\n" + summary(frame) + "\n")
+            outputs.wrote("decision_grid.md")
+    print(format_table(frame))
+    print(summary(frame))
+    sys.stdout.flush()
+    return 0
+
+
+if __name__ == "__main__":
+    run_main(main, "python -m sim.decision_grid")

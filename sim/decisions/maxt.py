@@ -1,0 +1,180 @@
+"""Many arms on paired or independent seeds: simultaneous intervals, family-wise errors, claims.
+
+Generator (``methods`` design): ``a`` arms on ``k`` seeds; the metric of arm ``i`` at seed
+``s`` is ``mu_i + sqrt(rho) Z_s + sqrt(1 - rho) W_is`` with standard normal ``Z``, ``W`` and
+``rho = 0.5``, scaled so that a per-seed delta has sd 1: effects and margins are in sd of a
+per-seed delta. ``unpaired`` cells draw every arm's seeds independently (sd 1 per arm).
+
+Decisions scored, each exactly as ``evaluate`` computes it (the functions of
+:mod:`protocols.multiplicity` and :mod:`protocols.claims` it calls):
+
+* ``maxt interval`` — :func:`protocols.multiplicity.simultaneous_ci` over the joint sign
+  flips (paired) and ``uncentred maxt interval (old)``, the critical value of the
+  uncentred flips alone, kept to show what it did; ``bonferroni interval`` — the t
+  intervals at ``alpha / C``; ``exact interval`` — Dunnett / Tukey for independent seeds;
+* ``maxt any false rejection`` / ``holm any false rejection`` — the family-wise error over
+  the comparisons whose true difference is 0;
+* claims at the margin (every comparison's true difference is exactly ``-margin``):
+  ``non_inferiority, maxt`` (:func:`protocols.multiplicity.maxt_claim`),
+  ``non_inferiority, holm`` (the Bonferroni ``1 - 2 alpha / C`` t interval), and the old
+  read-off of the uncentred max-T interval; the same for equivalence.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from scipy import stats
+
+from protocols import claims
+from protocols import multiplicity as mt
+
+NAME = "maxt"
+DESIGN = "methods_paired"
+
+ALPHA = 0.05
+RHO = 0.5
+#: sign patterns drawn beyond 16 seeds (the exact enumeration covers every cell here)
+N_FLIPS = 2_000
+
+_EFFECTS = (0.0, 0.5, 1.0, 2.0, 4.0, 8.0)
+
+CELLS = (
+    [{"kind": "intervals", "family": "many_to_one", "arms": 5, "k": k, "effect": e,
+      "improved": "all"} for k in (3, 6, 10, 12) for e in _EFFECTS]
+    + [{"kind": "intervals", "family": "all_pairs", "arms": 10, "k": 10, "effect": 3.0,
+        "improved": "half"},
+       {"kind": "intervals", "family": "all_pairs", "arms": 10, "k": 10, "effect": 0.0,
+        "improved": "half"},
+       {"kind": "intervals", "family": "many_to_one", "arms": 2, "k": 6, "effect": 8.0,
+        "improved": "all"}]
+    + [{"kind": "claims", "claim": c, "arms": a, "k": k, "margin": m}
+       for c in ("non_inferiority", "equivalence") for a in (2, 4) for k in (3, 5, 8, 10)
+       for m in (0.25, 0.5)]
+    + [{"kind": "unpaired", "family": f, "arms": a, "k": k, "effect": e}
+       for f, a in (("many_to_one", 4), ("all_pairs", 4)) for k in (2, 3, 10)
+       for e in (0.0, 8.0)]
+)
+
+QUICK_CELLS = [
+    {"kind": "intervals", "family": "many_to_one", "arms": 5, "k": 6, "effect": 8.0,
+     "improved": "all"},
+    {"kind": "claims", "claim": "non_inferiority", "arms": 2, "k": 3, "margin": 0.25},
+    {"kind": "unpaired", "family": "many_to_one", "arms": 4, "k": 3, "effect": 0.0},
+]
+
+
+def _paired_scores(arms, k, mu, sims, rng):
+    """Per-seed metrics, shape (sims, arms, k); a per-seed delta has sd 1."""
+    scale = 1.0 / np.sqrt(2.0 * (1.0 - RHO))
+    z = rng.standard_normal((sims, 1, k))
+    w = rng.standard_normal((sims, arms, k))
+    return scale * (np.sqrt(RHO) * z + np.sqrt(1.0 - RHO) * w) + np.asarray(mu)[:, None]
+
+
+def _means(arms, effect, improved):
+    mu = np.zeros(arms)
+    if improved == "all":
+        mu[1:] = effect
+    else:
+        mu[arms // 2:] = effect
+    return mu
+
+
+def _outcome(decision, measure, hits, sims, alpha=ALPHA):
+    return {"decision": decision, "measure": measure, "hits": int(hits), "sims": int(sims),
+            "alpha": float(alpha)}
+
+
+def _covers(low, high, truth):
+    return ((low <= truth) & (truth <= high)).all(axis=-1)
+
+
+def _intervals(p, sims, rng):
+    arms, k = p["arms"], p["k"]
+    mu = _means(arms, p["effect"], p["improved"])
+    comps = mt.many_to_one(arms) if p["family"] == "many_to_one" else mt.all_pairs(arms)
+    truth = mt.contrast_matrix(comps, arms) @ mu
+    x = _paired_scores(arms, k, mu, sims, rng)
+    d = mt.pair_deltas(x, comps)
+    joint = mt.paired_signflip_null(d, N_FLIPS, rng=rng)
+    ci = mt.simultaneous_ci(joint, ALPHA)
+    old_c = mt.maxt_critical(joint.null, ALPHA, weights=joint.weights)
+    old_lo = joint.estimate - old_c[:, None] * joint.se
+    old_hi = joint.estimate + old_c[:, None] * joint.se
+    bonf = mt.simultaneous_ci(joint, ALPHA, method="bonferroni")
+    null_cols = truth == 0
+    p_maxt = mt.maxt_adjust(joint)
+    p_raw = 2.0 * stats.t.sf(np.abs(joint.observed), k - 1)
+    p_holm = mt.adjust(p_raw, "holm")
+    out = [
+        _outcome("maxt interval", "coverage", _covers(ci.low, ci.high, truth).sum(), sims),
+        _outcome("uncentred maxt interval (old)", "coverage",
+                 _covers(old_lo, old_hi, truth).sum(), sims),
+        _outcome("bonferroni interval", "coverage",
+                 _covers(bonf.low, bonf.high, truth).sum(), sims),
+    ]
+    if null_cols.any():
+        for name, padj in (("maxt", p_maxt), ("holm", p_holm)):
+            false = (padj[:, null_cols] < ALPHA).any(axis=-1)
+            out.append(_outcome(f"{name} any false rejection", "rejection", false.sum(), sims))
+    if (~null_cols).any():
+        for name, padj in (("maxt", p_maxt), ("holm", p_holm)):
+            hit = (padj[:, ~null_cols] < ALPHA).any(axis=-1)
+            out.append(_outcome(f"{name} any true rejection", "power", hit.sum(), sims))
+    return out
+
+
+def _claims(p, sims, rng):
+    arms, k, margin, claim = p["arms"], p["k"], p["margin"], p["claim"]
+    comps = mt.many_to_one(arms)
+    c = len(comps)
+    mu = np.zeros(arms)
+    mu[1:] = -margin                                   # every comparison at its margin
+    x = _paired_scores(arms, k, mu, sims, rng)
+    d = mt.pair_deltas(x, comps)
+    new = mt.maxt_claim(d, claim, margin, ALPHA, n_flips=N_FLIPS, rng=rng)
+    out = [_outcome(f"{claim}, maxt", "rejection", (new.verdict == "shown").any(-1).sum(),
+                    sims)]
+    # the Bonferroni read-off (holm, bonferroni, bh): t interval at 1 - 2 alpha / C
+    bonf = claims.paired_claim(d, claim, margin, ALPHA / c)
+    out.append(_outcome(f"{claim}, holm", "rejection", bonf.shown.any(-1).sum(), sims))
+    joint = mt.paired_signflip_null(d, N_FLIPS, rng=rng)
+    old_c = mt.maxt_critical(joint.null, 2 * ALPHA, weights=joint.weights)
+    lo = joint.estimate - old_c[:, None] * joint.se
+    hi = joint.estimate + old_c[:, None] * joint.se
+    old = claims.claim_verdict(claim, joint.estimate, lo, hi, margin) == "shown"
+    out.append(_outcome(f"{claim}, uncentred maxt interval (old)", "rejection",
+                        old.any(-1).sum(), sims))
+    # power: every comparison truly 0 (inside the margin)
+    x0 = _paired_scores(arms, k, np.zeros(arms), sims, rng)
+    p0 = mt.maxt_claim(mt.pair_deltas(x0, comps), claim, margin, ALPHA, n_flips=N_FLIPS,
+                       rng=rng)
+    out.append(_outcome(f"{claim}, maxt, all shown at delta 0", "power",
+                        (p0.verdict == "shown").all(-1).sum(), sims))
+    return out
+
+
+def _unpaired(p, sims, rng):
+    arms, k = p["arms"], p["k"]
+    comps = mt.many_to_one(arms) if p["family"] == "many_to_one" else mt.all_pairs(arms)
+    mu = _means(arms, p["effect"], "all") * np.sqrt(2.0)   # sd of a difference of means: 1
+    truth = mt.contrast_matrix(comps, arms) @ mu
+    x = rng.standard_normal((sims, arms, k)) + mu[:, None]
+    ci = mt.unpaired_exact_ci(x, comps, ALPHA, p["family"])
+    out = [_outcome("exact interval (dunnett/tukey)", "coverage",
+                    _covers(ci.low, ci.high, truth).sum(), sims)]
+    null_cols = truth == 0
+    if null_cols.any():
+        false = ((ci.low[:, null_cols] > 0) | (ci.high[:, null_cols] < 0)).any(axis=-1)
+        out.append(_outcome("exact any false rejection", "rejection", false.sum(), sims))
+    return out
+
+
+def simulate(params: dict, sims: int, rng) -> list[dict]:
+    """Score the decisions of one cell on ``sims`` experiments (see the module docstring)."""
+    kind = params["kind"]
+    if kind == "intervals":
+        return _intervals(params, sims, rng)
+    if kind == "claims":
+        return _claims(params, sims, rng)
+    return _unpaired(params, sims, rng)

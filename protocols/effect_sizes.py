@@ -6,6 +6,8 @@
   (fraction of the baseline's errors removed), delta-method t CI.
 * :func:`cohens_dz` — the standardized paired effect ``d_z = mean(d) / sd(d)`` with the CI
   from inverting the noncentral t law of ``sqrt(k) d_z`` (exact for normal deltas).
+* :func:`cohens_dz_from_mean_ci` — ``d_z`` of clustered per-question deltas with the CI of
+  the mean difference that a cluster-robust test gives, divided by ``sd(d)``.
 
 All take per-seed arrays with seeds on the last axis and leading batch axes.
 """
@@ -21,7 +23,7 @@ from scipy.optimize import elementwise
 
 from evalcal_core.validate import check_alpha, fail
 
-from ._decisions import t_decision
+from ._decisions import SE_RTOL, t_decision
 
 #: fewer seeds than this and d_z is noted as very imprecise
 DZ_MIN_K = 10
@@ -30,6 +32,10 @@ DZ_MIN_K = 10
 NEAR_ZERO_ERROR = 0.01
 
 NOTE_DZ_SMALL_K = "k < 10: d_z is very imprecise"
+NOTE_DZ_NO_VARIANCE = ("d_z: no variance estimate where the deltas are equal up to "
+                       "rounding (d_z and its CI NaN)")
+NOTE_DZ_CLUSTERED = ("d_z interval: the cluster-robust CI of the mean difference divided by "
+                     "the sd of the per-question deltas (the sd taken as known)")
 NOTE_ERROR_NEAR_ZERO = ("baseline error is ~0 (< 1 pp): the relative error reduction is "
                         "unstable; report the difference in pp instead")
 
@@ -128,31 +134,59 @@ def _nc_where_cdf_is(t, df, target):
     return np.where(bracket.success & res.success, res.x, np.nan)
 
 
-def cohens_dz(deltas, alpha: float = 0.05) -> EffectSize:
+def _dz_point(d, scale, owner):
+    """``mean(d) / sd(d)`` over the last axis, NaN where the sd is rounding (the rule of
+    :mod:`protocols._decisions`: ``sd / sqrt(k) <= SE_RTOL * max(|mean|, scale)``, so d_z
+    has no value exactly where ``paired_t`` has no variance estimate)."""
+    k = d.shape[-1]
+    magnitude = np.abs(d).max(axis=-1)
+    if scale is not None:
+        scale = np.asarray(scale, dtype=float)
+        if not np.all(np.isfinite(scale)):
+            raise fail("scale", "finite magnitudes of the scores", "a non-finite value",
+                       owner)
+        magnitude = np.maximum(magnitude, np.abs(scale))
+    mean = d.mean(axis=-1)
+    sd = d.std(axis=-1, ddof=1)
+    no_variance = sd / math.sqrt(k) <= SE_RTOL * np.maximum(np.abs(mean), magnitude)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        dz = np.where(no_variance, np.nan, mean / sd)
+    return dz, sd, no_variance
+
+
+def cohens_dz(deltas, alpha: float = 0.05, *, scale=None) -> EffectSize:
     """Standardized paired effect ``d_z = mean(d) / sd(d)`` (``ddof = 1``), unitless.
 
     ``sqrt(k) d_z`` is the paired t statistic, noncentral t with ``k - 1`` df and
     noncentrality ``sqrt(k) delta_z`` for normal deltas; the CI holds the ``delta_z`` whose
     law puts the observed t inside its central ``1 - alpha`` (Steiger & Fouladi 1997).
+    The inversion is solved for the whole batch at once (``scipy.optimize.elementwise``):
+    pass the deltas of many comparisons stacked on a leading axis rather than one call
+    each.
 
     Parameters
     ----------
     deltas : ndarray, shape (..., k)
         Per-seed deltas.
+    alpha : float, default 0.05
+        Two-sided level; the CI has level ``1 - alpha``.
+    scale : ndarray or float, optional, shape (...)
+        Magnitude of the scores the deltas were computed from (e.g. the largest |score|,
+        fraction); the sd is judged against it as well as against the deltas' own
+        magnitude. Pass it when the deltas are small differences of larger scores.
 
     Returns
     -------
     EffectSize
-        Notes ``"k < 10: d_z is very imprecise"`` for fewer than 10 seeds; NaN (estimate
-        and CI) where all deltas are equal.
+        Notes ``"k < 10: d_z is very imprecise"`` for fewer than 10 seeds. Where the deltas
+        are equal up to rounding (``sd / sqrt(k) <= SE_RTOL * max(|mean|, scale)``, the rule
+        of :mod:`protocols._decisions`) there is no variance estimate: estimate and CI NaN,
+        and :data:`NOTE_DZ_NO_VARIANCE`.
     """
     alpha = check_alpha(alpha)
     d = _seeds_iv(deltas, "deltas", "cohens_dz")
     k = d.shape[-1]
-    sd = d.std(axis=-1, ddof=1)
-    constant = np.ptp(d, axis=-1) == 0     # sd is rounding noise there, not 0
-    with np.errstate(divide="ignore", invalid="ignore"):
-        dz = np.where(constant, np.nan, d.mean(axis=-1) / sd)
+    dz, _, no_variance = _dz_point(d, scale, "cohens_dz")
     t = np.sqrt(k) * dz
     ok = np.isfinite(t)
     t_ok = np.where(ok, t, 0.0)
@@ -160,5 +194,61 @@ def cohens_dz(deltas, alpha: float = 0.05) -> EffectSize:
     lo = _nc_where_cdf_is(t_ok, df, np.full_like(t_ok, 1.0 - alpha / 2.0)) / math.sqrt(k)
     hi = _nc_where_cdf_is(t_ok, df, np.full_like(t_ok, alpha / 2.0)) / math.sqrt(k)
     lo, hi = np.where(ok, lo, np.nan), np.where(ok, hi, np.nan)
-    note = NOTE_DZ_SMALL_K if k < DZ_MIN_K else ""
-    return EffectSize("d_z", dz, lo, hi, 1.0 - alpha, note)
+    notes = [NOTE_DZ_SMALL_K] if k < DZ_MIN_K else []
+    if np.any(no_variance):
+        notes.append(NOTE_DZ_NO_VARIANCE)
+    return EffectSize("d_z", dz, lo, hi, 1.0 - alpha, "; ".join(notes))
+
+
+def cohens_dz_from_mean_ci(deltas, mean_ci_low, mean_ci_high, alpha: float = 0.05, *,
+                           scale=None) -> EffectSize:
+    """``d_z`` of clustered per-question deltas, with a cluster-aware interval.
+
+    The noncentral t interval of :func:`cohens_dz` treats the questions as independent;
+    with clustered questions it is too narrow. Here the interval is the caller's
+    cluster-robust CI of the mean difference (e.g. ``cluster_cr2``'s ``ci_low``,
+    ``ci_high`` at the same ``alpha``) divided by ``sd(d)`` of the per-question deltas. The
+    sd is treated as known: its relative error is of order ``1 / sqrt(2 n)`` over ``n``
+    questions, small beside the mean's uncertainty with few clusters; the price is that
+    the interval is as wide as the mean's and no wider. Because ``sd > 0`` it excludes 0
+    exactly when the cluster-robust CI does, so the effect size never contradicts the
+    cluster-robust verdict.
+
+    Parameters
+    ----------
+    deltas : ndarray, shape (..., n)
+        Per-question deltas (variant minus base, the metric's units), questions on the last
+        axis.
+    mean_ci_low, mean_ci_high : ndarray or float, shape (...)
+        Two-sided ``1 - alpha`` CI of ``mean(deltas)`` from a cluster-robust method (same
+        units as the deltas); NaN where that method has no verdict.
+    alpha : float, default 0.05
+        The level the CI was computed at (recorded in ``level``).
+    scale : ndarray or float, optional
+        As in :func:`cohens_dz`.
+
+    Returns
+    -------
+    EffectSize
+        ``d_z`` and ``[mean_ci_low, mean_ci_high] / sd(d)`` (unitless); NaN where the deltas
+        have no variance estimate or the CI is NaN. Note :data:`NOTE_DZ_CLUSTERED`.
+    """
+    alpha = check_alpha(alpha)
+    owner = "cohens_dz_from_mean_ci"
+    d = _seeds_iv(deltas, "deltas", owner)
+    lo = np.asarray(mean_ci_low, dtype=float)
+    hi = np.asarray(mean_ci_high, dtype=float)
+    for name, bound in (("mean_ci_low", lo), ("mean_ci_high", hi)):
+        if bound.shape != d.shape[:-1]:
+            raise fail(name, f"an array of the deltas' batch shape {d.shape[:-1]}",
+                       f"shape {bound.shape}", owner)
+    if np.any(lo > hi):
+        bad = np.argmax(lo > hi)
+        raise fail("mean_ci_low", "at most mean_ci_high",
+                   f"{lo.flat[bad]:g} above {hi.flat[bad]:g}", owner)
+    dz, sd, no_variance = _dz_point(d, scale, owner)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        dz_lo = np.where(no_variance, np.nan, lo / sd)
+        dz_hi = np.where(no_variance, np.nan, hi / sd)
+    notes = [NOTE_DZ_CLUSTERED] + ([NOTE_DZ_NO_VARIANCE] if np.any(no_variance) else [])
+    return EffectSize("d_z", dz, dz_lo, dz_hi, 1.0 - alpha, "; ".join(notes))

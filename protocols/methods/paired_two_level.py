@@ -46,7 +46,10 @@ def two_level_variance(deltas):
     MS_resid)`` (``w`` = 1 if the question component is kept, else 0),
     ``df = L**2 / [MS_seed**2 / (k - 1) + w (MS_question**2 / (n - 1) + MS_resid**2 /
     ((k - 1)(n - 1)))]``. Without a question component (``w = 0``) this is exactly
-    ``paired_t`` (k - 1 df).
+    ``paired_t`` (k - 1 df). The negative coefficient of ``MS_resid`` lets the plug-in df
+    fall toward 0 (a question component barely above 0 is a small difference of two large
+    noisy mean squares); it is raised to :func:`min_two_level_df`, the least df any
+    parameter value gives.
 
     Parameters
     ----------
@@ -56,9 +59,9 @@ def two_level_variance(deltas):
     Returns
     -------
     variance, df, seed_variance : ndarray, shape (...)
-        ``V`` (squared units of the deltas), its Satterthwaite degrees of freedom (NaN where
-        every mean square is 0) and the seed part ``MS_seed / (k n) = var(d_s) / k``
-        (``paired_t``'s squared SE).
+        ``V`` (squared units of the deltas), its Satterthwaite degrees of freedom, at least
+        :func:`min_two_level_df` (NaN where every mean square is 0), and the seed part
+        ``MS_seed / (k n) = var(d_s) / k`` (``paired_t``'s squared SE).
     """
     k, n = deltas.shape[-2:]
     grand = deltas.mean(axis=(-2, -1), keepdims=True)
@@ -122,7 +125,39 @@ def _from_sums_of_squares(ss_s, ss_q, ss_e, k, n):
     spread = ms_s**2 / df_s + keep_q * (ms_q**2 / df_q + ms_e**2 / df_e)
     with np.errstate(divide="ignore", invalid="ignore"):
         df = combo**2 / spread
+    # The plug-in df falls toward 0 where ms_q barely exceeds ms_e (the negative term makes
+    # the spread large and the combination small: df 0.03 and a CI of +-2e39 on seeds that
+    # agree within 1 pp). No parameter value of the model has a df that low: project it
+    # onto the model's range (see min_two_level_df). np.maximum keeps a 0/0 NaN.
+    df = np.maximum(df, min_two_level_df(k, n))
     return combo / (k * n), df, ms_s / (k * n)
+
+
+def min_two_level_df(k, n):
+    """Smallest Satterthwaite df of :func:`two_level_variance` that the model allows.
+
+    With ``A = E[MS_seed] = sigma_e**2 + n sigma_a**2``, ``B = E[MS_question] = sigma_e**2
+    + k sigma_c**2`` and ``sigma_e**2 = 1`` (df is scale-free), the population df of ``L =
+    MS_seed + MS_question - MS_resid`` is ``(A + B - 1)**2 / (A**2 / a + B**2 / b +
+    1 / (a b))`` with ``a = k - 1``, ``b = n - 1``. Writing ``A = 1 + x``, ``B = 1 + y``
+    (``x, y >= 0``), ``(a + b + 1)(1 + x + y)**2 - [b (1 + x)**2 + a (1 + y)**2 + 1] =
+    2 (a + 1) x + 2 (b + 1) y + (a + 1) x**2 + (b + 1) y**2 + 2 (a + b + 1) x y >= 0``,
+    so the df is at least ``a b / (a + b + 1)``, attained at ``sigma_a = sigma_c = 0``.
+    (Without the question component the df is ``k - 1``, above this bound.) A plug-in df
+    below it estimates something no parameter value has; raising it to the bound moves
+    the estimate toward every possible truth and only widens the CI.
+
+    Parameters
+    ----------
+    k, n : int
+        Seeds and questions (k, n >= 2).
+
+    Returns
+    -------
+    float
+        ``(k - 1)(n - 1) / (n + k - 1)``, just below ``k - 1`` for ``n >> k``.
+    """
+    return (k - 1) * (n - 1) / (n + k - 1)
 
 
 @register

@@ -54,6 +54,88 @@ def test_dz_constant_deltas_nan():
     assert np.isnan(r.estimate[0]) and np.isnan(r.ci_low[0]) and np.isfinite(r.ci_low[1])
 
 
+def test_dz_deltas_equal_up_to_rounding_have_no_variance_estimate():
+    """The audit's case: seeds 0.81/0.83/0.85 against 0.82/0.84/0.86 gave d_z = 1.56e14
+    (deltas 0.01 each on paper, sd 6.4e-17 from rounding). Consistency with the rule of
+    protocols._decisions: d_z is NaN exactly where paired_t reports no variance estimate
+    (its ``degenerate``), with or without the scores' scale; a real spread of 1e-6 on the
+    same scale is kept and equals mean / sd by hand."""
+    import protocols
+
+    base = np.array([[0.81, 0.83, 0.85], [0.81, 0.83, 0.85]])
+    variant = base + np.array([[0.01, 0.01, 0.01], [0.01, 0.011, 0.012]])
+    variant[0] = [0.82, 0.84, 0.86]
+    deltas = variant - base
+    assert np.std(deltas[0], ddof=1) > 0          # not exactly equal: rounding
+    ref = protocols.get("paired_t").evaluate(base[..., None], variant[..., None])
+    for scale in (None, np.abs(variant).max(-1)):
+        r = E.cohens_dz(deltas, scale=scale)
+        np.testing.assert_array_equal(np.isnan(r.estimate), ref.degenerate)
+        assert np.isnan(r.ci_low[0]) and np.isnan(r.ci_high[0])
+        assert E.NOTE_DZ_NO_VARIANCE in r.note
+        assert r.estimate[1] == pytest.approx(deltas[1].mean() / deltas[1].std(ddof=1),
+                                              rel=1e-12)
+    tiny = np.array([0.01, 0.010001, 0.010002])
+    r = E.cohens_dz(tiny, scale=0.86)
+    assert r.estimate == pytest.approx(tiny.mean() / tiny.std(ddof=1), rel=1e-9)
+    assert E.NOTE_DZ_NO_VARIANCE not in r.note
+
+
+def test_dz_batch_equals_one_call_per_comparison():
+    """Consistency: the inversion is vectorized over comparisons (one call for 90 pairs
+    equals 90 calls to 1e-10), and each equals the scalar brentq inversion to 1e-6."""
+    rng = np.random.default_rng(90)
+    d = rng.normal(0.3, 1.0, size=(90, 5))
+    got = E.cohens_dz(d)
+    for i in range(0, 90, 9):
+        one = E.cohens_dz(d[i])
+        assert abs(one.ci_low - got.ci_low[i]) < 1e-10
+        assert abs(one.ci_high - got.ci_high[i]) < 1e-10
+        lo, hi = _brentq_dz_ci(d[i], 0.05)
+        assert abs(got.ci_low[i] - lo) < 1e-6 and abs(got.ci_high[i] - hi) < 1e-6
+
+
+def _clustered_deltas(rng, sims, clusters=8, size=15, effect=0.02):
+    """Per-question deltas of ``clusters`` clusters of ``size`` questions: a cluster effect
+    (sd 0.1) shared by a cluster's questions plus question noise (sd 0.2)."""
+    codes = np.repeat(np.arange(clusters), size)
+    shared = 0.1 * rng.standard_normal((sims, clusters))[..., codes]
+    return effect + shared + 0.2 * rng.standard_normal((sims, clusters * size)), codes
+
+
+def test_dz_from_mean_ci_agrees_with_the_cluster_robust_verdict():
+    """Consistency with cluster_cr2 on 300 clustered experiments: the interval is
+    cluster_cr2's CI over sd(d) (np.std by hand), it excludes 0 exactly where cluster_cr2's
+    CI does, and the iid noncentral t interval of cohens_dz (which treats the 120
+    questions as independent) disagrees with it in some experiments, as in the audit."""
+    import protocols
+
+    rng = np.random.default_rng(4)
+    d, codes = _clustered_deltas(rng, 300)
+    base = np.zeros_like(d)[:, None, :]
+    cr2 = protocols.get("cluster_cr2").evaluate(base, d[:, None, :], 0.05, clusters=codes)
+    r = E.cohens_dz_from_mean_ci(d, cr2.ci_low, cr2.ci_high, 0.05)
+    sd = d.std(-1, ddof=1)
+    np.testing.assert_allclose(r.estimate, d.mean(-1) / sd, rtol=1e-12)
+    np.testing.assert_allclose(r.ci_low, cr2.ci_low / sd, rtol=1e-12)
+    np.testing.assert_allclose(r.ci_high, cr2.ci_high / sd, rtol=1e-12)
+    np.testing.assert_array_equal((r.ci_low > 0) | (r.ci_high < 0),
+                                  (cr2.ci_low > 0) | (cr2.ci_high < 0))
+    iid = E.cohens_dz(d)
+    assert np.any(((iid.ci_low > 0) | (iid.ci_high < 0)) != ((r.ci_low > 0) | (r.ci_high < 0)))
+    assert r.note.startswith(E.NOTE_DZ_CLUSTERED)
+
+
+def test_dz_from_mean_ci_no_variance_or_no_verdict_is_nan():
+    """Analytic: deltas equal up to rounding give NaN d_z and interval; a NaN CI (the
+    cluster test had no verdict) gives a NaN interval."""
+    d = np.array([[0.82 - 0.81, 0.84 - 0.83, 0.86 - 0.85, 0.01], [0.0, 0.1, 0.2, 0.3]])
+    r = E.cohens_dz_from_mean_ci(d, np.array([0.0, np.nan]), np.array([0.02, np.nan]))
+    assert np.isnan(r.estimate[0]) and np.isnan(r.ci_low[0]) and np.isnan(r.ci_high[0])
+    assert np.isfinite(r.estimate[1]) and np.isnan(r.ci_low[1])
+    assert E.NOTE_DZ_NO_VARIANCE in r.note
+
+
 def test_mean_difference_equals_ttest_rel_ci():
     """Reference: scipy.stats.ttest_rel(...).confidence_interval()."""
     rng = np.random.default_rng(1)
@@ -108,3 +190,12 @@ def test_messages():
         E.cohens_dz(np.ones(3), alpha=1.5)
     with pytest.raises(ValueError, match="The 'variant' parameter of relative_error_reduction"):
         E.relative_error_reduction(np.ones(3), np.ones(4))
+    with pytest.raises(ValueError, match=r"The 'mean_ci_low' parameter of "
+                       r"cohens_dz_from_mean_ci must be an array of the deltas' batch "
+                       r"shape \(2,\)\. Got 'shape \(3,\)'"):
+        E.cohens_dz_from_mean_ci(np.ones((2, 4)), np.zeros(3), np.ones(2))
+    with pytest.raises(ValueError, match="The 'mean_ci_low' parameter of cohens_dz_from_mean_ci "
+                                         "must be at most mean_ci_high. Got '0.3 above 0.1'"):
+        E.cohens_dz_from_mean_ci(np.arange(4.0), 0.3, 0.1)
+    with pytest.raises(ValueError, match="The 'scale' parameter of cohens_dz must be finite"):
+        E.cohens_dz(np.arange(4.0), scale=np.inf)

@@ -1,0 +1,102 @@
+"""Decision-grid family ``effect_sizes``: the d_z interval and ``paired_two_level``'s interval.
+
+Two kinds of cell, both under paired training seeds (``methods_paired``):
+
+* ``"dz"``: normal per-seed deltas with true standardized effect ``dz`` (mean ``dz``, sd 1),
+  k seeds: the coverage of :func:`protocols.effect_sizes.cohens_dz`'s noncentral t interval
+  (exact for normal deltas, so it should hold at every k and ``dz``), and the share it
+  refuses (should be 0 here).
+* ``"dz_rounding"``: deltas equal on paper (scores rounded to 2 digits, the variant 1 pp
+  above the baseline on every seed) whose floating-point differences are not equal: the
+  share of experiments where d_z says "no variance estimate" (should be 1).
+* ``"two_level"``: binary per-question scores of the ``seed_question`` generator with k
+  seeds: the coverage of ``paired_two_level``'s interval of the expected accuracy gain
+  ``delta`` (fraction) among the experiments where it gives a verdict, and the share it
+  refuses (per-seed deltas equal up to rounding).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+import protocols
+from protocols import effect_sizes as es
+from sim.generators import get as get_generator
+
+NAME = "effect_sizes"
+DESIGN = "methods_paired"
+ALPHA = 0.05
+
+#: questions per run in the ``two_level`` cells: enough for a real question component,
+#: few enough that 4,000 experiments of k = 5 stay well under 10 s
+TWO_LEVEL_N = 200
+
+CELLS = (
+    [{"kind": "dz", "k": k, "dz": dz} for k in (3, 5, 10) for dz in (0.0, 0.5, 1.0, 2.0)]
+    + [{"kind": "dz_rounding", "k": k} for k in (3, 10)]
+    + [{"kind": "two_level", "k": k, "delta": delta, "sd_seed": sd_seed}
+       for k in (3, 5) for delta in (0.0, 0.03) for sd_seed in (0.05, 0.3)]
+)
+QUICK_CELLS = [{"kind": "dz", "k": 3, "dz": 1.0}, {"kind": "dz_rounding", "k": 3},
+               {"kind": "two_level", "k": 3, "delta": 0.03, "sd_seed": 0.05}]
+
+
+def _outcome(decision, measure, hits, sims):
+    return {"decision": decision, "measure": measure, "hits": int(hits), "sims": int(sims),
+            "alpha": ALPHA}
+
+
+def _dz_cell(params, sims, rng):
+    k, dz = params["k"], params["dz"]
+    deltas = rng.normal(dz, 1.0, size=(sims, k))
+    r = es.cohens_dz(deltas, ALPHA)
+    refused = np.isnan(r.ci_low)
+    covered = (r.ci_low <= dz) & (dz <= r.ci_high)
+    return [_outcome("d_z interval", "coverage", covered.sum(), sims),
+            _outcome("d_z interval", "refused", refused.sum(), sims)]
+
+
+def _dz_rounding_cell(params, sims, rng):
+    k = params["k"]
+    # Scores with 2 decimals, the variant 0.01 above on every seed: deltas equal on paper,
+    # unequal by rounding (e.g. 0.82 - 0.81 and 0.84 - 0.83 differ in the last bits).
+    base = np.round(rng.uniform(0.5, 0.9, size=(sims, k)), 2)
+    variant = np.round(base + 0.01, 2)
+    r = es.cohens_dz(variant - base, ALPHA, scale=np.abs(variant).max(axis=-1))
+    return [_outcome("d_z interval", "refused", np.isnan(r.estimate).sum(), sims)]
+
+
+def _two_level_cell(params, sims, rng):
+    generator = get_generator("seed_question", n_questions=TWO_LEVEL_N,
+                              sd_seed=params["sd_seed"])
+    delta = params["delta"]
+    base, variant = generator.draw(sims, params["k"], delta, rng)
+    r = protocols.get("paired_two_level").evaluate(base, variant, ALPHA)
+    verdict = ~np.isnan(r.ci_low)
+    covered = verdict & (r.ci_low <= delta) & (delta <= r.ci_high)
+    return [_outcome("paired_two_level interval", "coverage", covered.sum(), verdict.sum()),
+            _outcome("paired_two_level interval", "refused", (~verdict).sum(), sims)]
+
+
+_CELL_KINDS = {"dz": _dz_cell, "dz_rounding": _dz_rounding_cell,
+               "two_level": _two_level_cell}
+
+
+def simulate(params, sims, rng):
+    """Draw ``sims`` experiments of one cell and score its decisions (see the module doc).
+
+    Parameters
+    ----------
+    params : dict
+        One of :data:`CELLS`.
+    sims : int
+        Experiments.
+    rng : numpy.random.Generator
+
+    Returns
+    -------
+    list of dict
+        Outcomes ``{decision, measure, hits, sims, alpha}``; a coverage's ``sims`` is the
+        number of experiments with a verdict.
+    """
+    return _CELL_KINDS[params["kind"]](params, sims, np.random.default_rng(rng))

@@ -48,6 +48,14 @@ The test is ``t = mean(d) / sqrt(V)``, two-sided, against Student t (CR2, BM df)
 normal (CR1, as statsmodels' default ``use_t=False``); the CI is ``mean(d) +- q * sqrt(V)``.
 ``cluster_wild`` refers the CR1 t statistic to its wild cluster bootstrap distribution
 instead (null imposed, Webb's six-point weights).
+
+A dominant cluster: when one cluster holds most of the questions, the variance of the mean
+is mostly that cluster's own random effect, and a cluster-robust variance can only see it
+through the *contrast* of that cluster with the others: ``V_CR2`` then estimates about
+``(1 - s)`` times the true variance (``s``: the largest cluster's share of the questions),
+which no df correction makes up for. ``cluster_cr2`` refuses its verdict there
+(:func:`dominance_check`, on the effective number of clusters of Carter, Schnepel &
+Steigerwald 2017).
 """
 
 from __future__ import annotations
@@ -56,7 +64,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from evalcal_core.validate import check_choice
+from evalcal_core.validate import check_choice, check_number
 
 from .._base import (
     NEEDS_CLUSTERS,
@@ -68,6 +76,17 @@ from .._base import (
 from .._decisions import _no_variance_estimate, data_scale, t_decision, z_decision
 from .._resample import CHUNK_ELEMENTS, TIE_RTOL, _chunks
 from .._result import make_result
+
+#: fewest effective clusters G*(0) (:func:`effective_clusters`) ``cluster_cr2`` gives a
+#: verdict on. Calibrated on ``sim.decisions.clusters`` (n = 500, one cluster of share s, the
+#: rest equal, 10 or 30 clusters; icc 0.15-0.5, sd_effect 2-4 logits; 4,000 null
+#: experiments per cell): CR2 with IK df rejected at most 3.6% at alpha = 5% up to s = 0.85
+#: (G* = 1.38) and 4.9% at s = 0.9 (G* = 1.23); with 10 clusters, icc 0.3-0.9, sd_effect 2
+#: (2,000 per cell) 6.5-8.8% at s = 0.95 (G* = 1.11) and 15-17% at s = 0.98 (G* = 1.04).
+#: 1.5 (s above about 0.81 refused) keeps a margin below the share where the level breaks;
+#: a share of 0.5 has G* = 3.6-3.9, the generator's broken-stick sizes of 10-30 clusters
+#: 6.4-14.6.
+MIN_EFFECTIVE_CLUSTERS = 1.5
 
 #: Webb's (2023) six-point distribution of wild-bootstrap weights, each with probability 1/6
 WEBB_WEIGHTS = np.array([-np.sqrt(1.5), -1.0, -np.sqrt(0.5), np.sqrt(0.5), 1.0, np.sqrt(1.5)])
@@ -124,6 +143,66 @@ def cr2_intercept(d, codes, n_clusters):
     return estimate, variance, float(n**2 / spread)
 
 
+def effective_clusters(sizes) -> float:
+    """Effective number of clusters G*(0) of the mean (Carter, Schnepel & Steigerwald 2017).
+
+    Carter, Schnepel & Steigerwald (2017, Rev. Econ. Stat. 99(4):698-709) measure how far
+    unequal clusters are from ``G`` equal ones by ``G* = G / (1 + Gamma)``, with ``Gamma``
+    the squared coefficient of variation of ``gamma_g = xi' (X'X)**-1 X_g' Omega_g X_g
+    (X'X)**-1 xi`` over the clusters. For the mean (``X = 1``) with ``Omega_g = I`` (their
+    rho = 0) ``gamma_g`` is proportional to ``n_g``, and ``G* = G mean(n)**2 / mean(n**2) =
+    N**2 / sum_g n_g**2 = 1 / sum_g s_g**2`` (``s_g = n_g / N``, the cluster's share): ``G``
+    for equal clusters, close to 1 when one cluster holds nearly every question. Their
+    rho = 1 version, ``(sum n_g**2)**2 / sum n_g**4``, is not used: it is about 1.1 already
+    when one cluster holds half the questions, where the test still holds its level.
+
+    Parameters
+    ----------
+    sizes : array_like of int, shape (G,)
+        Questions per cluster, all positive.
+
+    Returns
+    -------
+    float
+        In ``[1, G]``.
+    """
+    sizes = np.asarray(sizes, dtype=float)
+    return float(sizes.sum() ** 2 / (sizes**2).sum())
+
+
+def dominance_check(clusters, min_effective: float = MIN_EFFECTIVE_CLUSTERS
+                    ) -> tuple[bool, str]:
+    """Whether a cluster-robust test of the mean cannot be supported: one cluster dominates.
+
+    Refuses when the effective number of clusters G*(0) (:func:`effective_clusters`) is
+    below ``min_effective``. It depends on the cluster sizes only, so it is the same for
+    every experiment of a batch (the clusters are fixed) and selects nothing by the data:
+    the verdicts it lets through are a fixed set of designs, not a data-driven subset.
+
+    Parameters
+    ----------
+    clusters : array_like of int, shape (n,)
+        Cluster code of each question (any integers).
+    min_effective : float, default :data:`MIN_EFFECTIVE_CLUSTERS`
+        Fewest effective clusters a verdict is given on; at most 1 never refuses.
+
+    Returns
+    -------
+    refuse : bool
+    reason : str
+        One line saying why (``""`` when not refused).
+    """
+    _, sizes = np.unique(np.asarray(clusters), return_counts=True)
+    g_star = effective_clusters(sizes)
+    if g_star >= min_effective:
+        return False, ""
+    share = sizes.max() / sizes.sum()
+    return True, (f"one cluster holds {100 * share:.1f}% of the {sizes.sum():,} questions "
+                  f"({g_star:.2f} effective clusters, G* < {min_effective:g}): the mean's "
+                  f"variance is mostly that cluster's own effect, which a cluster-robust SE "
+                  f"cannot estimate; no verdict")
+
+
 def cr1_intercept(d, codes, n_clusters):
     """Mean of ``d`` and its CR1 variance ``G / (G - 1) * sum_g S_g**2 / N**2``.
 
@@ -172,6 +251,14 @@ def one_way_icc(d, codes, n_clusters):
     MS_within, 0) / n0`` and ``n0 = (N - sum_g n_g**2 / N) / (G - 1)`` (the unbalanced
     one-way random-effects estimator, e.g. Searle, Casella & McCulloch 1992, sec. 3.6).
 
+    This is not the estimator of Imbens & Kolesár's reference implementation: R's
+    ``dfadjust::dfadjustSE`` fits Moulton's (1986) model to the OLS residuals ``u``,
+    ``rho_M = (sum_g S_g**2 - sum_q u_q**2) / (sum_g n_g**2 - N)`` (the mean within-cluster
+    cross-product, a covariance) and ``sigma**2 = max(sum_q u_q**2 / N - rho_M, 0)``, with
+    ``rho_M`` not truncated by default (``rho0 = FALSE``). The two give different df on
+    small data sets (an outside audit: 1.46 against 1.65, 5.65 against 1.55); the truncated
+    ANOVA is kept because it held the level better in this package's simulations.
+
     Returns
     -------
     ndarray, shape (...)
@@ -199,8 +286,10 @@ def ik_df(d, codes, n_clusters):
     liberal (``sim.design_check``: 5.5-6.0% at alpha = 5% with 20-50 clusters of 5,000
     questions at icc 0.3). Imbens & Kolesár take the working covariance of a random cluster
     effect, ``Omega = (1 - rho) I + rho B`` (``B``: ones within a cluster) with ``rho``
-    estimated (:func:`one_way_icc`), and ``df = tr(P' Omega P)**2 / tr((P' Omega P)**2)``.
-    With ``rho = 0`` it is the Bell–McCaffrey df.
+    estimated, and ``df = tr(P' Omega P)**2 / tr((P' Omega P)**2)``. With ``rho = 0`` it is
+    the Bell–McCaffrey df. ``rho`` is the one-way ANOVA intra-cluster correlation truncated
+    at 0 (:func:`one_way_icc`), not the Moulton estimator of R's ``dfadjust``: the df can
+    differ from ``dfadjustSE(..., IK = TRUE)`` (see :func:`one_way_icc`).
 
     Returns
     -------
@@ -240,7 +329,16 @@ class ClusterCR2(_ClusterProtocol):
         ``coef_test(vcov="CR2", test="Satterthwaite")`` for ``lm``). ``"bm"`` was slightly
         liberal on large, unequal clusters with icc 0.3 (5.5-6.0% at 20-50 clusters of
         5,000 questions, ``sim.design_check``); ``"ik"`` held 5% there, conservatively with
-        few dominant clusters.
+        few dominant clusters. The IK ``rho`` is the one-way ANOVA estimate truncated at 0
+        (:func:`one_way_icc`), not ``dfadjust``'s Moulton estimate.
+    min_effective_clusters : float, default 1.5
+        No verdict (p and CI NaN, ``degenerate``, not significant; the reason in
+        :meth:`decision_note`) when the effective number of clusters G*(0) of Carter,
+        Schnepel & Steigerwald (2017) is below it (:func:`dominance_check`): one cluster
+        holds most of the questions (above about 81% at 1.5) and the CR2 SE misses most of
+        the mean's variance. Without this rule, with one cluster of 500 questions holding
+        95% (98%) of them, the test rejected 6.5-8.8% (15-17%) at alpha = 5%
+        (:data:`MIN_EFFECTIVE_CLUSTERS`). At most 1: never refuse.
     """
 
     name = "cluster_cr2"
@@ -248,15 +346,26 @@ class ClusterCR2(_ClusterProtocol):
     valid_for = frozenset({"models_clustered"})
     recommended_for = frozenset({"models_clustered"})
     df: str = "ik"
+    min_effective_clusters: float = MIN_EFFECTIVE_CLUSTERS
 
     def __post_init__(self):
         check_choice(self.df, "df", ("ik", "bm"), self.name)
+        check_number(self.min_effective_clusters, "min_effective_clusters", self.name, low=0)
+
+    def decision_note(self, batch) -> str:
+        _, reason = dominance_check(batch.clusters, self.min_effective_clusters)
+        return "; ".join(filter(None, [super().decision_note(batch), reason]))
 
     def _evaluate(self, batch, alpha, rng):
-        estimate, variance, df = cr2_intercept(batch.question_deltas, batch.clusters,
-                                               batch.n_clusters)
+        d = batch.question_deltas
+        refuse, _ = dominance_check(batch.clusters, self.min_effective_clusters)
+        if refuse:
+            # No test the data can support: the convention of "no variance estimate".
+            nan = np.full(d.shape[:-1], np.nan)
+            return make_result(d.mean(axis=-1), nan, nan, nan, np.zeros(nan.shape, bool))
+        estimate, variance, df = cr2_intercept(d, batch.clusters, batch.n_clusters)
         if self.df == "ik":
-            df = ik_df(batch.question_deltas, batch.clusters, batch.n_clusters)
+            df = ik_df(d, batch.clusters, batch.n_clusters)
         scale = data_scale(batch.question_base, batch.question_variant)
         p, lo, hi, sig = t_decision(estimate, np.sqrt(variance), df, alpha, scale)
         return make_result(estimate, lo, hi, p, sig)

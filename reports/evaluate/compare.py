@@ -18,9 +18,14 @@ models_clustered     ``cluster_cr2`` (CR2 with Imbens-Kolesar df; holds its leve
 Multiplicity (``--correction``): Holm (default), Bonferroni and Benjamini-Hochberg adjust the
 primary protocol's p-values; their intervals are Bonferroni-simultaneous (the protocol's CI at
 level ``alpha / C`` for ``C`` comparisons; BH adjusts p only). ``maxt``: Westfall-Young
-step-down max-T over joint sign flips of the paired units (seeds, questions or clusters), with
-intervals ``estimate +- q * se`` from the max-|t| quantile ``q``. ``none``: raw p and
-intervals (a warning is printed).
+step-down max-T over joint sign flips of the paired units (seeds or clusters; the joint normal
+law for questions), with intervals ``estimate +- q * se`` from the max-|t| quantile ``q`` of
+the uncentred and the centred flips, whichever is larger (:func:`protocols.multiplicity.
+simultaneous_ci`); claims under ``maxt`` are exact one-sided max-T tests at the margin
+(:func:`protocols.multiplicity.maxt_claim`). Independent seeds under ``maxt`` get Dunnett's
+(many-to-one) or Tukey's (all pairs) exact single-step tests and intervals, which hold with 2
+or 3 seeds per arm where a bootstrap of 3 values is degenerate. ``none``: raw p and intervals
+(a warning is printed). Every decision here is scored by ``python -m sim.decision_grid``.
 """
 
 from __future__ import annotations
@@ -148,6 +153,45 @@ def joint_null(scores: ArmScores, design: Design, comps, codes, rng) -> mt.Joint
     return mt.gaussian_null(q, comps, N_FLIPS, rng=rng)
 
 
+def _flip_units(scores: ArmScores, design: Design, comps, codes):
+    """Per-unit deltas ``(m, units)`` that max-T flips jointly (seeds, or clusters' scaled
+    sums); ``None`` for designs whose joint null is not a sign flip."""
+    x = scores.scores
+    if design.kind == "methods_paired":
+        return mt.pair_deltas(x.mean(axis=2), comps)
+    if design.kind == "models_clustered":
+        q = x.mean(axis=1)
+        g = int(codes.max()) + 1
+        sums = np.stack([np.bincount(codes, weights=row, minlength=g) for row in q])
+        return mt.pair_deltas(sums * g / q.shape[1], comps)
+    return None
+
+
+def _unpaired_exact(scores: ArmScores, comps, reference, alpha, claim_alpha, seed):
+    """Dunnett (many-to-one) or Tukey (all pairs) single-step p, intervals and claim
+    intervals for independent seeds: exact for normal arms with a common variance."""
+    x = scores.scores.mean(axis=2)
+    family = "many_to_one" if reference is not None else "all_pairs"
+    if family == "many_to_one":
+        control = comps[0][1]
+        res = stats.dunnett(*[x[i] for i, _ in comps], control=x[control],
+                            rng=np.random.default_rng(seed))
+        p_adj = np.asarray(res.pvalue, dtype=float)
+    else:
+        res = stats.tukey_hsd(*x)
+        p_adj = np.array([res.pvalue[i, j] for i, j in comps], dtype=float)
+    ci = mt.unpaired_exact_ci(x, comps, alpha, family)
+    cl = []
+    if claim_alpha is not None:
+        ci2 = mt.unpaired_exact_ci(x, comps, claim_alpha, family)
+        cl = [(None, lo, hi) for lo, hi in zip(ci2.low, ci2.high)]
+    name = "Dunnett" if family == "many_to_one" else "Tukey"
+    note = (f"max-T for independent seeds: {name}'s exact single-step test and intervals "
+            f"(normal arms, variance pooled over the {x.shape[0]} arms, "
+            f"{x.shape[0] * (x.shape[1] - 1)} df).")
+    return p_adj, list(zip(ci.low, ci.high)), cl, note
+
+
 def _run(name: str, base, variant, alpha, seed, codes, design):
     """(estimate, ci_low, ci_high, p, degenerate) of protocol ``name`` at level ``alpha``."""
     kwargs = {"exact": True} if name == "mcnemar" else {}
@@ -209,6 +253,7 @@ def compare_arms(scores: ArmScores, design: Design, *, alpha=0.05, correction="h
     sim_alpha = alpha / c if bonf else alpha
     claim_alpha = min(2 * alpha / c if bonf else 2 * alpha, 0.999)
     raw, sim, cl = [], [], []
+    maxt_verdicts = None
     for b, v in pairs:
         base, var = scores.arm(b), scores.arm(v)
         raw.append(_run(primary, base, var, alpha, seed, codes, design))
@@ -221,17 +266,36 @@ def compare_arms(scores: ArmScores, design: Design, *, alpha=0.05, correction="h
     if correction == "maxt":
         index = {a: i for i, a in enumerate(scores.arms)}
         comps = [(index[v], index[b]) for b, v in pairs]
-        joint = joint_null(scores, design, comps, codes, np.random.default_rng(seed))
-        p_adj = mt.maxt_adjust(joint)
-        ci = mt.simultaneous_ci(joint, alpha, method="maxt")
-        bounds = list(zip(ci.low, ci.high))
-        if claim is not None:
-            ci2 = mt.simultaneous_ci(joint, claim_alpha, method="maxt")
-            cl = [(None, lo, hi) for lo, hi in zip(ci2.low, ci2.high)]
-        how = "every sign pattern (exact)" if joint.exact else f"{N_FLIPS:,} resamples"
-        notes.append(f"max-T: step-down adjusted p from the joint null of the "
-                     f"{c} comparisons ({how}); simultaneous intervals estimate +- "
-                     f"{float(np.max(ci.critical)):.3g} se.")
+        if design.kind == "methods_independent":
+            p_adj, bounds, cl, note = _unpaired_exact(scores, comps, reference, alpha,
+                                                      claim_alpha if claim else None, seed)
+            notes.append(note)
+        else:
+            joint = joint_null(scores, design, comps, codes, np.random.default_rng(seed))
+            p_adj = mt.maxt_adjust(joint)
+            ci = mt.simultaneous_ci(joint, alpha, method="maxt")
+            bounds = list(zip(ci.low, ci.high))
+            how = "every sign pattern (exact)" if joint.exact else f"{N_FLIPS:,} resamples"
+            notes.append(f"max-T: step-down adjusted p from the joint null of the "
+                         f"{c} comparisons ({how}); simultaneous intervals estimate +- "
+                         f"{float(np.max(ci.critical)):.3g} se.")
+            units = _flip_units(scores, design, comps, codes)
+            if units is not None and joint.exact:
+                smallest = mt.smallest_signflip_p(units.shape[-1])
+                if smallest >= alpha:
+                    notes.append(f"max-T over {units.shape[-1]} sign-flip units can never "
+                                 f"reject at alpha {alpha:g} (smallest p {smallest:.3g}); "
+                                 "use --correction holm for a test that can.")
+            if claim is not None:
+                ci2 = mt.simultaneous_ci(joint, claim_alpha, method="maxt")
+                cl = [(None, lo, hi) for lo, hi in zip(ci2.low, ci2.high)]
+                if units is not None:
+                    mc = mt.maxt_claim(units, claim.replace("-", "_"), margin or None, alpha,
+                                       n_flips=N_FLIPS, rng=np.random.default_rng(seed))
+                    maxt_verdicts = [str(v) for v in mc.verdict]
+                    notes.append("max-T claims: exact one-sided sign-flip max-T tests at the "
+                                 "margin (step-down over the comparisons); the interval "
+                                 "beside them is shown for reference and may disagree.")
     else:
         p_adj = mt.adjust(p, correction) if c > 1 else p.copy()
         bounds = [(s_[1], s_[2]) for s_ in sim]
@@ -239,6 +303,15 @@ def compare_arms(scores: ArmScores, design: Design, *, alpha=0.05, correction="h
     rer_alpha = alpha if correction == "none" else alpha / c
     means = tuple(float(scores.arm(a).mean()) for a in scores.arms)
     mean_of = dict(zip(scores.arms, means))
+    if design.kind != "methods_independent":
+        # one batched interval inversion for every comparison (not one root-finding each)
+        unit_deltas = np.stack([_units(scores.arm(b), scores.arm(v), design) for b, v in pairs])
+        if design.kind == "models_clustered":
+            # the cluster-robust CI of the mean over the sd: never contradicts the verdict
+            dz = es.cohens_dz_from_mean_ci(unit_deltas, np.array([r[1] for r in raw]),
+                                           np.array([r[2] for r in raw]), alpha)
+        else:
+            dz = es.cohens_dz(unit_deltas, alpha)
     out = []
     for i, (b, v) in enumerate(pairs):
         est, lo, hi, p_raw, degenerate = raw[i]
@@ -248,8 +321,8 @@ def compare_arms(scores: ArmScores, design: Design, *, alpha=0.05, correction="h
                                      alpha)
             d_kind = "d"
         else:
-            dz = es.cohens_dz(_units(scores.arm(b), scores.arm(v), design), alpha)
-            d, d_lo, d_hi, d_kind = dz.estimate, dz.ci_low, dz.ci_high, "d_z"
+            d, d_lo, d_hi = (float(dz.estimate[i]), float(dz.ci_low[i]), float(dz.ci_high[i]))
+            d_kind = "d_z"
         rer = rer_lo = rer_hi = None
         err = 1.0 - mean_of[b]
         if fraction and err > 0:
@@ -267,8 +340,9 @@ def compare_arms(scores: ArmScores, design: Design, *, alpha=0.05, correction="h
         verdict, c_lo, c_hi = None, float("nan"), float("nan")
         if claim is not None:
             c_lo, c_hi = float(cl[i][1]), float(cl[i][2])
-            verdict = claims_mod.claim_verdict(claim.replace("-", "_"), est, c_lo, c_hi,
-                                               margin if margin else None)
+            verdict = (maxt_verdicts[i] if maxt_verdicts is not None else
+                       claims_mod.claim_verdict(claim.replace("-", "_"), est, c_lo, c_hi,
+                                                margin if margin else None))
         pa = float(p_adj[i])
         out.append(Comparison(
             base=b, variant=v, protocol=primary, estimate=float(est), ci_low=float(lo),
@@ -289,7 +363,7 @@ def compare_arms(scores: ArmScores, design: Design, *, alpha=0.05, correction="h
     if correction == "bh" and c > 1:
         notes.append("bh controls the false discovery rate of the p-values; the intervals "
                      "shown are Bonferroni-simultaneous.")
-    if claim is not None:
+    if claim is not None and maxt_verdicts is None:
         notes.append(f"The claim reads the two-sided {100 * (1 - claim_alpha):g}% interval "
                      f"(1 - 2 alpha{', simultaneous over the comparisons' if c > 1 else ''}; "
                      f"TOST for equivalence).")

@@ -25,19 +25,39 @@ For ``methods`` (crossed seeds and questions, the seed-question array exchangeab
 
 (the crossed-array covariances: two cells of one seed share ``sigma_a**2``, of one question
 ``sigma_c**2``, of one (seed, question) ``sigma_a**2 + sigma_c**2 + sigma_i**2``; the r repeats
-of a cell share everything but their binomial noise). The honest test is ``paired_t`` on the
-per-seed deltas (k - 1 df), which holds the benchmark's questions fixed: given the question
-set its statistic is exactly noncentral t (normal model) with noncentrality ``(delta + cbar)
-/ sqrt(S**2 / k)``, ``S**2 = sigma_a**2 + (sigma_i**2 + sigma_r**2 / r) / n`` and ``cbar ~
-N(0, sigma_c**2 / n)`` the benchmark's own question draw; the power is that noncentral-t
-power averaged over ``cbar`` (Gauss-Hermite). With ``sigma_c = 0`` it is scipy's noncentral t.
+of a cell share everything but their binomial noise).
+
+Estimand (every design): the population mean delta ``delta``, over the population of
+questions the benchmark's n are a draw from (and, for methods, of training seeds) -- what a
+paper claims. ``paired_t`` on the k per-seed deltas does not test it: it holds the questions
+fixed and tests ``delta + cbar = 0`` (``cbar ~ N(0, sigma_c**2 / n)``, the effect on *these*
+questions), so at ``delta = 0`` it rejects far above alpha when ``sigma_c > 0`` (17.5-18.4% at
+the README example's chosen design). The registry's ``paired_two_level`` adds the question
+variance but truncates it at 0 and uses Satterthwaite df; with few questions it does not hold
+the level either (normal model, effect 0, 4,000 experiments: 9.8% at k = 9, n = 2 and 11.8%
+at k = 20, n = 2 with sigma_c = 8, sigma_i = 10, sigma_r = 40 pp, r = 10), nor does the
+same variance with Welch-Satterthwaite df (6-10% where one mean square has 1 df). The
+planner's test for methods is therefore :func:`two_level_test`: ``t = mean D / sqrt((MS_seed
++ MS_question) / (k n))`` on ``min(k, n) - 1`` df, with the two-way ANOVA mean squares of the
+(seed, question) cell-mean deltas. ``(MS_seed + MS_question) / (k n) = var(d_s) / k +
+var(q_s) / n`` (per-seed deltas ``d_s``, per-question deltas ``q_s`` averaged over seeds) has
+expectation ``Var(mean D) + (sigma_i**2 + sigma_r**2 / r) / (k n)`` (never below the true
+variance), and a t on the smaller of the two df is Hsu's (1938) conservative solution of the
+Behrens-Fisher problem; so its rejection rate at ``delta = 0`` is at most alpha for every
+value of the components (its *size*; below alpha where the interaction and repeat noise
+matter). Its power is exact under the normal model: given the two mean squares (independent
+scaled chi-squares on k - 1 and n - 1 df, independent of the mean) the test rejects with a
+normal probability; the planner integrates that over both (Gauss-Legendre in the chi-squares'
+probabilities), so at ``delta = 0`` the power is the test's size.
 
 For ``models`` (no seeds; a question's interaction is part of its effect)::
 
     Var(mean D) = sigma_c**2 / n + sigma_r**2 / (n r)
 
 and the test is the paired t on the n per-question deltas (each the mean of r repeats; n - 1
-df), power from the noncentral t with noncentrality ``delta / sqrt(Var)``.
+df), power from the noncentral t with noncentrality ``delta / sqrt(Var)`` (exactly alpha at
+``delta = 0``; the estimand is these two checkpoints' mean delta over the population of
+questions).
 
 Costs (any unit, the same for all three): ``seed`` per trained seed and arm, ``question`` per
 (seed, question) scored, ``repeat`` per scored answer; a design costs ``2 k (seed + n
@@ -46,8 +66,8 @@ repeat)`` for models. The search runs over every integer k <= --k-max and r <= -
 finds, for each, the smallest n <= --n-max reaching the power (bisection; the power grows with
 n), then ranks by cost; with --budget it takes the largest n the budget buys and solves for
 the smallest detectable effect instead. The best designs and the chosen one's neighbours (k +-
-1, n x/ 1.25, r +- 1) are then simulated with the design's protocol (``paired_t`` from the
-protocol registry) and shown with 95% Wilson intervals.
+1, n x/ 1.25, r +- 1) are then simulated with the design's test (a new question set drawn for
+every experiment: the population estimand) and shown with 95% Wilson intervals.
 
 Components come from ``--sd-seed/--sd-question/--sd-inter/--sd-repeat`` (pp; simulated as
 normal), from a pilot (``--from-pilot FILE``: two-way ANOVA mean squares of the pilot's deltas,
@@ -84,10 +104,19 @@ from .grid import cell_seed, wilson
 
 #: the kinds of study planned (``evalcal_core.designs`` names: methods_paired, models)
 DESIGNS = ("methods", "models", "models_clustered")
-#: Gauss-Hermite rule (probabilists', weights summing to 1) for averaging over cbar; 20 nodes
-#: are within 1e-8 of 32 on the power
-_GH_NODES, _GH_WEIGHTS = np.polynomial.hermite_e.hermegauss(20)
-_GH_WEIGHTS = _GH_WEIGHTS / _GH_WEIGHTS.sum()
+#: Gauss-Legendre rule on (0, 1) (weights summing to 1) over the probabilities of the two mean
+#: squares' chi-squares in :func:`power` (methods)
+_GL_NODES, _GL_WEIGHTS = np.polynomial.legendre.leggauss(48)
+_GL_NODES, _GL_WEIGHTS = (_GL_NODES + 1) / 2, _GL_WEIGHTS / 2
+#: the estimand of each design, one line (printed, and a column of the CSV tables)
+ESTIMANDS = {
+    "methods": "the population mean delta: over the population of questions the benchmark's n "
+               "are drawn from and of training seeds (not only these n questions)",
+    "models": "the two checkpoints' mean delta over the population of questions the n are "
+              "drawn from (not only these n questions)",
+    "models_clustered": "the two checkpoints' mean delta over the population of question "
+                        "clusters the G are drawn from",
+}
 #: (seed, question) cells drawn at once by the simulation (float64 buffers of 16 MB)
 _CELLS_PER_CHUNK = 2**21
 #: neighbour steps of the chosen design: k +- 1, n x/ 1.25, r +- 1
@@ -165,28 +194,75 @@ def _two_sided_nct(tc, df, ncp):
 
 
 def power(comp: Components, design: str, k, n, r, effect, alpha: float = 0.05):
-    """Power (fraction) of the design's honest test at true effect ``effect`` (fraction).
+    """Power (fraction) of the design's test at population effect ``effect`` (fraction).
 
-    ``methods``: two-sided ``paired_t`` on k per-seed deltas, averaged over the benchmark's
-    question draw (module docstring); ``models``: two-sided paired t on n per-question deltas.
-    Arrays broadcast. Exact under the normal model; for 0/1 scores the t's normal
-    approximation (checked by :func:`simulate_power`).
+    ``methods``: :func:`two_level_test` (seeds and questions random; module docstring), by
+    quadrature over its two mean squares: at ``effect = 0`` this is the test's size (at most
+    ``alpha``). ``models``: two-sided paired t on n per-question deltas; ``clusters`` (the
+    ``methods`` form of models_clustered, :func:`clustered_as_methods`): two-sided t on the
+    k unit-mean deltas (k - 1 df); both noncentral t, exactly ``alpha`` at ``effect = 0``.
+    Arrays broadcast. Exact under the normal model; for 0/1 scores an approximation (checked
+    by :func:`simulate_power`).
     """
     k, n, r = _sizes(k, n, r)
     effect = np.asarray(effect, dtype=float)
-    if design == "models":
-        df = n - 1 + 0 * k
-        se = np.sqrt(mean_delta_variance(comp, design, k, n, r))
+    se = np.sqrt(mean_delta_variance(comp, design, k, n, r))
+    if design in ("models", "clusters"):
+        df = (n if design == "models" else k) - 1 + 0 * (k + n)
         with np.errstate(divide="ignore", invalid="ignore"):
             return _two_sided_nct(stats.t.isf(alpha / 2, df), df, effect / se)
-    df = k - 1 + 0 * n
-    se = np.sqrt((comp.sd_seed**2 + (comp.sd_inter**2 + comp.sd_repeat**2 / r) / n) / k)
-    tc = stats.t.isf(alpha / 2, df)
-    if comp.sd_question == 0:
-        return _two_sided_nct(tc, df, effect / se)
-    shift = effect[..., None] + np.sqrt(comp.sd_question**2 / n)[..., None] * _GH_NODES
-    p = _two_sided_nct(tc[..., None], df[..., None], shift / se[..., None])
-    return (p * _GH_WEIGHTS).sum(axis=-1)
+    k, n, r, effect, se = np.broadcast_arrays(k, n, r, effect, se)
+    inner = comp.sd_inter**2 + comp.sd_repeat**2 / r
+    ms_seed = inner + n * comp.sd_seed**2          # E[MS_seed], k - 1 df
+    ms_question = inner + k * comp.sd_question**2  # E[MS_question], n - 1 df
+    tc = stats.t.isf(alpha / 2, np.minimum(k, n) - 1)
+    # The test rejects when |mean| > tc sqrt((MS_seed + MS_question) / (k n)); the mean is
+    # N(effect, se**2) independent of the two scaled chi-squares: integrate the normal
+    # rejection probability over the chi-squares' probabilities (outer product of the rules).
+    x_s = stats.chi2.ppf(_GL_NODES, (k - 1)[..., None]) / (k - 1)[..., None]
+    x_q = stats.chi2.ppf(_GL_NODES, (n - 1)[..., None]) / (n - 1)[..., None]
+    spread = (ms_seed[..., None, None] * x_s[..., :, None]
+              + ms_question[..., None, None] * x_q[..., None, :]) / (k * n)[..., None, None]
+    with np.errstate(divide="ignore", invalid="ignore"):
+        cut = (tc[..., None, None] * np.sqrt(spread)) / se[..., None, None]
+        shift = (effect / se)[..., None, None]
+    p = special.ndtr(shift - cut) + special.ndtr(-shift - cut)
+    return np.einsum("...ij,i,j->...", p, _GL_WEIGHTS, _GL_WEIGHTS)
+
+
+def two_level_test(deltas, alpha: float = 0.05):
+    """The planner's test of a zero population mean delta (methods; module docstring).
+
+    ``t = mean D / sqrt((MS_seed + MS_question) / (k n))`` on ``min(k, n) - 1`` df, two-sided:
+    the seed-level and question-level squared SEs added (``var(d_s) / k + var(q_s) / n``),
+    each a scaled chi-square, on the smaller df (Hsu's conservative Behrens-Fisher t), so the
+    rejection rate at a zero population effect is at most ``alpha`` whatever the components.
+
+    Parameters
+    ----------
+    deltas : ndarray, shape (..., k, n)
+        Cell-mean deltas (variant minus baseline, mean of the r repeats; fraction), k >= 2
+        seeds, n >= 2 questions.
+    alpha : float
+        Two-sided level.
+
+    Returns
+    -------
+    ndarray of bool, shape (...)
+        Rejected. An experiment whose two mean squares are both 0 has no variance estimate
+        and is not rejected.
+    """
+    k, n = deltas.shape[-2:]
+    if k < 2 or n < 2:
+        raise fail("deltas", "of shape (..., k, n) with k >= 2 and n >= 2", deltas.shape)
+    seed_var = deltas.mean(axis=-1).var(axis=-1, ddof=1)       # MS_seed / n
+    question_var = deltas.mean(axis=-2).var(axis=-1, ddof=1)   # MS_question / k
+    se = np.sqrt(seed_var / k + question_var / n)
+    t = np.abs(deltas.mean(axis=(-2, -1)))
+    # An SE that is rounding of equal deltas (relative 1e-12, as protocols._decisions) is none.
+    scale = np.abs(deltas).max(axis=(-2, -1))
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return (se > 1e-12 * scale) & (t > stats.t.isf(alpha / 2, min(k, n) - 1) * se)
 
 
 def cost(costs: Costs, design: str, k, n, r):
@@ -398,7 +474,7 @@ def search(comp: Components, costs: Costs, *, design="methods", power_target=0.8
     ranked by cost (then fewer seeds, repeats). With ``budget``: the largest n within it,
     ranked by the smallest detectable effect (then cost).
     """
-    ks = np.arange(k_min, k_max + 1) if design == "methods" else np.array([1])
+    ks = np.arange(k_min, k_max + 1) if design != "models" else np.array([1])
     rs = np.arange(1, r_max + 1)
     kk, rr = (a.ravel() for a in np.meshgrid(ks, rs, indexing="ij"))
     if budget is None:
@@ -408,8 +484,8 @@ def search(comp: Components, costs: Costs, *, design="methods", power_target=0.8
         eff = np.full(kk.shape, float(effect))
     else:
         per_question = costs.question + rr * costs.repeat
-        room = budget / 2 / (kk if design == "methods" else 1) - (
-            costs.seed if design == "methods" else 0.0)
+        room = budget / 2 / (kk if design != "models" else 1) - (
+            costs.seed if design != "models" else 0.0)
         with np.errstate(divide="ignore", invalid="ignore"):
             nn = np.where(per_question > 0, np.floor(room / per_question + 1e-9), n_max)
         nn = np.minimum(nn, n_max)
@@ -432,11 +508,11 @@ def neighbours(design, k, n, r, *, k_min, k_max, n_min, n_max, r_max):
     """The chosen design's neighbours (k +- 1, n x/ 1.25, r +- 1) inside the bounds."""
     out = []
     steps = [(0, 1.0, 0), (0, N_STEP, 0), (0, 1 / N_STEP, 0), (0, 1.0, 1), (0, 1.0, -1)]
-    if design == "methods":
+    if design != "models":
         steps += [(1, 1.0, 0), (-1, 1.0, 0)]
     for dk, fn, dr in steps:
         kk, nn, rr = k + dk, int(round(n * fn)), r + dr
-        if design == "methods" and not k_min <= kk <= k_max:
+        if design != "models" and not k_min <= kk <= k_max:
             continue
         if n_min <= nn <= n_max and 1 <= rr <= r_max and (kk, nn, rr) not in out:
             out.append((kk, nn, rr))
@@ -467,24 +543,28 @@ def _draw_seed_question(gen, sims, k, n, r, delta, rng):
 
 
 def _draw_deltas(model, design, sims, k, n, r, delta, rng):
-    """The test's units: per-seed deltas ``(sims, k)`` (methods) or per-question deltas
-    ``(sims, n)`` (models), fractions."""
+    """The test's units, fractions, a new question set per experiment (population estimand):
+    cell-mean deltas ``(sims, k, n)`` (methods), per-question deltas ``(sims, n)`` (models)
+    or per-unit mean deltas ``(sims, k)`` (clusters)."""
     if isinstance(model, Components):
-        # Normal components model: only the sums the test reads are drawn.
         c = model
+        within = math.sqrt(c.sd_inter**2 + c.sd_repeat**2 / r)
         if design == "models":
             sd = math.sqrt(c.sd_question**2 + c.sd_inter**2 + c.sd_repeat**2 / r)
             return delta + sd * rng.standard_normal((sims, n))
-        cbar = math.sqrt(c.sd_question**2 / n) * rng.standard_normal((sims, 1))
-        within = math.sqrt((c.sd_inter**2 + c.sd_repeat**2 / r) / n)
-        return (delta + cbar + c.sd_seed * rng.standard_normal((sims, k))
-                + within * rng.standard_normal((sims, k)))
+        if design == "clusters":
+            # only the unit means the t reads are drawn (sd_question is 0 here)
+            return (delta + c.sd_seed * rng.standard_normal((sims, k))
+                    + within / math.sqrt(n) * rng.standard_normal((sims, k)))
+        return (delta + c.sd_seed * rng.standard_normal((sims, k, 1))
+                + c.sd_question * rng.standard_normal((sims, 1, n))
+                + within * rng.standard_normal((sims, k, n)))
     if design == "models":
         gen = dataclasses.replace(model, sd_seed=0.0)
         base, variant = _draw_seed_question(gen, sims, 1, n, r, delta, rng)
         return (variant[:, 0, :] - base[:, 0, :]) / r
     base, variant = _draw_seed_question(model, sims, k, n, r, delta, rng)
-    return (variant - base).sum(axis=-1) / (n * r)
+    return (variant - base) / r
 
 
 @dataclass(frozen=True)
@@ -501,15 +581,18 @@ class SimulatedPower:
 
 def simulate_power(model, design, k, n, r, effect, *, sims=2000, alpha=0.05,
                    rng=None) -> SimulatedPower:
-    """Simulated power of the design's test (``paired_t`` of the protocol registry on the
-    per-seed deltas, or on the per-question deltas for ``models``).
+    """Simulated power of the design's test at population effect ``effect``, each
+    experiment on a new draw of questions (and seeds): :func:`two_level_test` on the (seed,
+    question) cell-mean deltas (methods), ``paired_t`` of the protocol registry on the
+    per-question deltas (models) or on the unit-mean deltas (clusters).
 
     Parameters
     ----------
     model : Components or seed_question Generator
         Normal components model, or ``seed_question`` (binomial repeats).
     effect : float
-        True effect (fraction).
+        Population effect (fraction); at 0 the result is the test's rejection rate under the
+        null.
     rng : numpy.random.Generator, int or SeedSequence
     """
     rng = np.random.default_rng(rng)
@@ -520,6 +603,9 @@ def simulate_power(model, design, k, n, r, effect, *, sims=2000, alpha=0.05,
     for start in range(0, sims, chunk):
         m = min(chunk, sims - start)
         d = _draw_deltas(model, design, m, k, n, r, effect, rng)
+        if design == "methods":
+            hits += int(np.sum(two_level_test(d, alpha)))
+            continue
         # paired_t on (sims, units, 1): one score per unit, the t on their deltas.
         result = test.evaluate(np.zeros(d.shape + (1,)), d[..., None], alpha)
         hits += int(np.sum(result.significant))
@@ -605,7 +691,7 @@ def _plan_iv(config: PlanConfig) -> PlanConfig:
         check_number(config.budget, "--budget", low=0.0, low_open=True)
     check_int(config.k_min, "--k-min", low=2, high=K_LIMIT)
     check_int(config.k_max, "--k-max", low=config.k_min, high=K_LIMIT)
-    check_int(config.n_min, "--n-min", low=2 if config.design == "models" else 1,
+    check_int(config.n_min, "--n-min", low=1 if config.design == "models_clustered" else 2,
               high=N_LIMIT)
     check_int(config.n_max, "--n-max", low=config.n_min, high=N_LIMIT)
     check_int(config.r_max, "--r-max", low=1, high=R_LIMIT)
@@ -654,12 +740,14 @@ def clustered_as_methods(config: PlanConfig) -> PlanConfig:
     (sd_question**2 + sd_inter**2) / (G m) + sd_repeat**2 / (G m r)`` -- the design effect
     form ``Var_iid (1 + (m - 1) icc)`` with ``icc = sd_cluster**2 / (sd_cluster**2 +
     sd_question**2 + sd_inter**2 + sd_repeat**2 / r)`` -- and the test is the t on the G
-    cluster-mean deltas (G - 1 df); the cost ``2 G m (question + r repeat)``.
+    cluster-mean deltas (G - 1 df); the cost ``2 G m (question + r repeat)``. The returned
+    problem's design is ``clusters`` (a nested design: searched like ``methods``, tested by
+    that t, not by :func:`two_level_test`); it is solved unvalidated, by :func:`run_plan`.
     """
     c, m = config.components, config.cluster_size
     comp = Components(c.sd_cluster, 0.0, math.hypot(c.sd_question, c.sd_inter), c.sd_repeat,
                       source=c.source, notes=c.notes)
-    return dataclasses.replace(config, design="methods", components=comp, model=None,
+    return dataclasses.replace(config, design="clusters", components=comp, model=None,
                                costs=dataclasses.replace(config.costs, seed=0.0), n_min=m,
                                n_max=m, k_max=min(config.k_max, config.n_max // m))
 
@@ -676,7 +764,7 @@ def run_plan(config: PlanConfig) -> Plan:
     """Search the grid, choose, and (``config.sims > 0``) check by simulation."""
     config = _plan_iv(config)
     if config.design == "models_clustered":
-        inner = run_plan(clustered_as_methods(config))
+        inner = _solve(clustered_as_methods(config))
         chosen = None
         if inner.chosen is not None:
             chosen = dict(inner.chosen, clusters=inner.chosen["k"],
@@ -685,6 +773,11 @@ def run_plan(config: PlanConfig) -> Plan:
         return Plan(config, config.components,
                     _clustered_rows(inner.designs, config.cluster_size), chosen,
                     _clustered_rows(inner.checked, config.cluster_size), inner.config)
+    return _solve(config)
+
+
+def _solve(config: PlanConfig) -> Plan:
+    """:func:`run_plan` of a validated configuration (or of the ``clusters`` problem)."""
     comp = config.components
     table = search(comp, config.costs, design=config.design, power_target=config.power,
                    effect=config.effect, budget=config.budget, alpha=config.alpha,
@@ -739,8 +832,8 @@ def power_grid(plan: Plan, ks=None, ns=None):
         rs = np.arange(1, c.r_max + 1) if ks is None else np.asarray(ks)
         gs = (np.unique(np.geomspace(c.k_min, c.k_max, 60).round().astype(int))
               if ns is None else np.asarray(ns) // m)
-        p = power(c.components, "methods", gs[None, :], m, rs[:, None], effect, c.alpha)
-        return rs, gs * m, p, cost(c.costs, "methods", gs[None, :], m, rs[:, None])
+        p = power(c.components, "clusters", gs[None, :], m, rs[:, None], effect, c.alpha)
+        return rs, gs * m, p, cost(c.costs, "clusters", gs[None, :], m, rs[:, None])
     if ns is None:
         ns = np.unique(np.geomspace(c.n_min, c.n_max, 60).round().astype(int))
     if c.design == "models":
@@ -902,7 +995,8 @@ def _design_words(design, ch, m):
 
 #: per design: the test, the cost formula, the first column of the table
 _WORDS = {
-    "methods": ("paired_t on the k per-seed deltas (k - 1 df)",
+    "methods": ("two-level t, seeds and questions random: mean delta / sqrt(var(per-seed "
+                "deltas) / k + var(per-question deltas) / n), min(k, n) - 1 df",
                 "2 k (seed + n (question + r repeat))", "k"),
     "models": ("paired t on the n per-question deltas (n - 1 df)", "2 n (question + r repeat)",
                "k"),
@@ -917,7 +1011,13 @@ def report_lines(plan: Plan) -> list[str]:
     unit = c.costs.unit
     test, formula, first = _WORDS[c.design]
     lines = [f"design: {c.design}; test: {test}; two-sided alpha {c.alpha:g}",
+             f"estimand: {ESTIMANDS[c.design]}",
              f"components: {plan.components.describe()}"]
+    if c.design == "methods":
+        # The conservative test's size is below alpha where interaction and repeat noise
+        # matter: say what the power column means at effect 0.
+        lines.append("power: exact for this test under the normal model, a new question set "
+                     "per experiment; at effect 0 it is the test's size (<= alpha)")
     lines += [f"warning: {note}" for note in plan.components.notes]
     if c.design != "methods" and plan.components.sd_seed > 0:
         lines.append("note: sd_seed is not used for models (two fixed checkpoints, no seeds)")
@@ -998,7 +1098,10 @@ def write_tables(plan: Plan, out) -> list[str]:
 
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
-    tables = {"plan_designs.csv": plan.designs, "plan_checked.csv": plan.checked}
+    tables = {name: None if table is None else table.assign(
+        test=_WORDS[plan.config.design][0], estimand=ESTIMANDS[plan.config.design])
+        for name, table in (("plan_designs.csv", plan.designs),
+                            ("plan_checked.csv", plan.checked))}
     written = [name for name, table in tables.items() if table is not None]
     for name in written:
         write_atomic(out / name, tables[name].to_csv(index=False))

@@ -56,7 +56,7 @@ def _check_variance(cells, sims, seed):
                     sims, k, EFFECT, rng)
             mean = (variant.astype(float) - base).mean(axis=(1, 2))
         else:
-            mean = P._draw_deltas(gen, "methods", sims, k, n, r, EFFECT, rng).mean(axis=1)
+            mean = P._draw_deltas(gen, "methods", sims, k, n, r, EFFECT, rng).mean(axis=(1, 2))
         s2, se = _sample_var_se(mean)
         expected = float(P.mean_delta_variance(comp, "methods", k, n, r))
         assert abs(s2 - expected) < 3 * se, (k, n, r, s2, expected, se)
@@ -88,18 +88,87 @@ def test_components_models_fold_interaction_and_drop_seeds():
 
 
 @pytest.mark.parametrize("k,n,r,effect", [(3, 100, 1, 0.01), (8, 500, 4, 0.005),
-                                          (20, 50, 2, 0.02)])
-def test_methods_power_is_scipy_noncentral_t(k, n, r, effect):
-    """sd_question = 0: paired_t's power is the noncentral t (scipy; statsmodels)."""
-    comp = P.Components(sd_seed=0.01, sd_question=0.0, sd_inter=0.02, sd_repeat=0.4)
-    sd = np.sqrt(0.01**2 + (0.02**2 + 0.4**2 / r) / n)   # sd of one per-seed delta
-    ncp = effect / (sd / np.sqrt(k))
+                                          (20, 50, 2, 0.005)])
+def test_methods_power_is_scipy_noncentral_t_in_its_exact_limit(k, n, r, effect):
+    """No question, interaction or repeat noise (n >= k): the two-level t is the t on the k
+    per-seed deltas (k - 1 df), whose power is scipy's noncentral t and statsmodels'
+    ``TTestPower``; so its power at effect 0 is alpha (48-node quadrature in the
+    chi-squares' probabilities: measured within 3.3e-5 for k = 2..20, so 1e-4)."""
+    comp = P.Components(sd_seed=0.01, sd_question=0.0, sd_inter=0.0, sd_repeat=0.0)
+    ncp = effect / (0.01 / np.sqrt(k))
     tc = stats.t.isf(0.025, k - 1)
-    ref = stats.nct.sf(tc, k - 1, ncp) + stats.nct.cdf(-tc, k - 1, ncp)
-    assert P.power(comp, "methods", k, n, r, effect) == pytest.approx(ref, rel=1e-10)
-    sm = TTestPower().power(effect_size=effect / sd, nobs=k, alpha=0.05,
+    # lower tail as sf at -ncp: scipy's cdf is NaN far in the tail
+    ref = stats.nct.sf(tc, k - 1, ncp) + stats.nct.sf(tc, k - 1, -ncp)
+    got = float(P.power(comp, "methods", k, n, r, effect))
+    assert got == pytest.approx(ref, abs=1e-4)
+    sm = TTestPower().power(effect_size=effect / 0.01, nobs=k, alpha=0.05,
                             alternative="two-sided")
-    assert P.power(comp, "methods", k, n, r, effect) == pytest.approx(sm, abs=1e-8)
+    assert got == pytest.approx(sm, abs=1e-4)
+    assert float(P.power(comp, "methods", k, n, r, 0.0)) == pytest.approx(0.05, abs=1e-4)
+
+
+#: the README example's components (fractions) and the old planner's design for them
+README = P.Components(0.005, 0.08, 0.10, 0.40)
+
+
+def test_power_at_zero_effect_is_alpha_for_the_exact_tests():
+    """models (paired t over questions) and clusters (t over G cluster means) are exact t
+    tests: the closed form at effect 0 is alpha (scipy's central t: exact)."""
+    for design, k, n in (("models", 1, 30), ("models", 1, 2), ("clusters", 2, 5),
+                         ("clusters", 40, 10)):
+        for alpha in (0.05, 0.01):
+            got = float(P.power(README, design, k, n, 3, 0.0, alpha))
+            assert got == pytest.approx(alpha, rel=1e-12), (design, k, n)
+
+
+@pytest.mark.parametrize("k,n,r", [(9, 598, 10), (9, 2, 10), (20, 2, 10), (2, 2, 1)])
+def test_methods_level_holds_for_the_population_estimand(k, n, r):
+    """The old planner's 'power' at a zero population effect was paired_t's rejection rate
+    over the question draw: 17-18% at the README design and ~58% at n = 2 (its power did
+    not depend on the effect there). Now the closed form at effect 0 is at most alpha, and
+    the test rejects a true population null (a new question set per experiment) at most
+    alpha (4 binomial SEs at alpha; 4,000 experiments)."""
+    closed = float(P.power(README, "methods", k, n, r, 0.0))
+    assert closed <= 0.05 + 1e-9
+    sim = P.simulate_power(README, "methods", k, n, r, 0.0, sims=4000, rng=21)
+    assert sim.power <= 0.05 + 4 * np.sqrt(0.05 * 0.95 / 4000)
+    assert abs(sim.power - closed) < 4 * np.sqrt(max(closed * (1 - closed), 0.05 * 0.95 / 10)
+                                                 / 4000)
+
+
+@pytest.mark.parametrize("comp,k,n,r", [
+    (README, 9, 598, 10), (README, 3, 20, 1), (README, 9, 2, 10),
+    (P.Components(0.02, 0.01, 0.05, 0.3), 2, 2, 1),
+    (P.Components(0.05, 0.0, 0.01, 0.01), 2, 5, 1),
+    (P.Components(0.004, 0.03, 0.0, 0.05), 4, 20, 1)])
+def test_methods_closed_form_matches_simulated_two_level_test(comp, k, n, r):
+    """Closed form (quadrature over the two mean squares) against the simulated test
+    (normal draws of every (seed, question) cell, a new question set per experiment) at
+    effect 0 and at 2.5 SDs of the mean delta: 4 binomial SEs, 6,000 experiments."""
+    effect = 2.5 * float(np.sqrt(P.mean_delta_variance(comp, "methods", k, n, r)))
+    for j, at in enumerate((0.0, effect)):
+        expected = float(P.power(comp, "methods", k, n, r, at))
+        sim = P.simulate_power(comp, "methods", k, n, r, at, sims=6000, rng=40 + j)
+        se = np.sqrt(max(expected * (1 - expected), 1e-3) / 6000)
+        assert abs(sim.power - expected) < 4 * se, (at, sim.power, expected)
+
+
+def test_two_level_test_is_the_anova_t():
+    """The statistic is mean / sqrt((MS_seed + MS_question) / (k n)) with the two-way ANOVA
+    mean squares (:func:`sim.plan.anova_mean_squares`, as ``paired_two_level`` reads them)
+    on min(k, n) - 1 df (scipy's t quantile): consistency, on 200 random arrays."""
+    rng = np.random.default_rng(12)
+    d = 0.02 + 0.05 * rng.standard_normal((200, 4, 7))
+    got = P.two_level_test(d, 0.05)
+    ref = []
+    for x in d:
+        ms_s, ms_q, _ = P.anova_mean_squares(x)
+        t = abs(x.mean()) / np.sqrt((ms_s + ms_q) / 28)
+        ref.append(t > stats.t.isf(0.025, 3))
+    assert np.array_equal(got, ref) and 0 < got.sum() < 200
+    assert not P.two_level_test(np.full((1, 3, 4), 0.1), 0.05).any()   # no variance: no test
+    with pytest.raises(ValueError, match=r"'deltas'.* k >= 2 and n >= 2"):
+        P.two_level_test(np.zeros((5, 3, 1)))
 
 
 def test_models_power_is_statsmodels_paired_t():
@@ -110,22 +179,6 @@ def test_models_power_is_statsmodels_paired_t():
         sm = TTestPower().power(effect_size=0.03 / sd, nobs=n, alpha=0.05,
                                 alternative="two-sided")
         assert P.power(comp, "models", 1, n, r, 0.03) == pytest.approx(sm, abs=1e-8)
-
-
-def test_methods_power_with_question_spread_matches_monte_carlo():
-    """sd_question > 0: the cbar-averaged power against a direct normal simulation with
-    ``scipy.stats.ttest_1samp`` (3 binomial SEs)."""
-    comp = P.Components(0.004, 0.03, 0.0, 0.05)
-    k, n, r, effect, sims = 4, 20, 1, 0.006, 20000
-    rng = np.random.default_rng(5)
-    cbar = 0.03 / np.sqrt(n) * rng.standard_normal((sims, 1))
-    d = effect + cbar + rng.normal(0, np.sqrt(0.004**2 + 0.05**2 / n), (sims, k))
-    sim = np.mean(stats.ttest_1samp(d, 0.0, axis=1).pvalue < 0.05)
-    expected = float(P.power(comp, "methods", k, n, r, effect))
-    assert abs(sim - expected) < 3 * np.sqrt(expected * (1 - expected) / sims)
-    # the question spread matters here: ignoring it would be a different number
-    flat = float(P.power(P.Components(0.004, 0.0, 0.0, 0.05), "methods", k, n, r, effect))
-    assert abs(flat - expected) > 6 * np.sqrt(expected * (1 - expected) / sims)
 
 
 COSTS = P.Costs(seed=4.0, question=0.001, repeat=0.0005)
@@ -270,6 +323,10 @@ def test_cli_subprocess_machine_readable(tmp_path):
     table = pd.read_csv(out / "plan_designs.csv")
     assert (table.power >= 0.8 - 1e-12).all() and table.cost.is_monotonic_increasing
     assert "chosen: k = " in done.stdout
+    # the estimand, one line on the terminal and a column of the table
+    assert sum(line.startswith("estimand: the population mean delta")
+               for line in done.stdout.splitlines()) == 1
+    assert table.estimand.str.startswith("the population mean delta").all()
 
 
 def test_unreachable_goal_exits_1(capsys):
@@ -343,7 +400,7 @@ def test_clustered_variance_is_the_design_effect_formula():
         total = c.sd_cluster**2 + c.sd_question**2 + c.sd_inter**2 + c.sd_repeat**2 / r
         deff = 1 + (25 - 1) * P.icc(inner.components, r)
         expected = total / (g * 25) * deff
-        got = P.mean_delta_variance(inner.components, "methods", g, 25, r)
+        got = P.mean_delta_variance(inner.components, "clusters", g, 25, r)
         assert got == pytest.approx(expected, rel=1e-12)
 
 
@@ -359,7 +416,7 @@ def test_clustered_power_matches_question_level_simulation():
          + np.hypot(c.sd_question, c.sd_inter) * rng.standard_normal((sims, g, m))
          + c.sd_repeat / np.sqrt(r) * rng.standard_normal((sims, g, m)))
     sim = np.mean(stats.ttest_1samp(d.mean(axis=2), 0.0, axis=1).pvalue < 0.05)
-    expected = float(P.power(inner.components, "methods", g, m, r, effect))
+    expected = float(P.power(inner.components, "clusters", g, m, r, effect))
     assert abs(sim - expected) < 3 * np.sqrt(expected * (1 - expected) / sims)
 
 

@@ -253,16 +253,33 @@ def compare_arms(scores: ArmScores, design: Design, *, alpha=0.05, correction="h
     sim_alpha = alpha / c if bonf else alpha
     claim_alpha = min(2 * alpha / c if bonf else 2 * alpha, 0.999)
     raw, sim, cl = [], [], []
-    maxt_verdicts = None
+    scored_at_margin = bool(design.kind == "models" and fraction and claim is not None
+                            and (claim != "superiority" or margin))
+    decided_verdicts = None
     for b, v in pairs:
         base, var = scores.arm(b), scores.arm(v)
         raw.append(_run(primary, base, var, alpha, seed, codes, design))
         sim.append(_run(primary, base, var, sim_alpha, seed, codes, design)
                    if sim_alpha != alpha else raw[-1])
         if claim is not None and correction != "maxt":
-            cl.append(_run(primary, base, var, claim_alpha, seed, codes, design))
+            if scored_at_margin:
+                # score tests whose size holds at the margin (Tango's for one 0/1 run; the
+                # interval beside it inverts the same test); superiority at margin 0 keeps
+                # the primary protocol's own (exact McNemar) test
+                r = claims_mod.models_claim(base, var, claim.replace("-", "_"),
+                                            margin or None, claim_alpha / 2,
+                                            binary_one_run=bool(binary and design.runs == 1))
+                cl.append((str(r.verdict), float(r.ci_low), float(r.ci_high)))
+            else:
+                cl.append(_run(primary, base, var, claim_alpha, seed, codes, design))
     p = np.array([r[3] for r in raw])
     notes = []
+    if cl and scored_at_margin:
+        decided_verdicts = [x[0] for x in cl]
+        notes.append("The claim is a score test at the margin (Tango's for one 0/1 run per "
+                     "model, an empirical-likelihood score test for repeats or partial "
+                     f"credit), each one-sided at {claim_alpha / 2:g}; the interval inverts "
+                     "it.")
     if correction == "maxt":
         index = {a: i for i, a in enumerate(scores.arms)}
         comps = [(index[v], index[b]) for b, v in pairs]
@@ -292,7 +309,7 @@ def compare_arms(scores: ArmScores, design: Design, *, alpha=0.05, correction="h
                 if units is not None:
                     mc = mt.maxt_claim(units, claim.replace("-", "_"), margin or None, alpha,
                                        n_flips=N_FLIPS, rng=np.random.default_rng(seed))
-                    maxt_verdicts = [str(v) for v in mc.verdict]
+                    decided_verdicts = [str(v) for v in mc.verdict]
                     notes.append("max-T claims: exact one-sided sign-flip max-T tests at the "
                                  "margin (step-down over the comparisons); the interval "
                                  "beside them is shown for reference and may disagree.")
@@ -340,7 +357,7 @@ def compare_arms(scores: ArmScores, design: Design, *, alpha=0.05, correction="h
         verdict, c_lo, c_hi = None, float("nan"), float("nan")
         if claim is not None:
             c_lo, c_hi = float(cl[i][1]), float(cl[i][2])
-            verdict = (maxt_verdicts[i] if maxt_verdicts is not None else
+            verdict = (decided_verdicts[i] if decided_verdicts is not None else
                        claims_mod.claim_verdict(claim.replace("-", "_"), est, c_lo, c_hi,
                                                 margin if margin else None))
         pa = float(p_adj[i])
@@ -363,7 +380,7 @@ def compare_arms(scores: ArmScores, design: Design, *, alpha=0.05, correction="h
     if correction == "bh" and c > 1:
         notes.append("bh controls the false discovery rate of the p-values; the intervals "
                      "shown are Bonferroni-simultaneous.")
-    if claim is not None and maxt_verdicts is None:
+    if claim is not None and decided_verdicts is None:
         notes.append(f"The claim reads the two-sided {100 * (1 - claim_alpha):g}% interval "
                      f"(1 - 2 alpha{', simultaneous over the comparisons' if c > 1 else ''}; "
                      f"TOST for equivalence).")

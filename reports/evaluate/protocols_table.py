@@ -20,6 +20,9 @@ NO_VARIANCE = ("no variance estimate (zero standard error with a non-zero estima
                "evidence either way, so p = NaN and not significant")
 #: more per-seed deltas than this are summarised, not listed
 MAX_LISTED = 12
+#: parameters the comparisons above the table run a protocol with (compare.py's primary
+#: row): the table runs it the same way, so one output prints one p per protocol
+AS_PRIMARY = {"mcnemar": {"exact": True}}
 
 
 @dataclass(frozen=True)
@@ -78,7 +81,10 @@ def evaluate_protocols(base, variant, *, kind="methods_paired", alpha=0.05, prot
     rows, skipped = [], {}
     for name in chosen:
         own = {k: v for k, v in (params or {}).items() if PROTOCOLS.accepts(name, k)}
-        protocol = get(name, **own)
+        # --protocol-param wins; where it changes the primary row's setting, say so
+        changed = {k: v for k, v in own.items() if k in AS_PRIMARY.get(name, {})
+                   and v != AS_PRIMARY[name][k]}
+        protocol = get(name, **{**AS_PRIMARY.get(name, {}), **own})
         why = protocol.applicable(batch.k, batch.n, batch.binary, clusters)
         if why is not None and protocol_class(name).needs_clusters and clusters is None:
             why = "needs question clusters (--cluster COLUMN)"
@@ -98,6 +104,12 @@ def evaluate_protocols(base, variant, *, kind="methods_paired", alpha=0.05, prot
         degenerate = bool(r.degenerate)
         if degenerate:
             note = "; ".join(filter(None, [NO_VARIANCE, note]))
+        if changed:
+            what = ", ".join(f"{k}={v}" for k, v in changed.items())
+            usual = ", ".join(f"{k}={v}" for k, v in AS_PRIMARY[name].items())
+            note = "; ".join(filter(None, [note, f"run with {what} (--protocol-param), a "
+                                           f"different protocol from the comparison "
+                                           f"above, which uses {usual}"]))
         rows.append(ProtocolRow(
             protocol=name,
             estimate_pp=factor * float(r.estimate),

@@ -72,6 +72,50 @@ def _ci(lo, hi, fmt="{:+.2f}") -> str:
     return "[" + fmt.format(lo) + ", " + fmt.format(hi) + "]"
 
 
+def interval_agrees(c) -> bool | None:
+    """Whether the simultaneous interval beside ``c``'s verdict says the same thing: it
+    excludes 0 exactly when the verdict is significant. ``None`` where there is no interval
+    (NaN bounds)."""
+    if c.sim_low is None or math.isnan(c.sim_low) or math.isnan(c.sim_high):
+        return None
+    return (c.sim_low > 0 or c.sim_high < 0) == bool(c.significant)
+
+
+#: why a correction's verdict can differ from the simultaneous interval beside it
+_WHY_APART = {
+    "holm": "Holm's step-down rejects more than the single-step Bonferroni interval shows",
+    "maxt": "the step-down max-T rejects more than the single-step max-T interval shows",
+    "bh": ("Benjamini-Hochberg controls the false discovery rate and rejects more than the "
+           "Bonferroni interval shows"),
+}
+
+
+def interval_notes(a: Analysis, units: Units) -> list[str]:
+    """One note per comparison whose verdict and simultaneous interval disagree, saying
+    why (:func:`interval_agrees`); the verdict is the adjusted p's."""
+    notes = []
+    for c in a.comparisons:
+        if interval_agrees(c) is not False:
+            continue
+        if c.significant:
+            why = _WHY_APART.get(a.correction, "the interval and the test are different "
+                                               "procedures")
+            said = "contains"
+        else:
+            why = "the interval and the adjusted p are different procedures"
+            said = "excludes"
+        notes.append(f"{c.variant} - {c.base}: {_verdict(c)} (p adj {_p(c.p_adjusted)}) "
+                     f"beside an interval {units.interval(c.sim_low, c.sim_high)} that "
+                     f"{said} 0: {why}; the verdict is the adjusted p's.")
+    return notes
+
+
+def _claim_cell(c, units: Units) -> str:
+    """The claim's verdict with the 1 - 2 alpha interval it was read from."""
+    ci = units.interval(c.claim_low, c.claim_high)
+    return f"{c.claim or ''} {ci}".strip()
+
+
 def header_lines(a: Analysis, units: Units) -> list[str]:
     """The design line, the arms and what is compared how."""
     c = len(a.comparisons)
@@ -97,7 +141,7 @@ def comparison_rows(a: Analysis, units: Units) -> list[list[str]]:
         rows.append([f"{c.variant} - {c.base}", units.diff(c.estimate),
                      units.interval(c.sim_low, c.sim_high) or "n/a", _p(c.p_value),
                      _p(c.p_adjusted), _verdict(c)]
-                    + ([c.claim or ""] if a.claim else []))
+                    + ([_claim_cell(c, units)] if a.claim else []))
     return rows
 
 
@@ -114,7 +158,7 @@ def effect_rows(a: Analysis) -> list[list[str]]:
 def comparison_headers(a: Analysis, units: Units) -> list[str]:
     level = f"{100 * a.sim_level:.4g}% CI ({units.name})"
     return (["comparison", f"difference ({units.name})", level, "p", f"p adj ({a.correction})",
-             "verdict"] + (["claim"] if a.claim else []))
+             "verdict"] + (["claim [1 - 2 alpha CI]"] if a.claim else []))
 
 
 def _table(headers, rows) -> list[str]:
@@ -125,7 +169,8 @@ def _table(headers, rows) -> list[str]:
 
 def claim_line(a: Analysis, units: Units) -> str:
     margin = 0.0 if a.margin is None else a.margin
-    verdicts = ", ".join(f"{c.variant} vs {c.base}: {c.claim}" for c in a.comparisons)
+    verdicts = ", ".join(f"{c.variant} vs {c.base}: {_claim_cell(c, units)}"
+                         for c in a.comparisons)
     overall = {0: "shown", 1: "refuted", 3: "inconclusive"}[a.gate]
     return (f"claim: {a.claim}, margin {units.factor * margin:g} {units.name}: {verdicts} -> "
             f"{overall} (--gate exit status {a.gate})")
@@ -147,7 +192,7 @@ def text(a: Analysis, units: Units, *, source: str, pre=(), protocol_table: str 
                   for arm, m in sorted(zip(a.arms, a.means), key=lambda t: -t[1])]
     if a.claim:
         lines += ["", claim_line(a, units)]
-    lines += [f"* {n}" for n in a.notes]
+    lines += [f"* {n}" for n in (*a.notes, *interval_notes(a, units))]
     if protocol_table:
         lines += ["", "All protocols on these two arms (labels for this design):",
                   protocol_table]
@@ -170,13 +215,17 @@ def as_json(a: Analysis, units: Units, *, extra: dict) -> dict:
             c.d_kind: c.d, f"{c.d_kind}_ci": [c.d_low, c.d_high],
             "relative_error_reduction": c.rer,
             "relative_error_reduction_ci": None if c.rer is None else [c.rer_low, c.rer_high],
-            "claim": c.claim})
+            "interval_agrees": interval_agrees(c),
+            "claim": c.claim,
+            **({"claim_ci_low": units.factor * c.claim_low,
+                "claim_ci_high": units.factor * c.claim_high} if a.claim else {})})
     out = {"design": design_json(a.design), **extra,
            "arms": [{"name": n, "mean": m} for n, m in zip(a.arms, a.means)],
            "comparisons_mode": a.mode, "reference": a.reference,
            "correction": a.correction, "primary_protocol": a.primary,
            "simultaneous_level": a.sim_level, "comparisons": comps,
-           "ranking": a.ranking or None, "comparison_notes": list(a.notes)}
+           "ranking": a.ranking or None,
+           "comparison_notes": [*a.notes, *interval_notes(a, units)]}
     if a.correction == "none" and len(a.comparisons) > 1:
         out["warnings"] = [f"--correction none: {len(a.comparisons)} comparisons unadjusted"]
     if a.claim:
@@ -208,7 +257,7 @@ def markdown(a: Analysis, units: Units, *, source: str) -> str:
                   for arm, m in sorted(zip(a.arms, a.means), key=lambda t: -t[1])]
     if a.claim:
         lines += ["", claim_line(a, units)]
-    lines += [f"- {n}" for n in a.notes]
+    lines += [f"- {n}" for n in (*a.notes, *interval_notes(a, units))]
     return "\n".join(lines)
 
 
@@ -225,4 +274,7 @@ def latex(a: Analysis, units: Units, *, source: str) -> str:
              " & ".join(_tex(h) for h in heads) + " \\\\", "\\hline"]
     lines += [" & ".join(_tex(x) for x in r) + " \\\\" for r in comparison_rows(a, units)]
     lines += ["\\hline", "\\end{tabular}"]
+    # printed under the table, not a comment: a reader of the PDF must see it
+    lines += [f"\\par\\noindent{{\\footnotesize Note: {_tex(n)}}}"
+              for n in interval_notes(a, units)]
     return "\n".join(lines)

@@ -63,6 +63,8 @@ class Protocol:
     binary: ClassVar[bool] = False
     #: needs per-question scores (n > 1)
     needs_questions: ClassVar[bool] = False
+    #: fewest questions a protocol that needs them can use
+    min_n: ClassVar[int] = 2
     #: uses the pairing of seed i across arms
     paired: ClassVar[bool] = False
     #: draws random numbers (result depends on ``rng``)
@@ -103,8 +105,8 @@ class Protocol:
         """
         if k < self.min_k:
             return f"needs k >= {self.min_k} seeds, got k = {k}"
-        if self.needs_questions and n < 2:
-            return f"needs per-question scores (n >= 2), got n = {n}"
+        if self.needs_questions and n < self.min_n:
+            return f"needs per-question scores (n >= {self.min_n}), got n = {n}"
         if self.binary and not binary:
             return "needs binary 0/1 per-question scores"
         if self.needs_clusters:

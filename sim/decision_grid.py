@@ -111,7 +111,7 @@ def _rows(family, params, outcomes, look_sims):
                              f"{', '.join(decisions.MEASURES)}")
         out.append({"family": family, "cell": _cell_key(params), "decision": o["decision"],
                     "measure": o["measure"], "alpha": o["alpha"], "hits": o["hits"],
-                    "sims": o["sims"], "looks": look_sims})
+                    "sims": o["sims"], "looks": str(look_sims)})
     return out
 
 
@@ -151,9 +151,8 @@ def run_grid(config: GridConfig) -> pd.DataFrame:
         both = frame.index.intersection(extra.index)
         frame.loc[both, "hits"] += extra.loc[both, "hits"]
         frame.loc[both, "sims"] += extra.loc[both, "sims"]
-        frame.loc[both, "looks"] = (f"{config.sims}+{SECOND_LOOK * config.sims}")
+        frame.loc[both, "looks"] = f"{config.sims}+{SECOND_LOOK * config.sims}"
         frame = frame.reset_index()
-    frame["looks"] = frame["looks"].astype(str)
     judged = [_verdict(r) for r in frame.itertuples()]
     frame["rate"] = frame.hits / frame.sims
     frame["low"] = [j[1] for j in judged]

@@ -187,6 +187,11 @@ class PairedTwoLevel(Protocol):
     summary = "t-test on the mean delta, seed and question variance components"
     min_k = 2
     needs_questions = True
+    #: With 2 or 3 questions the question component has 1-2 df and is dropped whenever
+    #: its mean square falls below the residual's: false-positive rate 11-13% at n = 2 and
+    #: 5.5-6% at n = 3 with a question component (``python -m sim.decision_grid
+    #: --families two_level``); from n = 4 on it holds its level.
+    min_n = 4
     paired = True
     valid_for = frozenset({"methods_paired"})
     pitfall_for = {"methods_independent": UNPAIRED_SEEDS, "models": REPEATS_NOT_SEEDS,

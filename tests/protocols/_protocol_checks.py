@@ -138,7 +138,7 @@ def make_scores(seed: int, batch_shape: tuple, k: int, n: int, kind: str = "bina
 def experiments(draw, proto, batch_shapes=((), (3,), (2, 3)), max_k=7, max_n=12):
     """Hypothesis strategy: ``(base, variant)`` that ``proto`` accepts (n >= 2 questions)."""
     k = draw(st.integers(max(proto.min_k, 2), max_k))
-    n = draw(st.integers(2, max_n))
+    n = draw(st.integers(max(proto.min_n, 2), max_n))
     batch_shape = draw(st.sampled_from(batch_shapes))
     kind = draw(st.sampled_from(["binary"] if proto.binary else ["binary", "lattice", "float"]))
     seed = draw(st.integers(0, 2**32 - 1))

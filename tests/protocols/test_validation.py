@@ -85,7 +85,9 @@ def test_non_binary_scores(name):
 def test_one_question_for_question_level_protocols(name, shape):
     proto = plain(name)
     scores = np.ones(shape)
-    with pytest.raises(ValueError, match=r"needs per-question scores \(n >= 2\), got n = 1"):
+    minimum = protocols.protocol_class(name).min_n
+    with pytest.raises(ValueError, match=rf"needs per-question scores \(n >= {minimum}\), "
+                                         r"got n = 1"):
         proto.evaluate(scores, scores)
 
 

@@ -17,9 +17,9 @@ interval:
 An exact test at alpha = 5% has an upper bound of about 5.7% at 4,000 simulations, so a
 chance 5.4% would read "undecided" rather than "above level": the second look settles it.
 
-Randomness: the data of cell ``c`` at look ``l`` come from
-``sim.grid.cell_seed(seed, "decisions", family, params, l)``: results depend only on
-``--seed``.
+Randomness: block ``b`` (of :data:`BLOCK` experiments) of cell ``c`` at look ``l`` is drawn
+from ``sim.grid.cell_seed(seed, "decisions", family, params, l, b)``: results depend only on
+``--seed``, not on ``--jobs``.
 
 Command line::
 
@@ -55,6 +55,8 @@ DEFAULT_SIMS = 4_000
 QUICK_SIMS = 400
 #: the second look draws this many times the first look's simulations
 SECOND_LOOK = 4
+#: experiments simulated at once (a cell's memory is that of one block)
+BLOCK = 1_000
 
 JUDGED = {"rejection": "upper", "coverage": "lower"}
 
@@ -98,9 +100,20 @@ def _cell_key(params: dict) -> str:
 
 
 def _run_cell(family: str, params: dict, sims: int, seed: int, look: int) -> list[dict]:
+    """The cell's outcomes over ``sims`` experiments, drawn in blocks of :data:`BLOCK`
+    (block ``b`` from its own named stream) and pooled: memory stays that of one block."""
     module = decisions.families()[family]
-    ss = cell_seed(seed, "decisions", family, _cell_key(params), look)
-    return module.simulate(params, sims, np.random.default_rng(ss))
+    pooled: dict = {}
+    for b, start in enumerate(range(0, sims, BLOCK)):
+        ss = cell_seed(seed, "decisions", family, _cell_key(params), look, b)
+        for o in module.simulate(params, min(BLOCK, sims - start), np.random.default_rng(ss)):
+            key = (o["decision"], o["measure"])
+            if key in pooled:
+                pooled[key]["hits"] += o["hits"]
+                pooled[key]["sims"] += o["sims"]
+            else:
+                pooled[key] = dict(o)
+    return list(pooled.values())
 
 
 def _rows(family, params, outcomes, look_sims):

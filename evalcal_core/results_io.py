@@ -9,8 +9,10 @@ Two layouts are accepted:
 :func:`read_results_arms` reads any arm names into :class:`~evalcal_core.scores.ArmScores`
 (``runs_are="seeds"``) and checks the scores (:func:`check_arm_scores`). The older two-arm
 API (:func:`read_results`, :func:`read_any`, :class:`PairedResults`, arms ``baseline`` and
-``variant``) is kept for its callers. Every seed must have every arm, and per-question files
-the same questions in every run. Rows are aligned by seed (sorted) and question.
+``variant``) is kept for its callers. Every seed must have every arm (unless
+``read_results_arms(..., ragged=True)``: independent seeds, see
+:class:`~evalcal_core.scores.ArmScores`), and per-question files the same questions in every
+run. Rows are aligned by seed (sorted) and question.
 """
 
 from __future__ import annotations
@@ -102,7 +104,8 @@ def read_results(path, *, scale: float = 1.0) -> PairedResults:
 
 
 def read_results_arms(path, *, percent: bool = False, metric_range=None,
-                      partial_credit: bool = False, cluster: str | None = None) -> ArmScores:
+                      partial_credit: bool = False, cluster: str | None = None,
+                      ragged: bool = False) -> ArmScores:
     """Read a tidy results CSV with any arm names into checked :class:`ArmScores`.
 
     Parameters
@@ -121,26 +124,42 @@ def read_results_arms(path, *, percent: bool = False, metric_range=None,
         Allow a few non-0/1 scores among 0/1 per-question scores (``--partial-credit``).
     cluster : str, optional
         Column holding each question's cluster (``--cluster``); per-question files only.
+    ragged : bool
+        Accept arms whose seed sets differ (only for independent seeds, design
+        ``methods_independent``): a seed an arm lacks entirely becomes a NaN row and
+        ``runs_per_arm`` counts each arm's seeds. A seed with only some of the questions is
+        still an error. ``False``: every seed needs every arm.
 
     Returns
     -------
     ArmScores
         ``scores`` of shape (arms, seeds, questions) (``n = 1`` for per-seed files),
-        ``runs_are="seeds"``.
+        ``runs_are="seeds"``; ragged (NaN-padded) only when ``ragged`` and the seed sets
+        differ.
 
     Raises
     ------
     ValueError
         One line naming the file and the offending row, column or score.
     """
-    scores = _read_tidy(path, scale=0.01 if percent else 1.0, cluster=cluster)
+    scores = _read_tidy(path, scale=0.01 if percent else 1.0, cluster=cluster, ragged=ragged)
     declared = metric_range is not None
-    return check_arm_scores(scores, value_range=tuple(metric_range) if declared
-                            else FRACTION_RANGE, percent=percent, declared=declared,
-                            partial=partial_credit)
+    value_range = tuple(metric_range) if declared else FRACTION_RANGE
+    if not scores.ragged:
+        return check_arm_scores(scores, value_range=value_range, percent=percent,
+                                declared=declared, partial=partial_credit)
+    per_question = scores.question_ids != ("metric",)
+    for a, name in enumerate(scores.arms):
+        # one arm at a time: the checks name a bad score by row, and each arm's rows are
+        # its own seeds (the NaN padding dropped)
+        own = [s for s, gap in zip(scores.run_ids, np.isnan(scores.scores[a, :, 0])) if not gap]
+        check_score_arrays([(name, scores.arm(name))], own, per_question, scores.source,
+                           value_range, percent, declared, partial_credit)
+    return scores
 
 
-def _read_tidy(path, *, scale: float = 1.0, allowed=None, cluster=None) -> ArmScores:
+def _read_tidy(path, *, scale: float = 1.0, allowed=None, cluster=None,
+               ragged: bool = False) -> ArmScores:
     path = Path(path)
     if not path.exists():
         raise ValueError(f"results file {str(path)!r} does not exist")
@@ -214,7 +233,7 @@ def _read_tidy(path, *, scale: float = 1.0, allowed=None, cluster=None) -> ArmSc
     if cluster is not None:
         labels = _cluster_of(frame, cluster, path)
     return _to_arrays(tidy, per_question, str(path), arms if allowed is None else list(allowed),
-                      labels, cluster)
+                      labels, cluster, ragged=ragged)
 
 
 def _cluster_of(frame: pd.DataFrame, cluster: str, path: Path) -> dict:
@@ -232,7 +251,8 @@ def _plain_label(value):
 
 
 def _to_arrays(tidy: pd.DataFrame, per_question: bool, source: str, arms: list,
-               labels: dict | None = None, cluster: str | None = None) -> ArmScores:
+               labels: dict | None = None, cluster: str | None = None,
+               ragged: bool = False) -> ArmScores:
     # Plain Python labels, so messages and run ids read 3, not np.int64(3).
     seeds = sorted((_plain_label(s) for s in tidy["seed"].unique()),
                    key=lambda s: (str(type(s)), s))
@@ -240,14 +260,19 @@ def _to_arrays(tidy: pd.DataFrame, per_question: bool, source: str, arms: list,
                  if per_question else [0])
     if not per_question:
         tidy = tidy.assign(question=0)
-    arrays = []
+    arrays, counts = [], []
     for arm in arms:
         part = tidy[tidy["arm"] == arm]
         table = part.pivot(index="seed", columns="question", values="value")
         table = table.reindex(index=seeds, columns=questions)
-        if table.isna().any().any():
+        # ragged: a seed the arm lacks entirely is padding; a partly missing seed is not
+        absent = (table.isna().all(axis=1) if ragged
+                  else pd.Series(False, index=table.index))
+        counts.append(len(seeds) - int(absent.sum()))
+        if (table[~absent] if ragged else table).isna().any().any():
             seed, question = next(
-                (s, q) for s in seeds for q in questions if pd.isna(table.loc[s, q]))
+                (s, q) for s in seeds for q in questions
+                if not absent[s] and pd.isna(table.loc[s, q]))
             where = f"seed {seed!r}" + (f", question {question!r}" if per_question else "")
             raise ValueError(f"{source}: arm {arm!r} has no score for {where}: every seed needs "
                              f"every arm" + (" and every question" if per_question else ""))
@@ -258,7 +283,8 @@ def _to_arrays(tidy: pd.DataFrame, per_question: bool, source: str, arms: list,
                      question_ids=tuple(map(str, questions)) if per_question else ("metric",),
                      run_ids=tuple(seeds), runs_are="seeds", clusters=clusters,
                      cluster_name=cluster, metric="score" if per_question else "metric",
-                     source=source)
+                     source=source,
+                     runs_per_arm=tuple(counts) if min(counts) < len(seeds) else None)
 
 
 def _paired(arms: ArmScores, runs=None) -> PairedResults:

@@ -3,6 +3,10 @@
 Results CSVs (:mod:`evalcal_core.results_io`) and harness logs (:mod:`evalcal_core.readers`)
 are read into :class:`ArmScores`; the ``evaluate`` application turns it into comparisons. Two
 arms are the special case ``m = 2`` (``arms = ("baseline", "variant")``).
+
+Independent seeds (design ``methods_independent``) need not be equally many per arm: such
+*ragged* scores keep the dense ``(m, r, n)`` array with whole rows of NaN where an arm lacks a
+seed, and ``runs_per_arm`` says how many each arm has (see :class:`ArmScores`).
 """
 
 from __future__ import annotations
@@ -44,6 +48,13 @@ class ArmScores:
         Where the scores came from, for the first line of the output.
     notes : tuple of str
         Findings of the reader the user must see (questions dropped, runs matched by seed).
+    runs_per_arm : tuple of int, or None
+        ``None`` (the default, every paired path): every arm has all ``r`` runs. Otherwise
+        the scores are *ragged*, as only independent seeds may be: ``r`` is the number of
+        distinct run labels over all arms, ``scores[a, i]`` is a whole row of NaN where arm
+        ``a`` lacks run ``run_ids[i]``, and ``runs_per_arm[a]`` (>= 1) counts the rows it
+        has. :meth:`arm` returns only those rows; code that pairs runs across arms must
+        refuse ragged scores (:attr:`ragged`).
     """
 
     arms: tuple
@@ -56,6 +67,7 @@ class ArmScores:
     metric: str = "score"
     source: str = ""
     notes: tuple = field(default=())
+    runs_per_arm: tuple | None = None
 
     def __post_init__(self):
         scores = np.asarray(self.scores, dtype=float)
@@ -72,6 +84,8 @@ class ArmScores:
         if self.clusters is not None and np.shape(self.clusters) != (n,):
             raise ValueError(f"clusters must have one label per question ({n}), got shape "
                              f"{np.shape(self.clusters)}")
+        if self.runs_per_arm is not None:
+            object.__setattr__(self, "runs_per_arm", _runs_per_arm(scores, self.runs_per_arm))
         scores.setflags(write=False)
         object.__setattr__(self, "scores", scores)
 
@@ -90,6 +104,37 @@ class ArmScores:
         """Questions per run."""
         return self.scores.shape[2]
 
+    @property
+    def ragged(self) -> bool:
+        """Whether some arm lacks some of the runs (independent seeds of unequal counts)."""
+        return self.runs_per_arm is not None
+
+    @property
+    def seed_counts(self) -> tuple:
+        """Runs of each arm, in arm order (``r`` each unless :attr:`ragged`)."""
+        return self.runs_per_arm if self.ragged else (self.r,) * self.m
+
     def arm(self, name: str) -> np.ndarray:
-        """Scores of one arm, shape (r, n)."""
-        return self.scores[self.arms.index(name)]
+        """Scores of one arm, shape (r, n); ``(runs_per_arm[a], n)`` when ragged (its own
+        runs only, NaN padding dropped)."""
+        a = self.arms.index(name)
+        if self.runs_per_arm is None:
+            return self.scores[a]
+        return self.scores[a][~np.isnan(self.scores[a, :, 0])]
+
+
+def _runs_per_arm(scores: np.ndarray, counts) -> tuple:
+    """``counts`` as ints, if they are the arms' non-NaN rows and every row is whole."""
+    m, r, _ = scores.shape
+    empty = np.isnan(scores)
+    if np.shape(counts) != (m,):
+        raise ValueError(f"runs_per_arm must have one count per arm ({m}), got {counts!r}")
+    whole = empty.all(axis=2)
+    if (empty.any(axis=2) != whole).any():
+        raise ValueError("ragged scores must pad a missing run with a whole row of NaN; "
+                         "found a run with some questions NaN")
+    found = tuple(int(k) for k in r - whole.sum(axis=1))
+    if tuple(int(k) for k in counts) != found or min(found) < 1:
+        raise ValueError(f"runs_per_arm must count each arm's non-NaN runs {found} (each "
+                         f">= 1), got {tuple(counts)!r}")
+    return found

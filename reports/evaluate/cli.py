@@ -288,7 +288,7 @@ def run_config(config: EvalConfig, out=None) -> int:
     if loaded.paired_logs is not None:
         pre = loaded.paired_logs.summary_lines() + pre
     table, rows, skipped, notes = "", [], {}, []
-    if scores.m == 2:
+    if scores.m == 2 and not scores.ragged:  # ragged: unequal seed counts cannot be paired
         base, var = scores.arm(scores.arms[0]), scores.arm(scores.arms[1])
         rows, skipped = evaluate_protocols(
             base, var, kind=design.kind, alpha=config.alpha, protocols=config.protocols,
@@ -302,10 +302,12 @@ def run_config(config: EvalConfig, out=None) -> int:
         from .forest import forest_plot
         forest_plot(analysis, units, config.forest)
     if config.json:
-        extra = {"source": scores.source, "k": scores.r, "n": scores.n,
+        # ragged (independent) seeds: no one k, so each arm's
+        k = dict(zip(scores.arms, scores.seed_counts)) if scores.ragged else scores.r
+        extra = {"source": scores.source, "k": k, "n": scores.n,
                  "alpha": config.alpha}
         body = as_json(analysis, units, extra=extra)
-        if scores.m == 2:
+        if scores.m == 2 and not scores.ragged:
             body["rows"] = clean([_row_json(r, units) for r in rows])
             body["not_applicable"] = skipped
             body["notes"] = notes

@@ -25,7 +25,12 @@ simultaneous_ci`); claims under ``maxt`` are exact one-sided max-T tests at the 
 (:func:`protocols.multiplicity.maxt_claim`). Independent seeds under ``maxt`` get Dunnett's
 (many-to-one) or Tukey's (all pairs) exact single-step tests and intervals, which hold with 2
 or 3 seeds per arm where a bootstrap of 3 values is degenerate. ``none``: raw p and intervals
-(a warning is printed). Every decision here is scored by ``python -m sim.decision_grid``.
+(a warning is printed).
+
+Independent seeds may be unequally many per arm (ragged :class:`ArmScores`): every arm's mean
+and spread use its own seeds, Welch's t its own ``k`` per arm (:func:`_welch_unequal`), and
+``maxt`` Tukey-Kramer / Dunnett for unequal groups (``scipy.stats.tukey_hsd``,
+``scipy.stats.dunnett``). Every decision here is scored by ``python -m sim.decision_grid``.
 """
 
 from __future__ import annotations
@@ -41,6 +46,7 @@ from protocols import claims as claims_mod
 from protocols import effect_sizes as es
 from protocols import get, protocol_class, ranking
 from protocols import multiplicity as mt
+from protocols._decisions import SE_RTOL, data_scale, t_decision
 
 from .design import cluster_codes
 
@@ -170,6 +176,8 @@ def _flip_units(scores: ArmScores, design: Design, comps, codes):
 def _unpaired_exact(scores: ArmScores, comps, reference, alpha, claim_alpha, seed):
     """Dunnett (many-to-one) or Tukey (all pairs) single-step p, intervals and claim
     intervals for independent seeds: exact for normal arms with a common variance."""
+    if scores.ragged:
+        return _unpaired_exact_unequal(scores, comps, reference, alpha, claim_alpha, seed)
     x = scores.scores.mean(axis=2)
     family = "many_to_one" if reference is not None else "all_pairs"
     if family == "many_to_one":
@@ -192,6 +200,56 @@ def _unpaired_exact(scores: ArmScores, comps, reference, alpha, claim_alpha, see
     return p_adj, list(zip(ci.low, ci.high)), cl, note
 
 
+def _unpaired_exact_unequal(scores: ArmScores, comps, reference, alpha, claim_alpha, seed):
+    """:func:`_unpaired_exact` for arms of unequal seed counts: Dunnett's or Tukey-Kramer's
+    single-step p and intervals as ``scipy.stats.dunnett`` / ``tukey_hsd`` give them
+    (``confidence_interval(1 - alpha)``); no variance at all gives NaN p and intervals."""
+    x = [scores.arm(a).mean(axis=1) for a in scores.arms]
+    ks = [len(v) for v in x]
+    df = sum(ks) - len(x)
+    pooled = sum((k - 1) * v.var(ddof=1) for k, v in zip(ks, x)) / df
+    family = "many_to_one" if reference is not None else "all_pairs"
+    levels = [1 - alpha] + ([1 - claim_alpha] if claim_alpha is not None else [])
+    # rounding-level spread is no spread (as mt.unpaired_exact_ci): scipy would divide by 0
+    if np.sqrt(pooled) <= SE_RTOL * max(np.abs(v).max() for v in x):
+        p_adj = np.full(len(comps), np.nan)
+        cis = [(p_adj, p_adj)] * len(levels)
+    elif family == "many_to_one":
+        res = stats.dunnett(*[x[i] for i, _ in comps], control=x[comps[0][1]],
+                            rng=np.random.default_rng(seed))
+        p_adj = np.asarray(res.pvalue, dtype=float)
+        cis = [(ci.low, ci.high) for ci in map(res.confidence_interval, levels)]
+    else:
+        res = stats.tukey_hsd(*x)
+        p_adj = np.array([res.pvalue[i, j] for i, j in comps], dtype=float)
+        cis = [(np.array([ci.low[i, j] for i, j in comps]),
+                np.array([ci.high[i, j] for i, j in comps]))
+               for ci in map(res.confidence_interval, levels)]
+    bounds = list(zip(*cis[0]))
+    cl = [(None, lo, hi) for lo, hi in zip(*cis[1])] if claim_alpha is not None else []
+    name = "Dunnett" if family == "many_to_one" else "Tukey-Kramer"
+    note = (f"max-T for independent seeds: {name}'s single-step test and intervals for "
+            f"unequal seed counts (normal arms, variance pooled over the {len(x)} arms, "
+            f"{df} df).")
+    return p_adj, bounds, cl, note
+
+
+def _welch_unequal(base, variant, alpha):
+    """(estimate, ci_low, ci_high, p, degenerate) of Welch's t on per-seed metrics of
+    unequal counts ``(k_b,)`` and ``(k_v,)``: ``scipy.stats.ttest_ind(variant, base,
+    equal_var=False)`` and its ``confidence_interval(1 - alpha)``, with the ``welch_t``
+    protocol's rule for no variance estimate (p and CI NaN)."""
+    kb, kv = base.size, variant.size
+    vb, vv = base.var(ddof=1) / kb, variant.var(ddof=1) / kv
+    estimate = variant.mean() - base.mean()
+    with np.errstate(divide="ignore", invalid="ignore"):
+        # Welch-Satterthwaite; 0/0 when both arms are constant (t_decision decides)
+        df = (vb + vv) ** 2 / (vb**2 / (kb - 1) + vv**2 / (kv - 1))
+    p, lo, hi, _ = t_decision(estimate, np.sqrt(vb + vv), df, alpha,
+                              data_scale(base, variant))
+    return float(estimate), float(lo), float(hi), float(p), bool(np.isnan(p))
+
+
 def _run(name: str, base, variant, alpha, seed, codes, design):
     """(estimate, ci_low, ci_high, p, degenerate) of protocol ``name`` at level ``alpha``."""
     kwargs = {"exact": True} if name == "mcnemar" else {}
@@ -199,6 +257,9 @@ def _run(name: str, base, variant, alpha, seed, codes, design):
     extra = {"clusters": codes} if getattr(protocol_class(name), "needs_clusters", False) else {}
     if design.kind == "methods_independent" or name in ("paired_t", "welch_t"):
         base, variant = base.mean(axis=1), variant.mean(axis=1)
+    if base.shape != variant.shape:
+        # independent seeds of unequal counts: the protocols take equal shapes
+        return _welch_unequal(base, variant, alpha)
     r = protocol.evaluate(base, variant, alpha, rng=np.random.default_rng(seed), **extra)
     return (float(r.estimate), float(r.ci_low), float(r.ci_high), float(r.p_value),
             bool(r.degenerate))
@@ -369,14 +430,19 @@ def compare_arms(scores: ArmScores, design: Design, *, alpha=0.05, correction="h
             degenerate=degenerate, d=float(d), d_low=float(d_lo), d_high=float(d_hi),
             d_kind=d_kind, claim_low=c_lo, claim_high=c_hi, rer=rer, rer_low=rer_lo,
             rer_high=rer_hi, claim=verdict))
-    g = (scores.r if design.compare == "methods"
+    # ragged (independent) seeds: the smallest arm's count
+    k = min(scores.seed_counts) if scores.ragged else scores.r
+    g = (k if design.compare == "methods"
          else design.n_clusters if design.kind == "models_clustered" else scores.n)
     # d_z (and d) are over seeds for methods, over questions for models
-    g_d = scores.r if design.compare == "methods" else scores.n
+    g_d = k if design.compare == "methods" else scores.n
     if g_d < DZ_FEW:
         notes.append(f"{'d' if design.kind == 'methods_independent' else 'd_z'} from "
                      f"{g_d} units (fewer than {DZ_FEW}): its interval is wide and the point "
                      f"value unstable.")
+    if scores.ragged and scores.m == 2:
+        notes.append("Arms of unequal seed counts: the table of every protocol on the two "
+                     "arms is not shown (the others pair seeds or need equal counts).")
     if correction == "bh" and c > 1:
         notes.append("bh controls the false discovery rate of the p-values; the intervals "
                      "shown are Bonferroni-simultaneous.")

@@ -5,6 +5,8 @@ Inference (each reason is printed with the design line, with how to override it)
 * one run per arm -> ``models`` (fixed checkpoints; questions are the sample);
 * runs that are repeats of one model (Inspect epochs, HELM trials) -> ``models`` with repeats;
 * runs that are seeds (a ``seed`` column) -> ``methods``, paired unless ``--unpaired``;
+  arms with different seed sets (ragged :class:`ArmScores`) only with ``--unpaired``, where
+  each arm keeps its own seed count (:class:`IndependentSeeds`);
 * runs of unknown kind (a one-arm log's ``run`` column) -> ``methods``, paired, said so.
 
 ``--cluster COLUMN`` makes a ``models`` design ``models_clustered``; the clusters must be
@@ -13,12 +15,32 @@ more than one, and every question in exactly one.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import numpy as np
 
 from evalcal_core.designs import Design
 from evalcal_core.scores import ArmScores
 
 COMPARE = ("methods", "models")
+
+
+@dataclass(frozen=True)
+class IndependentSeeds(Design):
+    """A ``methods_independent`` design whose arms have different numbers of seeds.
+
+    ``runs`` is the smallest count (what the fewest-units notes judge); ``runs_per_arm``
+    holds ``(arm, seeds)`` pairs in arm order, printed in the design line.
+    """
+
+    runs_per_arm: tuple = ()
+
+    def describe(self) -> str:
+        """``methods, independent seeds: base 5, new 3, one metric per run, clusters: none``."""
+        counts = ", ".join(f"{arm} {k:,}" for arm, k in self.runs_per_arm)
+        questions = (f"{self.n_questions:,} questions" if self.n_questions > 1
+                     else "one metric per run")
+        return f"methods, independent seeds: {counts}, {questions}, clusters: none"
 
 
 def infer_design(scores: ArmScores, *, compare: str | None = None, unpaired: bool = False,
@@ -35,12 +57,21 @@ def infer_design(scores: ArmScores, *, compare: str | None = None, unpaired: boo
     runs_from : str
         Where the runs' kind was read from, for the printed reason.
 
+    Returns
+    -------
+    Design
+        An :class:`IndependentSeeds` when ``scores`` are ragged (seed sets differ).
+
     Raises
     ------
     ValueError
-        For contradictory flags or unusable clusters (one line, the CLI exits 2).
+        For contradictory flags or unusable clusters (one line, the CLI exits 2); for seed
+        sets that differ between arms unless ``unpaired`` (paired seeds need every seed in
+        every arm).
     """
     inferred = []
+    if scores.ragged and not unpaired:
+        raise ValueError(_missing_seed(scores))
     if scores.r == 1 and scores.n == 1:
         raise ValueError(f"{scores.source}: one run per arm with one score each: there is no "
                          f"noise to estimate; give several seeds or per-question scores")
@@ -73,6 +104,10 @@ def infer_design(scores: ArmScores, *, compare: str | None = None, unpaired: boo
     if compare == "methods" and scores.r < 2:
         raise ValueError(f"--compare methods needs two or more seeds per arm, got "
                          f"{scores.r}; with one run per arm compare models")
+    if scores.ragged and min(scores.seed_counts) < 2:
+        k, arm = min(zip(scores.seed_counts, scores.arms))
+        raise ValueError(f"--unpaired needs two or more seeds in every arm (Welch's t "
+                         f"estimates each arm's variance); arm {arm!r} has {k}")
     cluster, n_clusters = None, 0
     if scores.clusters is not None:
         if compare == "methods":
@@ -84,9 +119,21 @@ def infer_design(scores: ArmScores, *, compare: str | None = None, unpaired: boo
         if n_clusters < 2:
             raise ValueError(f"--cluster {cluster}: every question is in one cluster "
                              f"({labels[0]!r}); cluster-robust inference needs two or more")
+    if scores.ragged:
+        return IndependentSeeds(compare=compare, paired=False, runs=min(scores.seed_counts),
+                                n_questions=scores.n, inferred=tuple(inferred),
+                                runs_per_arm=tuple(zip(scores.arms, scores.seed_counts)))
     return Design(compare=compare, paired=not unpaired, runs=scores.r,
                   n_questions=scores.n, cluster=cluster, n_clusters=n_clusters,
                   inferred=tuple(inferred))
+
+
+def _missing_seed(scores: ArmScores) -> str:
+    """The reader's message for paired seeds: the first arm lacking a seed, and which."""
+    a = next(a for a, k in enumerate(scores.seed_counts) if k < scores.r)
+    seed = next(s for s, row in zip(scores.run_ids, scores.scores[a, :, 0]) if np.isnan(row))
+    return (f"{scores.source}: arm {scores.arms[a]!r} has no score for seed {seed!r}: every "
+            f"seed needs every arm; give --unpaired if the arms' seeds are independent")
 
 
 def design_line(design: Design) -> str:
@@ -97,10 +144,13 @@ def design_line(design: Design) -> str:
 
 def design_json(design: Design) -> dict:
     """The ``"design"`` object of ``--json``."""
-    return {"compare": design.compare, "kind": design.kind, "paired": design.paired,
-            "runs": design.runs, "n_questions": design.n_questions,
-            "cluster": design.cluster, "n_clusters": design.n_clusters,
-            "inferred": list(design.inferred), "line": design_line(design)}
+    out = {"compare": design.compare, "kind": design.kind, "paired": design.paired,
+           "runs": design.runs, "n_questions": design.n_questions,
+           "cluster": design.cluster, "n_clusters": design.n_clusters,
+           "inferred": list(design.inferred), "line": design_line(design)}
+    if isinstance(design, IndependentSeeds):
+        out["runs_per_arm"] = dict(design.runs_per_arm)
+    return out
 
 
 def cluster_codes(scores: ArmScores) -> np.ndarray | None:

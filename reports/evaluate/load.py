@@ -56,6 +56,10 @@ def read_tidy(path, *, percent=False, metric_range=None, partial_credit=False,
     With ``--cluster`` the column is checked here first, so that the message says which of
     the two faults it is: a question filed under two clusters within one arm, or clusters
     that differ between arms.
+
+    Arms whose seed sets differ are read ragged (NaN-padded, ``runs_per_arm``):
+    :func:`~reports.evaluate.design.infer_design` accepts them only for independent seeds
+    (``--unpaired``) and otherwise raises the reader's error naming the arm and the seed.
     """
     if Path(path).is_dir():
         raise ValueError(f"{path} is a directory, not a results CSV; a harness log folder "
@@ -71,7 +75,7 @@ def read_tidy(path, *, percent=False, metric_range=None, partial_credit=False,
             if {"question", "arm", name} <= set(frame.columns) and not frame.empty:
                 _clusters_of(frame, name, frame["arm"].astype(str).str.strip(), str(path))
     scores = read_results_arms(path, percent=percent, metric_range=metric_range,
-                               partial_credit=partial_credit, cluster=cluster)
+                               partial_credit=partial_credit, cluster=cluster, ragged=True)
     return Loaded(scores, scores.question_ids != ("metric",), runs_from="a seed column")
 
 

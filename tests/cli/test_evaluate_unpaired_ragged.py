@@ -1,0 +1,235 @@
+"""``evaluate --unpaired`` with arms of different seed counts (independent seeds, Welch).
+
+References: ``scipy.stats.ttest_ind(equal_var=False)`` (p and ``confidence_interval``) for
+each comparison, ``scipy.stats.tukey_hsd`` (Tukey-Kramer) and ``scipy.stats.dunnett`` for
+``--correction maxt``. The JSON rounds to 10 significant digits, hence ``rtol=1e-8``; the
+differences are in pp (100 x the fractions' differences).
+"""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+from scipy import stats
+
+from evalcal_core.cli import call_main
+from evalcal_core.results_io import read_results_arms
+from evalcal_core.scores import ArmScores
+from reports.evaluate import main
+
+PROG = "python -m reports.evaluate"
+#: per-seed metrics (fractions); the arms have 5, 3 and 4 seeds, with overlapping labels
+BASE = [0.81, 0.83, 0.80, 0.84, 0.82]
+NEW = [0.85, 0.86, 0.83]
+BIG = [0.86, 0.84, 0.88, 0.87]
+RTOL = 1e-8
+
+
+def per_seed(path, values: dict, first_seed: dict | None = None) -> str:
+    """values: arm -> its per-seed metrics (seeds 1, 2, ... unless ``first_seed``)."""
+    rows = ["seed,arm,metric"]
+    for arm, xs in values.items():
+        start = (first_seed or {}).get(arm, 1)
+        rows += [f"{start + s},{arm},{x!r}" for s, x in enumerate(xs)]
+    path.write_text("\n".join(rows) + "\n")
+    return str(path)
+
+
+def run(argv, capsys):
+    try:
+        code = call_main(main, PROG, argv)
+    except SystemExit as exc:  # argparse's usage errors
+        code = exc.code
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def body(argv, capsys) -> dict:
+    code, out, err = run([*argv, "--json"], capsys)
+    assert code == 0, err
+    return json.loads(out)
+
+
+def test_two_arms_welch_equals_scipy(tmp_path, capsys):
+    """p and CI of ``welch_t`` with 5 and 3 seeds: ``ttest_ind(new, base,
+    equal_var=False)``; d is Cohen's d with the pooled sd of 5 + 3 seeds."""
+    path = per_seed(tmp_path / "r.csv", {"base": BASE, "new": NEW})
+    out = body([path, "--unpaired"], capsys)
+    ref = stats.ttest_ind(NEW, BASE, equal_var=False)
+    ci = ref.confidence_interval(0.95)
+    (c,) = out["comparisons"]
+    assert (c["base"], c["variant"], c["protocol"]) == ("base", "new", "welch_t")
+    np.testing.assert_allclose(c["p_value"], ref.pvalue, rtol=RTOL)
+    np.testing.assert_allclose([c["ci_low"], c["ci_high"]], [100 * ci.low, 100 * ci.high],
+                               rtol=RTOL)
+    np.testing.assert_allclose(c["estimate"], 100 * (np.mean(NEW) - np.mean(BASE)), rtol=RTOL)
+    pooled = np.sqrt((4 * np.var(BASE, ddof=1) + 2 * np.var(NEW, ddof=1)) / 6)
+    np.testing.assert_allclose(c["d"], (np.mean(NEW) - np.mean(BASE)) / pooled, rtol=RTOL)
+    np.testing.assert_allclose([a["mean"] for a in out["arms"]],
+                               [np.mean(BASE), np.mean(NEW)], rtol=RTOL)
+    assert out["k"] == {"base": 5, "new": 3}
+    assert out["design"]["kind"] == "methods_independent"
+    assert out["design"]["runs_per_arm"] == {"base": 5, "new": 3}
+    assert "rows" not in out  # the all-protocols table pairs seeds: not shown
+    code, text, err = run([path, "--unpaired"], capsys)
+    assert code == 0, err
+    assert "design: methods, independent seeds: base 5, new 3, one metric per run" in text
+
+
+def test_seed_labels_need_not_overlap(tmp_path, capsys):
+    """Independent seeds: disjoint labels (1-5 and 11-13) give the same result as
+    overlapping ones (reference: ``ttest_ind``)."""
+    path = per_seed(tmp_path / "r.csv", {"base": BASE, "new": NEW}, {"new": 11})
+    c = body([path, "--unpaired"], capsys)["comparisons"][0]
+    np.testing.assert_allclose(c["p_value"], stats.ttest_ind(NEW, BASE, equal_var=False)
+                               .pvalue, rtol=RTOL)
+
+
+def test_per_question_seeds_use_their_own_means(tmp_path, capsys):
+    """Per-question scores: each seed's mean over its 4 questions, then Welch on 5 vs 3
+    seed means (``ttest_ind``)."""
+    rng = np.random.default_rng(3)
+    scores = {"base": rng.integers(0, 2, (5, 4)), "new": rng.integers(0, 2, (3, 4))}
+    rows = ["seed,arm,question,score"]
+    for arm, x in scores.items():
+        rows += [f"{s},{arm},q{q},{int(x[s, q])}" for s in range(len(x)) for q in range(4)]
+    (tmp_path / "q.csv").write_text("\n".join(rows) + "\n")
+    c = body([str(tmp_path / "q.csv"), "--unpaired"], capsys)["comparisons"][0]
+    ref = stats.ttest_ind(scores["new"].mean(axis=1), scores["base"].mean(axis=1),
+                          equal_var=False)
+    np.testing.assert_allclose(c["p_value"], ref.pvalue, rtol=RTOL)
+    np.testing.assert_allclose(c["ci_high"], 100 * ref.confidence_interval(0.95).high,
+                               rtol=RTOL)
+
+
+def test_three_arms_holm_intervals_at_alpha_over_c(tmp_path, capsys):
+    """Holm: raw p from ``ttest_ind`` adjusted by Holm (3 comparisons, computed here), and
+    Bonferroni-simultaneous intervals: ``ttest_ind``'s CI at level 1 - alpha / 3."""
+    path = per_seed(tmp_path / "r.csv", {"base": BASE, "new": NEW, "big": BIG})
+    out = body([path, "--unpaired"], capsys)
+    arms = {"base": BASE, "new": NEW, "big": BIG}
+    raw = []
+    for c in out["comparisons"]:
+        ref = stats.ttest_ind(arms[c["variant"]], arms[c["base"]], equal_var=False)
+        ci = ref.confidence_interval(1 - 0.05 / 3)
+        np.testing.assert_allclose(c["p_value"], ref.pvalue, rtol=RTOL)
+        np.testing.assert_allclose([c["simultaneous_ci_low"], c["simultaneous_ci_high"]],
+                                   [100 * ci.low, 100 * ci.high], rtol=RTOL)
+        raw.append(ref.pvalue)
+    order = np.argsort(raw)
+    holm = np.maximum.accumulate([(3 - i) * raw[j] for i, j in enumerate(order)])
+    expected = np.empty(3)
+    expected[order] = np.minimum(holm, 1.0)
+    np.testing.assert_allclose([c["p_adjusted"] for c in out["comparisons"]], expected,
+                               rtol=RTOL)
+
+
+def test_maxt_all_pairs_is_tukey_kramer(tmp_path, capsys):
+    """``--correction maxt``, all pairs, 5/3/4 seeds: ``scipy.stats.tukey_hsd`` p-values
+    and ``confidence_interval(0.95)`` (Tukey-Kramer for unequal groups)."""
+    path = per_seed(tmp_path / "r.csv", {"base": BASE, "new": NEW, "big": BIG})
+    out = body([path, "--unpaired", "--correction", "maxt"], capsys)
+    groups = [BASE, NEW, BIG]
+    res = stats.tukey_hsd(*groups)
+    ci = res.confidence_interval(0.95)
+    index = {"base": 0, "new": 1, "big": 2}
+    assert len(out["comparisons"]) == 3
+    for c in out["comparisons"]:
+        i, j = index[c["variant"]], index[c["base"]]
+        np.testing.assert_allclose(c["p_adjusted"], res.pvalue[i, j], rtol=RTOL)
+        np.testing.assert_allclose([c["simultaneous_ci_low"], c["simultaneous_ci_high"]],
+                                   [100 * ci.low[i, j], 100 * ci.high[i, j]], rtol=RTOL)
+    assert any("Tukey-Kramer" in n and "9 df" in n for n in out["comparison_notes"])
+
+
+def test_maxt_many_to_one_is_dunnett(tmp_path, capsys):
+    """``--correction maxt --reference base``: ``scipy.stats.dunnett`` p-values and
+    ``confidence_interval(0.95)``. Dunnett's p integrates a multivariate t by randomized
+    quasi-Monte Carlo, so the reference uses the same ``rng`` (``--seed 7``): the check is
+    of the pipeline against scipy, not of scipy's integration error."""
+    path = per_seed(tmp_path / "r.csv", {"base": BASE, "new": NEW, "big": BIG})
+    out = body([path, "--unpaired", "--correction", "maxt", "--reference", "base",
+                "--seed", "7"], capsys)
+    res = stats.dunnett(NEW, BIG, control=BASE, rng=np.random.default_rng(7))
+    ci = res.confidence_interval(0.95)
+    assert [c["variant"] for c in out["comparisons"]] == ["new", "big"]
+    np.testing.assert_allclose([c["p_adjusted"] for c in out["comparisons"]], res.pvalue,
+                               rtol=RTOL)
+    np.testing.assert_allclose([c["simultaneous_ci_low"] for c in out["comparisons"]],
+                               100 * np.asarray(ci.low), rtol=RTOL)
+    np.testing.assert_allclose([c["simultaneous_ci_high"] for c in out["comparisons"]],
+                               100 * np.asarray(ci.high), rtol=RTOL)
+
+
+def test_claim_reads_welch_interval_at_one_minus_two_alpha(tmp_path, capsys):
+    """A non-inferiority claim reads ``ttest_ind``'s 90% interval (1 - 2 alpha, one
+    comparison); the verdict is the interval's against the margin."""
+    path = per_seed(tmp_path / "r.csv", {"base": BASE, "new": NEW})
+    out = body([path, "--unpaired", "--claim", "non-inferiority", "--margin", "0.01"],
+               capsys)
+    ci = stats.ttest_ind(NEW, BASE, equal_var=False).confidence_interval(0.90)
+    c = out["comparisons"][0]
+    np.testing.assert_allclose([c["claim_ci_low"], c["claim_ci_high"]],
+                               [100 * ci.low, 100 * ci.high], rtol=RTOL)
+    assert c["claim"] == ("shown" if ci.low > -0.01 else "inconclusive")
+
+
+@pytest.mark.parametrize("extra", [[], ["--compare", "methods"], ["--compare", "models"]])
+def test_without_unpaired_the_old_error(tmp_path, capsys, extra):
+    """Paired seeds (or models) still need every seed in every arm: one line naming the arm
+    and the seed it lacks, exit 2."""
+    path = per_seed(tmp_path / "r.csv", {"base": BASE, "new": NEW})
+    code, out, err = run([path, *extra], capsys)
+    assert code == 2 and out == "" and len(err.strip().splitlines()) == 1, err
+    assert "arm 'new' has no score for seed 4: every seed needs every arm" in err
+
+
+def test_unpaired_refusals(tmp_path, capsys):
+    """One seed in an arm (no variance for Welch), a seed with some questions missing, and
+    --unpaired with models: one-line errors, exit 2."""
+    one = per_seed(tmp_path / "one.csv", {"base": BASE, "new": [0.85]})
+    code, _, err = run([one, "--unpaired"], capsys)
+    assert code == 2 and "arm 'new' has 1" in err and "two or more seeds" in err, err
+    (tmp_path / "part.csv").write_text(
+        "seed,arm,question,score\n"
+        + "".join(f"{s},base,q{q},1\n" for s in range(3) for q in range(2))
+        + "0,new,q0,1\n0,new,q1,0\n1,new,q0,1\n")
+    code, _, err = run([str(tmp_path / "part.csv"), "--unpaired"], capsys)
+    assert code == 2 and "arm 'new' has no score for seed 1, question 'q1'" in err, err
+    path = per_seed(tmp_path / "r.csv", {"base": BASE, "new": NEW})
+    code, _, err = run([path, "--unpaired", "--compare", "models"], capsys)
+    assert code == 2 and "--unpaired applies to --compare methods" in err, err
+
+
+def test_reader_and_container(tmp_path):
+    """``read_results_arms(ragged=True)``: NaN rows where an arm lacks a seed, its own rows
+    from ``arm``; without ``ragged`` the old error; ``ArmScores`` checks the padding."""
+    path = per_seed(tmp_path / "r.csv", {"base": BASE, "new": NEW})
+    with pytest.raises(ValueError, match="arm 'new' has no score for seed 4"):
+        read_results_arms(path)
+    s = read_results_arms(path, ragged=True)
+    assert s.ragged and s.seed_counts == (5, 3) and s.r == 5
+    np.testing.assert_array_equal(s.arm("new")[:, 0], NEW)
+    assert np.isnan(s.scores[1, 3:]).all()
+    dense = per_seed(tmp_path / "d.csv", {"base": BASE, "new": BASE})
+    d = read_results_arms(dense, ragged=True)
+    assert not d.ragged and d.runs_per_arm is None and d.seed_counts == (5, 5)
+    x = np.array(s.scores)
+    with pytest.raises(ValueError, match="runs_per_arm must count"):
+        ArmScores(arms=s.arms, scores=x, question_ids=s.question_ids, run_ids=s.run_ids,
+                  runs_per_arm=(5, 2))
+    part = np.zeros((2, 2, 2))
+    part[1, 1, 0] = np.nan
+    with pytest.raises(ValueError, match="whole row of NaN"):
+        ArmScores(arms=("a", "b"), scores=part, question_ids=("q0", "q1"),
+                  run_ids=(0, 1), runs_per_arm=(2, 1))
+
+
+def test_scores_are_checked_per_arm(tmp_path):
+    """A bad score in a ragged file is named by its own arm and seed (not a padded row)."""
+    path = per_seed(tmp_path / "r.csv", {"base": BASE, "new": [0.85, 1.7, 0.83]},
+                    {"new": 11})
+    with pytest.raises(ValueError, match="new seed 12: score 1.7 is outside"):
+        read_results_arms(path, ragged=True)

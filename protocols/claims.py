@@ -40,6 +40,7 @@ import numpy as np
 from scipy import stats
 
 from evalcal_core.validate import check_alpha, check_bool, check_choice, check_number, fail
+from protocols.methods.welch_t import uses_hsu_df
 
 #: the claims, in the order reports list them
 CLAIMS = ("superiority", "non_inferiority", "equivalence")
@@ -247,7 +248,9 @@ def welch_claim(variant, base, claim: str, margin=None, alpha: float = 0.05) -> 
     """Claim on unpaired per-seed metrics, Welch t with Welch–Satterthwaite df.
 
     Equivalence p equals ``ttost_ind(variant, base, -margin, margin,
-    usevar="unequal")[0]``.
+    usevar="unequal")[0]``, except where
+    :func:`protocols.methods.welch_t.uses_hsu_df` (2 seeds in an arm, or 3 beside a larger
+    arm): there the df is Hsu's ``min(k_b, k_v) - 1``.
 
     Parameters
     ----------
@@ -260,6 +263,9 @@ def welch_claim(variant, base, claim: str, margin=None, alpha: float = 0.05) -> 
     vb = b.var(axis=-1, ddof=1) / b.shape[-1]
     with np.errstate(divide="ignore", invalid="ignore"):
         df = (vv + vb) ** 2 / (vv**2 / (v.shape[-1] - 1) + vb**2 / (b.shape[-1] - 1))
+    kv, kb = v.shape[-1], b.shape[-1]
+    if uses_hsu_df(kb, kv):
+        df = np.full_like(np.asarray(df, dtype=float), float(min(kv, kb) - 1))
     return claim_from_estimate(v.mean(axis=-1) - b.mean(axis=-1), np.sqrt(vv + vb), df,
                                claim, margin, alpha)
 

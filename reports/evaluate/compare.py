@@ -46,7 +46,8 @@ from protocols import claims as claims_mod
 from protocols import effect_sizes as es
 from protocols import get, protocol_class, ranking
 from protocols import multiplicity as mt
-from protocols._decisions import SE_RTOL, data_scale, t_decision
+from protocols._decisions import SE_RTOL
+from protocols.methods.welch_t import welch_decision
 
 from .design import cluster_codes
 
@@ -236,17 +237,8 @@ def _unpaired_exact_unequal(scores: ArmScores, comps, reference, alpha, claim_al
 
 def _welch_unequal(base, variant, alpha):
     """(estimate, ci_low, ci_high, p, degenerate) of Welch's t on per-seed metrics of
-    unequal counts ``(k_b,)`` and ``(k_v,)``: ``scipy.stats.ttest_ind(variant, base,
-    equal_var=False)`` and its ``confidence_interval(1 - alpha)``, with the ``welch_t``
-    protocol's rule for no variance estimate (p and CI NaN)."""
-    kb, kv = base.size, variant.size
-    vb, vv = base.var(ddof=1) / kb, variant.var(ddof=1) / kv
-    estimate = variant.mean() - base.mean()
-    with np.errstate(divide="ignore", invalid="ignore"):
-        # Welch-Satterthwaite; 0/0 when both arms are constant (t_decision decides)
-        df = (vb + vv) ** 2 / (vb**2 / (kb - 1) + vv**2 / (kv - 1))
-    p, lo, hi, _ = t_decision(estimate, np.sqrt(vb + vv), df, alpha,
-                              data_scale(base, variant))
+    unequal counts ``(k_b,)`` and ``(k_v,)`` (:func:`protocols.methods.welch_t.welch_decision`)."""
+    p, lo, hi, _, estimate = welch_decision(base, variant, alpha)
     return float(estimate), float(lo), float(hi), float(p), bool(np.isnan(p))
 
 

@@ -14,6 +14,8 @@ Decisions scored, each exactly as ``evaluate`` computes it (the functions of
   intervals at ``alpha / C``; ``exact interval`` — Dunnett / Tukey for independent seeds;
 * ``maxt any false rejection`` / ``holm any false rejection`` — the family-wise error over
   the comparisons whose true difference is 0;
+* ``welch_t (unequal k)`` — Welch's test and interval on independent seeds of unequal
+  counts and spreads (``--unpaired`` with ragged arms);
 * claims at the margin (every comparison's true difference is exactly ``-margin``):
   ``non_inferiority, maxt`` (:func:`protocols.multiplicity.maxt_claim`),
   ``non_inferiority, holm`` (the Bonferroni ``1 - 2 alpha / C`` t interval), and the old
@@ -27,6 +29,7 @@ from scipy import stats
 
 from protocols import claims
 from protocols import multiplicity as mt
+from protocols.methods.welch_t import welch_decision
 
 NAME = "maxt"
 DESIGN = "methods_paired"
@@ -54,6 +57,10 @@ CELLS = (
        for f, a in (("many_to_one", 4), ("all_pairs", 4)) for k in (2, 3, 10)
        for e in (0.0, 8.0)]
 )
+
+CELLS += [{"kind": "welch", "k_base": kb, "k_variant": kv, "sd_ratio": r, "effect": e}
+          for kb, kv in ((5, 3), (10, 3), (3, 2), (20, 5)) for r in (1.0, 3.0)
+          for e in (0.0, 2.0)]
 
 QUICK_CELLS = [
     {"kind": "intervals", "family": "many_to_one", "arms": 5, "k": 6, "effect": 8.0,
@@ -170,6 +177,19 @@ def _unpaired(p, sims, rng):
     return out
 
 
+def _welch(p, sims, rng):
+    """Two arms of independent seeds, unequal counts and spreads: the base arm has sd 1,
+    the variant ``sd_ratio``; the true difference ``effect`` (in sd of the base arm)."""
+    base = rng.standard_normal((sims, p["k_base"]))
+    variant = p["sd_ratio"] * rng.standard_normal((sims, p["k_variant"])) + p["effect"]
+    pv, lo, hi, _, _ = welch_decision(base, variant, ALPHA)
+    out = [_outcome("welch_t interval (unequal k)", "coverage",
+                    ((lo <= p["effect"]) & (p["effect"] <= hi)).sum(), sims)]
+    measure = "rejection" if p["effect"] == 0 else "power"
+    out.append(_outcome("welch_t (unequal k)", measure, (pv < ALPHA).sum(), sims))
+    return out
+
+
 def simulate(params: dict, sims: int, rng) -> list[dict]:
     """Score the decisions of one cell on ``sims`` experiments (see the module docstring)."""
     kind = params["kind"]
@@ -177,4 +197,6 @@ def simulate(params: dict, sims: int, rng) -> list[dict]:
         return _intervals(params, sims, rng)
     if kind == "claims":
         return _claims(params, sims, rng)
+    if kind == "welch":
+        return _welch(params, sims, rng)
     return _unpaired(params, sims, rng)

@@ -35,6 +35,7 @@ from sim.calibration import (
     DEFAULT_OUT,
     CalibrationConfig,
     CalibrationResult,
+    for_file,
     plan_calibration,
     run_calibration,
 )
@@ -58,9 +59,11 @@ def build_parser() -> ArgumentParser:
                     "simulation, and tell how many seeds to budget.")
     p.add_argument("--k", nargs="+", type=int, required=True, metavar="K",
                    help="seeds per arm: one integer, or MIN MAX for the range MIN..MAX")
-    p.add_argument("--effects", nargs="+", type=float, default=None, metavar="PP",
-                   help="true effects in percentage points (default 0 0.5 1 2; a real pool "
-                        "has its own)")
+    p.add_argument("--effects", nargs="+", type=float, default=None, metavar="EFFECT",
+                   help="true effects in percentage points (default 0 0.5 1 2); a real pool "
+                        "has its own, which --effects may only restate, and a CSV pool with "
+                        "--metric-range states it in the metric's own units (20 on a [0, 100] "
+                        "metric is +20 units, not +0.2)")
     p.add_argument("--generator", default="seed_gaussian",
                    help="one of " + ", ".join(generators.names()) + "; or "
                         + "; ".join(f"'{k}': {v}" for k, v in generators.SHORTHANDS.items()))
@@ -109,7 +112,10 @@ def build_parser() -> ArgumentParser:
     p.add_argument("--metric-range", type=float, nargs=2, default=None,
                    metavar=("LOW", "HIGH"),
                    help="range of a CSV pool's metric (e.g. 0 1000 for RL returns); default "
-                        "[0, 1], or [0, 100] with --percent")
+                        "[0, 1], or [0, 100] with --percent. Its effects (--effects, the "
+                        "effect column) and CI widths (median_ci_width) are then in the "
+                        "metric's units, with unit = 'metric units' in the CSV files; "
+                        "effect_pp and median_ci_width_pp are left blank")
     p.add_argument("--percent", action="store_true",
                    help="--from-pilot: the pilot's scores are percentages (91.3 = 91.3%%)")
     p.add_argument("--allow-large-k", action="store_true",
@@ -157,8 +163,10 @@ def write_outputs(result: CalibrationResult, config: CalibrationConfig, argv) ->
     return the names written. Pool warnings go to stderr."""
     out = config.out
     out.mkdir(parents=True, exist_ok=True)
-    write_csv(result.calibration, out / "calibration.csv")
-    write_csv(result.budget, out / "seed_budget.csv")
+    # a metric-range pool's effect_pp is only its cell key (100 x metric units): blank in
+    # the files, whose pp columns hold pp only (effect, unit and median_ci_width say it)
+    write_csv(for_file(result.calibration), out / "calibration.csv")
+    write_csv(for_file(result.budget), out / "seed_budget.csv")
     written = ["calibration.csv", "seed_budget.csv"]
     if result.mde is not None:
         write_csv(result.mde, out / "mde.csv")

@@ -58,10 +58,12 @@ def summary_table(calibration: pd.DataFrame, budget: pd.DataFrame,
             lines.append("  for fixed models k counts decoding repeats of each model on the "
                          "same questions; repeats cannot remove the questions' sampling "
                          "noise (plan questions with python -m sim.plan --design models)")
-        shown = budget.assign(effect_pp=[effect_words(p, x) for p, x in
-                                         zip(budget["generator_params"], budget["effect_pp"])],
+        # the header says "effect": each value carries its unit ("1 pp", or a metric-range
+        # pool's "+1.472 (score in [0, 2000])"), never pp for a metric that is not a fraction
+        shown = budget.assign(effect=[effect_words(p, x) for p, x in
+                                      zip(budget["generator_params"], budget["effect_pp"])],
                               k_needed=[_k_range(r) for r in budget.itertuples()])
-        columns = ["protocol", "effect_pp", "k_needed", "k_power_80", "k_power_90"]
+        columns = ["protocol", "effect", "k_needed", "k_power_80", "k_power_90"]
         if several:
             shown = shown.assign(setting=shown["generator_params"].map(_short_label))
             columns = ["setting"] + columns

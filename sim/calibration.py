@@ -17,10 +17,11 @@ import sys
 from dataclasses import dataclass, field, fields
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 
 from evalcal_core.outdir import check_complete
-from evalcal_core.params import parse_key_values
+from evalcal_core.params import decode, parse_key_values
 from evalcal_core.validate import (
     AllOf,
     AnyOf,
@@ -288,13 +289,19 @@ def _generators(c: CalibrationConfig):
 
 
 def _effects(generator, requested, observed=None):
-    """Effects (pp) to calibrate: the requested ones (or the pool's own), the null always
-    (the seed budget's validity needs it), and a pilot's observed effect."""
+    """Effects to calibrate, as cell keys (``effect_pp``, 100 x the delta in the scores'
+    units): the requested ones (or the pool's own), the null always (the seed budget's
+    validity needs it), and a pilot's observed effect.
+
+    ``requested`` is in the generator's unit: pp, or the metric's own units for a CSV pool
+    with a declared metric range (``--effects 20`` on a [0, 100] metric is +20 units).
+    """
     fixed = generator.fixed_effect()
     if fixed is not None:
         if requested is not None:
+            _, factor = effect_unit(generator)
             for effect in requested:
-                generator.check_effect(effect / 100)
+                generator.check_effect(effect / factor)
         return [100 * fixed]
     effects = list(DEFAULT_EFFECTS if requested is None else requested)
     if 0.0 not in effects:
@@ -310,6 +317,68 @@ def _effects(generator, requested, observed=None):
             else:
                 effects.append(observed)
     return effects
+
+
+def effect_unit(generator) -> tuple[str, float]:
+    """``(unit, factor)``: the unit ``generator``'s effects are stated and typed in, and the
+    factor from its scores' units to it: ``("pp", 100.0)`` for a fraction (every synthetic
+    generator), ``("metric units", 1.0)`` for a CSV pool with a declared metric range."""
+    if hasattr(generator, "units"):
+        _, unit, factor = generator.units()
+        return unit, float(factor)
+    return "pp", 100.0
+
+
+#: ``unit`` of a calibration row whose scores are fractions, and of a metric-range pool's
+PP, METRIC_UNITS = "pp", "metric units"
+
+
+def state_units(frame: pd.DataFrame) -> pd.DataFrame:
+    """``frame`` (calibration or seed-budget rows) with its effects and interval widths
+    stated in each setting's own unit.
+
+    Cells are keyed and cached by ``effect_pp`` and ``median_ci_width_pp``, which are 100
+    times the scores' units: percentage points for a fraction, but nothing readable for a
+    metric that is not one (a loss, a return in [0, 1000] declared with
+    ``--metric-range``). Adds, for every row whose ``unit`` is not yet set:
+
+    * ``unit``: ``"pp"``, or ``"metric units"`` for a setting with a declared metric range
+      (``metric_low``/``metric_high`` in ``generator_params``);
+    * ``effect``: the true effect in ``unit`` (equal to ``effect_pp`` for a fraction);
+    * ``median_ci_width`` (where the frame has ``median_ci_width_pp``): the median width of
+      the protocol's confidence interval in ``unit``.
+
+    A metric-range row's ``median_ci_width_pp`` becomes NaN (a pp of such a metric does not
+    exist); its ``effect_pp`` stays, as the cell's key (:func:`for_file` blanks it in the
+    files written). Applying it twice changes nothing.
+    """
+    frame = frame.copy()
+    if "unit" not in frame:
+        frame["unit"] = pd.Series(np.nan, index=frame.index, dtype=object)
+    todo = frame["unit"].isna()
+    metric = todo & frame["generator_params"].map(
+        lambda p: "metric_low" in decode(p) and "metric_high" in decode(p)).astype(bool)
+    frame.loc[todo, "unit"] = np.where(metric[todo], METRIC_UNITS, PP)
+    # 100 x score units -> pp (x 1) for a fraction, -> metric units (/ 100) otherwise
+    scale = np.where(metric, 0.01, 1.0)
+    if "effect" not in frame:
+        frame["effect"] = np.nan
+    frame.loc[todo, "effect"] = (frame["effect_pp"] * scale)[todo]
+    if "median_ci_width_pp" in frame:
+        if "median_ci_width" not in frame:
+            frame["median_ci_width"] = np.nan
+        frame.loc[todo, "median_ci_width"] = (frame["median_ci_width_pp"] * scale)[todo]
+        frame.loc[metric, "median_ci_width_pp"] = np.nan
+    return frame
+
+
+def for_file(frame: pd.DataFrame) -> pd.DataFrame:
+    """A :func:`state_units` frame as written to ``calibration.csv``/``seed_budget.csv``:
+    the pp columns hold pp only, so a metric-range row's ``effect_pp`` (its cell key, 100 x
+    the metric's units) is left blank; read ``effect`` and ``unit`` instead."""
+    if "unit" not in frame:
+        return frame
+    return frame.assign(effect_pp=frame["effect_pp"].where(frame["unit"] == PP))
 
 
 def _k_cap(generator, c: CalibrationConfig) -> int:
@@ -342,9 +411,10 @@ class CalibrationResult:
     ----------
     calibration : pandas.DataFrame
         Every cell measured (``calibration.csv``): the grid and the searched cells
-        (``searched``).
+        (``searched``), with ``unit``, ``effect`` and ``median_ci_width`` in the setting's
+        own unit (:func:`state_units`: pp, or a metric-range pool's metric units).
     budget : pandas.DataFrame
-        ``seed_budget.csv`` (:func:`sim.budget.seed_budget`).
+        ``seed_budget.csv`` (:func:`sim.budget.seed_budget`), with ``unit`` and ``effect``.
     mde : pandas.DataFrame or None
         ``mde.csv`` when asked for.
     pools : pandas.DataFrame or None
@@ -375,10 +445,11 @@ def _common(c: CalibrationConfig) -> dict:
 
 def calibrate_grid(plan: CalibrationPlan, generator) -> pd.DataFrame:
     """The requested (k, effect) grid of one generator of ``plan`` (rows of
-    ``calibration.csv``)."""
+    ``calibration.csv``, in the setting's units: :func:`state_units`)."""
     c, key = plan.config, generator.describe()
     requests = grid_requests(generator, c.ks, plan.effects[key], plan.protocols[key])
-    return run_cells(requests, pool_reps=c.pool_reps, pool_method=c.pool_method, **_common(c))
+    return state_units(run_cells(requests, pool_reps=c.pool_reps, pool_method=c.pool_method,
+                                 **_common(c)))
 
 
 def run_calibration(config: CalibrationConfig,
@@ -419,6 +490,7 @@ def run_calibration(config: CalibrationConfig,
                                 run=functools.partial(run_cells, **common,
                                                       desc="effect search"))
         frame = pd.concat([frame, cells], ignore_index=True)
+    frame, budget = state_units(frame), state_units(budget)
     pools = [g for g in plan.generators if g.from_pool]
     grid = frame[~frame["searched"].astype(bool)]
     title = grid["generator"].iloc[0] + ": " + (

@@ -51,6 +51,11 @@ class CellResult(CellSpec):
     rate_low: float
     rate_high: float
     wrong_sign: int
+    #: median width of the protocol's confidence intervals times 100, in the scores' units:
+    #: percentage points for a fraction. For a metric that is not one (a ``--metric-range``
+    #: pool) it is 100 x the metric's units, like ``effect_pp`` (the cell's key), and
+    #: :func:`sim.calibration.state_units` restates both in the metric's units; cached rows
+    #: keep this one meaning, so no cached cell changes
     median_ci_width_pp: float
     #: a real pool's per-seed tallies (:func:`sim.grid.pool_seeds.encode_counts`; '' for a
     #: synthetic generator, or a row cached before they were kept)

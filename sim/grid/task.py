@@ -36,6 +36,9 @@ def _tally(spec: CellSpec, significant, estimate, width, seed_counts: str = "") 
     rejections = int(hits.sum())
     low, high = wilson(rejections, spec.sims)
     finite = width[np.isfinite(width)]
+    # x 100 like effect_pp (pp of a fraction); a metric-range pool's rows are restated in
+    # the metric's own units by sim.calibration.state_units, not here, so that a cached
+    # row means the same whatever the pool's metric
     median_width = float(np.median(finite)) * 100 if finite.size else math.nan
     return CellResult(**asdict(spec), rejections=rejections, rate=rejections / spec.sims,
                       rate_low=low, rate_high=high, wrong_sign=int(wrong.sum()),

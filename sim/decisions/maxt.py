@@ -52,7 +52,7 @@ CELLS = (
         "improved": "all"}]
     + [{"kind": "claims", "claim": c, "arms": a, "k": k, "margin": m}
        for c in ("non_inferiority", "equivalence") for a in (2, 4) for k in (3, 5, 8, 10)
-       for m in (0.25, 0.5)]
+       for m in (0.25, 0.5, 2.0)]
     + [{"kind": "unpaired", "family": f, "arms": a, "k": k, "effect": e}
        for f, a in (("many_to_one", 4), ("all_pairs", 4)) for k in (2, 3, 10)
        for e in (0.0, 8.0)]

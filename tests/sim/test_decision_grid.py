@@ -15,7 +15,8 @@ PROG = "python -m sim.decision_grid"
 
 def test_every_family_keeps_the_contract():
     found = decisions.families()
-    assert {"maxt", "clusters", "models_margin", "planner", "effect_sizes"} <= set(found)
+    assert {"maxt", "clusters", "models_margin", "models_arms", "planner", "effect_sizes",
+            "mcnemar", "two_level"} <= set(found)
     for name, module in found.items():
         assert module.NAME == name
         assert module.CELLS and module.QUICK_CELLS

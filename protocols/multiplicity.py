@@ -860,3 +860,52 @@ def unpaired_exact_ci(scores, comparisons, alpha: float, family: str) -> Simulta
     se = np.sqrt(2.0 * pooled / k) * np.ones_like(est)
     se = np.where(se <= SE_RTOL * np.abs(x).max(axis=(-2, -1))[..., None], np.nan, se)
     return SimultaneousCI(est - c * se, est + c * se, np.asarray(c), "exact")
+
+
+def unpaired_exact_unequal(groups, comparisons, levels, family: str, *, rng=None):
+    """Dunnett's or Tukey-Kramer's single-step p and intervals for arms of unequal sizes.
+
+    Parameters
+    ----------
+    groups : sequence of 1-D arrays
+        Per-seed metric of each arm (independent seeds, any count >= 2 each).
+    comparisons : sequence of (int, int)
+        ``(i, j)``: arm ``i`` minus arm ``j``; for ``"many_to_one"`` every ``j`` is the
+        same control.
+    levels : sequence of float
+        Confidence levels of the intervals wanted (e.g. ``[0.95, 0.90]``).
+    family : {"many_to_one", "all_pairs"}
+    rng : numpy.random.Generator or int, optional
+        For ``scipy.stats.dunnett``'s randomized multivariate-t quadrature.
+
+    Returns
+    -------
+    p : ndarray, shape (C,)
+        ``scipy.stats.dunnett(...).pvalue`` or ``tukey_hsd(...).pvalue`` per comparison.
+    intervals : list of (low, high)
+        One pair of arrays per level, as ``confidence_interval(level)`` gives them. No
+        variance at all (every arm constant up to rounding) gives NaN p and intervals
+        (scipy would divide by 0).
+    """
+    check_choice(family, "family", ("many_to_one", "all_pairs"), owner="unpaired_exact_unequal")
+    x = [np.asarray(v, dtype=float) for v in groups]
+    comparisons = _comparisons_iv(comparisons, len(x))
+    ks = [v.size for v in x]
+    if min(ks) < 2:
+        raise fail("groups", "arms of at least 2 seeds each", f"sizes {ks}",
+                   owner="unpaired_exact_unequal")
+    pooled = sum((k - 1) * v.var(ddof=1) for k, v in zip(ks, x)) / (sum(ks) - len(x))
+    if np.sqrt(pooled) <= SE_RTOL * max(np.abs(v).max() for v in x):
+        p = np.full(len(comparisons), np.nan)
+        return p, [(p, p)] * len(levels)
+    if family == "many_to_one":
+        res = stats.dunnett(*[x[i] for i, _ in comparisons], control=x[comparisons[0][1]],
+                            rng=np.random.default_rng(rng))
+        return (np.asarray(res.pvalue, dtype=float),
+                [(ci.low, ci.high) for ci in map(res.confidence_interval, levels)])
+    res = stats.tukey_hsd(*x)
+    return (np.array([res.pvalue[i, j] for i, j in comparisons], dtype=float),
+            [(np.array([ci.low[i, j] for i, j in comparisons]),
+              np.array([ci.high[i, j] for i, j in comparisons]))
+             for ci in map(res.confidence_interval, levels)])
+

@@ -46,7 +46,6 @@ from protocols import claims as claims_mod
 from protocols import effect_sizes as es
 from protocols import get, protocol_class, ranking
 from protocols import multiplicity as mt
-from protocols._decisions import SE_RTOL
 from protocols.methods.welch_t import welch_decision
 
 from .design import cluster_codes
@@ -206,26 +205,10 @@ def _unpaired_exact_unequal(scores: ArmScores, comps, reference, alpha, claim_al
     single-step p and intervals as ``scipy.stats.dunnett`` / ``tukey_hsd`` give them
     (``confidence_interval(1 - alpha)``); no variance at all gives NaN p and intervals."""
     x = [scores.arm(a).mean(axis=1) for a in scores.arms]
-    ks = [len(v) for v in x]
-    df = sum(ks) - len(x)
-    pooled = sum((k - 1) * v.var(ddof=1) for k, v in zip(ks, x)) / df
     family = "many_to_one" if reference is not None else "all_pairs"
     levels = [1 - alpha] + ([1 - claim_alpha] if claim_alpha is not None else [])
-    # rounding-level spread is no spread (as mt.unpaired_exact_ci): scipy would divide by 0
-    if np.sqrt(pooled) <= SE_RTOL * max(np.abs(v).max() for v in x):
-        p_adj = np.full(len(comps), np.nan)
-        cis = [(p_adj, p_adj)] * len(levels)
-    elif family == "many_to_one":
-        res = stats.dunnett(*[x[i] for i, _ in comps], control=x[comps[0][1]],
-                            rng=np.random.default_rng(seed))
-        p_adj = np.asarray(res.pvalue, dtype=float)
-        cis = [(ci.low, ci.high) for ci in map(res.confidence_interval, levels)]
-    else:
-        res = stats.tukey_hsd(*x)
-        p_adj = np.array([res.pvalue[i, j] for i, j in comps], dtype=float)
-        cis = [(np.array([ci.low[i, j] for i, j in comps]),
-                np.array([ci.high[i, j] for i, j in comps]))
-               for ci in map(res.confidence_interval, levels)]
+    p_adj, cis = mt.unpaired_exact_unequal(x, comps, levels, family, rng=seed)
+    df = sum(len(v) for v in x) - len(x)
     bounds = list(zip(*cis[0]))
     cl = [(None, lo, hi) for lo, hi in zip(*cis[1])] if claim_alpha is not None else []
     name = "Dunnett" if family == "many_to_one" else "Tukey-Kramer"

@@ -3,18 +3,28 @@
 from __future__ import annotations
 
 import argparse
-import os
+import contextlib
 import sys
 
-#: prefix of the console scripts (``evalcal-calibrate``, ...), which name themselves
-SCRIPT_PREFIX = "evalcal-"
+#: the name a command was invoked by through the ``evalcal`` front door (``evalcal plan``)
+_INVOKED_AS: list[str] = []
+
+
+@contextlib.contextmanager
+def invoked_as(name: str):
+    """Within the block, commands name themselves ``name`` in usage lines and errors (the
+    ``evalcal`` front door runs ``evalcal plan`` as ``sim.plan``'s ``main``)."""
+    _INVOKED_AS.append(name)
+    try:
+        yield
+    finally:
+        _INVOKED_AS.pop()
 
 
 def prog_name(default: str) -> str:
-    """The name the user typed: a console script's own name, else ``default``
+    """The name the user typed: the front door's ``evalcal NAME``, else ``default``
     (``python -m package.module``)."""
-    script = os.path.basename(sys.argv[0]) if sys.argv and sys.argv[0] else ""
-    return script if script.startswith(SCRIPT_PREFIX) else default
+    return _INVOKED_AS[-1] if _INVOKED_AS else default
 
 
 def help_text(doc: str | None) -> str | None:
@@ -28,7 +38,7 @@ class ArgumentParser(argparse.ArgumentParser):
 
     argparse prints the usage block before the message; a script or a test reading stderr
     then has to find the message among the usage lines. ``--help`` still shows the usage.
-    The program is named as the user called it (a console script's own name), and
+    The program is named as the user called it (``evalcal NAME`` through the front door), and
     descriptions lose their reST backticks.
     """
 

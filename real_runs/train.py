@@ -13,15 +13,18 @@ from __future__ import annotations
 
 import sys
 
-from evalcal_core.cli import ArgumentParser, call_main
+from evalcal_core.cli import ArgumentParser, call_main, prog_name
 from real_runs.config import DATASETS, LABEL_SETS, PROFILES
 from real_runs.runtime import CPU_ISAS, DEVICES, pin_cpu_isa
 from real_runs.sweep import PairSummary, parse_scenarios, parse_seeds, train_sweep
 
+#: how the command is run
+PROG = "python -m real_runs.train"
+
 
 def build_parser() -> ArgumentParser:
     parser = ArgumentParser(
-        prog="evalcal-train",
+        prog=PROG,
         description="Train baseline and variant models under paired seeds on real data and "
                     "record which test examples each run got right.")
     parser.add_argument("--dataset", required=True, choices=DATASETS)
@@ -87,7 +90,7 @@ def require_torch() -> None:
 def main(argv=None) -> int:
     """Run the CLI; returns the exit code (2 for bad input or missing files)."""
     args = build_parser().parse_args(argv)
-    return call_main(_main, "evalcal-train", args)
+    return call_main(_main, PROG, args)
 
 
 def _main(args) -> int:
@@ -102,7 +105,7 @@ def _main(args) -> int:
             device=args.device, cache_dir=args.cache_dir, label_set=args.label_set,
             download=args.download, progress=not args.no_progress)
     except KeyboardInterrupt:
-        print("evalcal-train: interrupted; finished runs are stored, rerun to resume",
+        print(f"{prog_name(PROG)}: interrupted; finished runs are stored, rerun to resume",
               file=sys.stderr)
         return 130
     print(f"trained {len(result.trained)} run(s), {len(result.skipped)} already stored; "
@@ -112,7 +115,7 @@ def _main(args) -> int:
 
 
 def run() -> None:
-    """Console entry point (``evalcal-train``)."""
+    """``python -m real_runs.train`` (``evalcal train``)."""
     raise SystemExit(main())
 
 

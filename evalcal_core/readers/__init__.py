@@ -47,7 +47,7 @@ __all__ = ["DEFAULT_MAX_MEMBER_BYTES", "LogAlignment", "ReadOptions", "Reader", 
            "discover", "get", "log_options", "names", "read_arms", "read_log", "read_logs",
            "register"]
 
-READERS = Registry("log format", "--log-format", "evalcal-evaluate")
+READERS = Registry("log format", "--log-format", "evaluate")
 register = READERS.register
 
 

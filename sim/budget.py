@@ -116,7 +116,10 @@ def verdict(calibration: pd.DataFrame, generator: str, null_params: str, protoco
     if not open_.empty:
         w = open_.loc[open_["fpr_upper"].idxmax()]
         capped = (open_["state"] == _validity.UNDECIDED).all()
-        head = ("undecided (cap reached)" if capped else
+        limited = bool(open_.get("pool_limited", pd.Series(False, index=open_.index)).all())
+        head = ("undecided: the pool's own sampling error is too large for either verdict; "
+                "more simulations cannot decide it, a pool with more seeds can" if limited
+                else "undecided (cap reached)" if capped else
                 "not shown valid (more simulations, up to --max-sims "
                 f"{rule.max_sims}, may settle it)")
         return Verdict(False, f"{head}: false-positive rate {_pct(w['fpr_rate'])} at k = "

@@ -16,7 +16,9 @@ A protocol's null cells (effect 0, one per k measured) are judged together:
   ``4 sims``, ... up to ``--max-sims``, default ``16 sims``), each added chunk being a cached
   cell of its own random stream (named by the root seed and the look, so the result depends
   only on ``--seed``), until it is shown valid, shown invalid, or the cap is reached: then it
-  is **undecided (cap reached)**, never "invalid". Cells of declared pitfalls and of
+  is **undecided (cap reached)**, never "invalid". A real pool's cell whose own sampling
+  error puts both verdicts out of reach at any number of simulations (:func:`pool_limited`)
+  stops at once as **undecided (the pool is too small)**. Cells of declared pitfalls and of
   protocols already surely invalid at another k are not extended.
 
 A protocol is recommended only if it is shown valid at every k measured.
@@ -179,7 +181,8 @@ def judge(null: pd.DataFrame, rule: ValidityRule) -> pd.DataFrame:
     pandas.DataFrame
         ``null`` with ``fpr_n`` and ``fpr_rate`` (simulations and rate, added chunks
         included), ``fpr_upper``, ``fpr_p`` (Bonferroni over the looks), ``state``
-        (valid, invalid, pending: more looks possible, undecided: cap reached).
+        (valid, invalid, pending: more looks possible, undecided: cap reached or
+        :func:`pool_limited`) and ``pool_limited``.
     """
     x, n = _counts(null)
     sd = null["pool_sd"].to_numpy(float) if "pool_sd" in null else np.full(len(null), np.nan)
@@ -190,9 +193,36 @@ def judge(null: pd.DataFrame, rule: ValidityRule) -> pd.DataFrame:
     upper = rule.upper(x, n, sd)
     valid = upper <= rule.limit + 1e-12
     invalid = holm(p_adj, rule.invalid_level) & ~valid
-    state = np.where(valid, VALID, np.where(invalid, INVALID,
-                                            np.where(n >= rule.max_sims, UNDECIDED, PENDING)))
-    return null.assign(fpr_n=n, fpr_rate=x / n, fpr_upper=upper, fpr_p=p_adj, state=state)
+    limited = pool_limited(x, n, sd, rule) & ~valid & ~invalid
+    state = np.where(valid, VALID, np.where(invalid, INVALID, np.where(
+        (n >= rule.max_sims) | limited, UNDECIDED, PENDING)))
+    return null.assign(fpr_n=n, fpr_rate=x / n, fpr_upper=upper, fpr_p=p_adj, state=state,
+                       pool_limited=limited)
+
+
+def pool_limited(rejections, sims, pool_sd, rule: ValidityRule) -> np.ndarray:
+    """Cells no number of simulations can decide: the real pool's own sampling error is too
+    large for "shown valid" and for "shown invalid".
+
+    With infinitely many simulations the upper bound of :meth:`ValidityRule.upper` tends to
+    ``rate + z * pool_sd`` and the p of :meth:`ValidityRule.p_above` to a normal test on
+    ``pool_sd`` alone. A cell is pool-limited when even the Monte Carlo interval's favourable
+    end leaves both out of reach: ``rate_low + z * pool_sd > alpha + tolerance`` and
+    ``looks * P(Z > (rate_high - alpha) / pool_sd) > invalid_level`` (rate bounds:
+    Clopper-Pearson at ``1 - level / looks``). Such cells stop at once instead of running to
+    the cap; a larger pool (more seeds) can decide them. Synthetic cells (no ``pool_sd``)
+    are never pool-limited.
+    """
+    x, n = np.asarray(rejections, float), np.asarray(sims, float)
+    sd = np.asarray(pool_sd, float)
+    known = np.isfinite(sd) & (sd > 0)
+    tail = rule.level / rule.looks
+    low = np.where(x > 0, stats.beta.ppf(tail, np.maximum(x, 1), n - x + 1), 0.0)
+    high = np.where(x < n, stats.beta.isf(tail, x + 1, np.maximum(n - x, 1)), 1.0)
+    sd_safe = np.where(known, sd, 1.0)
+    never_valid = low + rule.z * sd_safe > rule.limit
+    never_invalid = rule.looks * stats.norm.sf((high - rule.alpha) / sd_safe) > rule.invalid_level
+    return known & never_valid & never_invalid
 
 
 def surely_invalid(judged: pd.DataFrame, rule: ValidityRule) -> pd.Series:

@@ -291,30 +291,32 @@ def compare_arms(scores: ArmScores, design: Design, *, alpha=0.05, correction="h
     raw, sim, cl = [], [], []
     scored_at_margin = bool(design.kind == "models" and fraction and claim is not None
                             and (claim != "superiority" or margin))
+    # each one-sided test of a score-tested claim (Bonferroni unless uncorrected)
+    margin_alpha = alpha if correction == "none" else alpha / c
     decided_verdicts = None
     for b, v in pairs:
         base, var = scores.arm(b), scores.arm(v)
         raw.append(_run(primary, base, var, alpha, seed, codes, design))
         sim.append(_run(primary, base, var, sim_alpha, seed, codes, design)
                    if sim_alpha != alpha else raw[-1])
-        if claim is not None and correction != "maxt":
-            if scored_at_margin:
-                # score tests whose size holds at the margin (Tango's for one 0/1 run; the
-                # interval beside it inverts the same test); superiority at margin 0 keeps
-                # the primary protocol's own (exact McNemar) test
-                r = claims_mod.models_claim(base, var, claim.replace("-", "_"),
-                                            margin or None, claim_alpha / 2,
-                                            binary_one_run=bool(binary and design.runs == 1))
-                cl.append((str(r.verdict), float(r.ci_low), float(r.ci_high)))
-            else:
-                cl.append(_run(primary, base, var, claim_alpha, seed, codes, design))
+        if scored_at_margin:
+            # score tests whose size holds at the margin (Tango's for one 0/1 run; the
+            # interval beside it inverts the same test), Bonferroni over the comparisons
+            # under every correction (max-T has no joint law for them); superiority at
+            # margin 0 keeps the primary protocol's own (exact McNemar) test
+            r = claims_mod.models_claim(base, var, claim.replace("-", "_"),
+                                        margin or None, margin_alpha,
+                                        binary_one_run=bool(binary and design.runs == 1))
+            cl.append((str(r.verdict), float(r.ci_low), float(r.ci_high)))
+        elif claim is not None and correction != "maxt":
+            cl.append(_run(primary, base, var, claim_alpha, seed, codes, design))
     p = np.array([r[3] for r in raw])
     notes = []
     if cl and scored_at_margin:
         decided_verdicts = [x[0] for x in cl]
         notes.append("The claim is a score test at the margin (Tango's for one 0/1 run per "
                      "model, an empirical-likelihood score test for repeats or partial "
-                     f"credit), each one-sided at {claim_alpha / 2:g}; the interval inverts "
+                     f"credit), each one-sided at {margin_alpha:g}; the interval inverts "
                      "it.")
     if correction == "maxt":
         index = {a: i for i, a in enumerate(scores.arms)}
@@ -350,7 +352,7 @@ def compare_arms(scores: ArmScores, design: Design, *, alpha=0.05, correction="h
                     notes.append(f"max-T over {units.shape[-1]} sign-flip units can never "
                                  f"reject at alpha {alpha:g} (smallest p {smallest:.3g}); "
                                  "use --correction holm for a test that can.")
-            if claim is not None:
+            if claim is not None and not scored_at_margin:
                 ci2 = mt.simultaneous_ci(joint, claim_alpha, method="maxt")
                 cl = [(None, lo, hi) for lo, hi in zip(ci2.low, ci2.high)]
                 if units is not None:

@@ -35,3 +35,14 @@ def test_models_claim_is_tango(tmp_path, capsys, claim):
     assert comp["claim"] == str(ref.verdict)
     assert comp["claim_ci_low"] == pytest.approx(100 * float(ref.ci_low), rel=1e-9)
     assert comp["claim_ci_high"] == pytest.approx(100 * float(ref.ci_high), rel=1e-9)
+
+
+def test_models_claim_under_maxt_is_the_score_test_too(tmp_path, capsys):
+    """max-T has no joint law for score tests: the claim is Tango's at alpha / C."""
+    path, base, variant = _one_run(tmp_path)
+    assert call_main(main, "evaluate", [str(path), "--claim", "non-inferiority", "--margin",
+                                        "0.1", "--correction", "maxt", "--json"]) == 0
+    comp = json.loads(capsys.readouterr().out)["comparisons"][0]
+    ref = claims.paired_proportion_claim(base, variant, "non_inferiority", 0.1, 0.05)
+    assert comp["claim"] == str(ref.verdict)
+    assert comp["claim_ci_low"] == pytest.approx(100 * float(ref.ci_low), rel=1e-9)

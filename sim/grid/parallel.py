@@ -30,7 +30,7 @@ def backend_context(backend: str, jobs: int, scheduler: str | None = None):
         from dask.distributed import Client, LocalCluster
     except ImportError:
         raise ValueError("--backend dask needs dask.distributed: "
-                         "pip install 'evalcal[dask]'") from None
+                         "pip install '.[dask]'") from None
     with contextlib.ExitStack() as stack:
         if scheduler:
             try:

@@ -270,9 +270,86 @@ def _load(config: EvalConfig):
     return loaded
 
 
-def run_config(config: EvalConfig, out=None) -> int:
-    """Run one evaluation and write its output; the exit status (``--gate`` decides it)."""
-    out = out or sys.stdout
+@dataclass(frozen=True)
+class Evaluation:
+    """Everything one evaluation computed, before it is written in any format.
+
+    Attributes
+    ----------
+    config : EvalConfig
+    analysis : reports.evaluate.compare.Analysis
+        The design, the comparisons, the claim and gate.
+    units : reports.evaluate.render.Units
+    scores : evalcal_core.scores.ArmScores
+    rows, skipped, notes : list, dict, list
+        The two-arm table of every applicable protocol (empty with more arms).
+    table : str
+        That table as text.
+    pre : list of str
+        Lines the text output prints before the comparisons (log matching, reader notes).
+    paired_logs : object or None
+        The harness logs' run matching, when the arms came from logs.
+    """
+
+    config: EvalConfig
+    analysis: object
+    units: Units
+    scores: object
+    rows: list
+    skipped: dict
+    notes: list
+    table: str
+    pre: list
+    paired_logs: object = None
+
+    @property
+    def exit_status(self) -> int:
+        """The command's exit status: ``--gate``'s verdict, else 0."""
+        gate = self.analysis.gate
+        return gate if (self.config.gate and gate is not None) else 0
+
+    def to_dict(self) -> dict:
+        """The ``--json`` body."""
+        config, scores, units = self.config, self.scores, self.units
+        # ragged (independent) seeds: no one k, so each arm's
+        k = dict(zip(scores.arms, scores.seed_counts)) if scores.ragged else scores.r
+        extra = {"source": scores.source, "k": k, "n": scores.n, "alpha": config.alpha}
+        body = as_json(self.analysis, units, extra=extra)
+        if scores.m == 2 and not scores.ragged:
+            body["rows"] = clean([_row_json(r, units) for r in self.rows])
+            body["not_applicable"] = self.skipped
+            body["notes"] = self.notes
+        if self.paired_logs is not None:
+            dropped = self.paired_logs.dropped
+            if scores.m == 2:
+                body["matching"] = {"matched": scores.n,
+                                    "dropped_baseline": list(dropped[scores.arms[0]]),
+                                    "dropped_variant": list(dropped[scores.arms[1]])}
+            else:
+                body["matching"] = {"matched": scores.n,
+                                    "dropped": {a: list(dropped[a]) for a in scores.arms}}
+            body["runs_matched_by"] = self.paired_logs.matched_by
+        if config.forest:
+            body["forest"] = config.forest
+        return body
+
+    def render(self, fmt: str = "text") -> str:
+        """The output in ``fmt`` (text, markdown, latex or json), as the command writes it."""
+        if fmt == "json":
+            return json.dumps(self.to_dict(), indent=2)
+        if fmt == "markdown":
+            return markdown(self.analysis, self.units, source=self.scores.source)
+        if fmt == "latex":
+            return latex(self.analysis, self.units, source=self.scores.source)
+        if fmt != "text":
+            raise ValueError(f"format {fmt!r} is not an output format; allowed: text, "
+                             "markdown, latex, json")
+        return text(self.analysis, self.units, source=self.scores.source, pre=self.pre,
+                    protocol_table=self.table)
+
+
+def evaluate(config: EvalConfig) -> Evaluation:
+    """Load, infer the design, compare the arms and tabulate the protocols: no output."""
     loaded = _load(config)
     scores = loaded.scores
     design = infer_design(scores, compare=config.compare, unpaired=config.unpaired,
@@ -298,41 +375,19 @@ def run_config(config: EvalConfig, out=None) -> int:
                           factor=units.factor, unit=units.name, names_=scores.arms)
         table = format_table(rows, skipped, notes, config.alpha, unit=units.short or
                              "metric units")
+    return Evaluation(config, analysis, units, scores, rows, skipped, notes, table, pre,
+                      loaded.paired_logs)
+
+
+def run_config(config: EvalConfig, out=None) -> int:
+    """Run one evaluation and write its output; the exit status (``--gate`` decides it)."""
+    out = out or sys.stdout
+    result = evaluate(config)
     if config.forest:
         from .forest import forest_plot
-        forest_plot(analysis, units, config.forest)
-    if config.json:
-        # ragged (independent) seeds: no one k, so each arm's
-        k = dict(zip(scores.arms, scores.seed_counts)) if scores.ragged else scores.r
-        extra = {"source": scores.source, "k": k, "n": scores.n,
-                 "alpha": config.alpha}
-        body = as_json(analysis, units, extra=extra)
-        if scores.m == 2 and not scores.ragged:
-            body["rows"] = clean([_row_json(r, units) for r in rows])
-            body["not_applicable"] = skipped
-            body["notes"] = notes
-        if loaded.paired_logs is not None:
-            dropped = loaded.paired_logs.dropped
-            if scores.m == 2:
-                body["matching"] = {"matched": scores.n,
-                                    "dropped_baseline": list(dropped[scores.arms[0]]),
-                                    "dropped_variant": list(dropped[scores.arms[1]])}
-            else:
-                body["matching"] = {"matched": scores.n,
-                                    "dropped": {a: list(dropped[a]) for a in scores.arms}}
-            body["runs_matched_by"] = loaded.paired_logs.matched_by
-        if config.forest:
-            body["forest"] = config.forest
-        json.dump(body, out, indent=2)
-        out.write("\n")
-    elif config.format == "markdown":
-        out.write(markdown(analysis, units, source=scores.source) + "\n")
-    elif config.format == "latex":
-        out.write(latex(analysis, units, source=scores.source) + "\n")
-    else:
-        out.write(text(analysis, units, source=scores.source, pre=pre,
-                       protocol_table=table) + "\n")
-    return analysis.gate if (config.gate and analysis.gate is not None) else 0
+        forest_plot(result.analysis, result.units, config.forest)
+    out.write(result.render("json" if config.json else config.format) + "\n")
+    return result.exit_status
 
 
 def _row_json(row, units) -> dict:

@@ -12,7 +12,11 @@ Usage::
     python -m reports.evaluate --arm A=LOG --arm B=LOG [--arm C=LOG ...] [--metric acc]
     python -m reports.evaluate --baseline LOG --variant LOG
 
-Modules: :mod:`.cli` (arguments -> :class:`~.cli.EvalConfig` -> :func:`~.cli.run_config`),
+Python: ``from reports.evaluate import compare`` (:mod:`.api`): the command's options as
+keyword arguments, the result an :class:`~.cli.Evaluation` (``frame``, ``render``, an HTML view).
+
+Modules: :mod:`.cli` (arguments -> :class:`~.cli.EvalConfig` -> :func:`~.cli.evaluate` ->
+:class:`~.cli.Evaluation`, written by :func:`~.cli.run_config`), :mod:`.api` (``compare``),
 :mod:`.load` (CSV and logs -> :class:`~evalcal_core.scores.ArmScores`), :mod:`.design`
 (the study design, declared or inferred), :mod:`.compare` (comparisons, multiplicity,
 effect sizes, claims, ranking), :mod:`.protocols_table` (two arms: every protocol, labelled
@@ -21,6 +25,8 @@ for the design), :mod:`.render` (text, JSON, Markdown, LaTeX), :mod:`.forest` (t
 
 from __future__ import annotations
 
-from .cli import EvalConfig, build_parser, example_path, main, run, run_config
+from .api import compare
+from .cli import EvalConfig, Evaluation, build_parser, evaluate, example_path, main, run, run_config
 
-__all__ = ["EvalConfig", "build_parser", "example_path", "main", "run", "run_config"]
+__all__ = ["EvalConfig", "Evaluation", "build_parser", "compare", "evaluate", "example_path",
+           "main", "run", "run_config"]

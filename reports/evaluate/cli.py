@@ -23,7 +23,7 @@ from .compare import CORRECTIONS, compare_arms
 from .design import cluster_codes, infer_design
 from .load import parse_arm_options, read_log_arms, read_tidy
 from .protocols_table import evaluate_protocols, format_table, notes_for
-from .render import Units, as_json, clean, latex, markdown, text
+from .render import Units, as_json, clean, header_lines, latex, markdown, text
 
 PROG = "python -m reports.evaluate"
 CLAIMS = ("superiority", "non-inferiority", "equivalence")
@@ -332,6 +332,24 @@ class Evaluation:
         if config.forest:
             body["forest"] = config.forest
         return body
+
+    @property
+    def frame(self):
+        """One row per comparison (the ``comparisons`` of :meth:`to_dict`), a DataFrame."""
+        import pandas as pd
+
+        return pd.DataFrame(self.to_dict()["comparisons"])
+
+    def __str__(self) -> str:
+        return self.render("text")
+
+    def _repr_html_(self) -> str:
+        """The design line and the comparisons table, for notebooks."""
+        import html
+
+        head = "<br>".join(html.escape(line) for line in header_lines(self.analysis,
+                                                                      self.units))
+        return f"<p>{head}</p>" + self.frame.to_html(index=False, na_rep="")
 
     def render(self, fmt: str = "text") -> str:
         """The output in ``fmt`` (text, markdown, latex or json), as the command writes it."""

@@ -1,0 +1,104 @@
+"""``compare(...)``: the ``evaluate`` command as a Python function (notebooks, harness
+plugins, scripts).
+
+The options are the command's, as keyword arguments, and go through the same parser and
+checks (a bad value is the same one-line ``ValueError``); the result is the
+:class:`~reports.evaluate.cli.Evaluation` the command prints, with a pandas ``frame`` of the
+comparisons and an HTML view for notebooks::
+
+    from reports.evaluate import compare
+    result = compare("runs.csv", reference="base", correction="holm")
+    result.frame                       # one row per comparison (pp for accuracies)
+    print(result)                      # the terminal text
+    result.render("markdown")          # or "latex", "json"; result.to_dict() for --json
+"""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import tempfile
+from pathlib import Path
+
+import pandas as pd
+
+from .cli import Evaluation, build_parser, config_from_args, evaluate
+
+#: keyword -> the command's option (flags take True)
+_OPTIONS = {
+    "compare": "--compare", "unpaired": "--unpaired", "cluster": "--cluster",
+    "reference": "--reference", "correction": "--correction", "claim": "--claim",
+    "margin": "--margin", "alpha": "--alpha", "seed": "--seed", "percent": "--percent",
+    "metric_range": "--metric-range", "partial_credit": "--partial-credit",
+    "metric": "--metric", "task": "--task", "filter": "--filter",
+    "log_format": "--log-format", "protocols": "--protocols",
+}
+
+
+def compare(results=None, *, arms=None, **options) -> Evaluation:
+    """Compare the arms of ``results`` (or of harness logs) as ``evaluate`` does.
+
+    Parameters
+    ----------
+    results : str, Path or pandas.DataFrame, optional
+        A tidy results CSV (``seed,arm,metric`` or ``seed,arm,question,score``), or the same
+        table as a DataFrame; default: the shipped example.
+    arms : dict, optional
+        ``{name: log path}``: harness logs, one per arm (``--arm NAME=PATH``), instead of
+        ``results``.
+    **options
+        ``compare`` ("methods"/"models"), ``unpaired``, ``cluster``, ``reference``,
+        ``correction``, ``claim`` ("superiority", "non-inferiority", "equivalence"),
+        ``margin`` (the file's units), ``alpha``, ``seed``, ``percent``, ``metric_range``
+        ((low, high)), ``partial_credit``, ``metric``, ``task``, ``filter``,
+        ``log_format``, ``protocols`` (names for the two-arm table).
+
+    Returns
+    -------
+    Evaluation
+        ``frame``, ``to_dict()``, ``render(fmt)``, ``exit_status`` (the gate's verdict as the
+        command's exit status when ``claim`` is given), ``analysis`` (every number).
+
+    Raises
+    ------
+    ValueError
+        One line naming the option, the value and what is allowed, as the command prints.
+    """
+    unknown = sorted(set(options) - set(_OPTIONS))
+    if unknown:
+        raise ValueError(f"compare() got unknown option(s) {', '.join(unknown)}; allowed: "
+                         f"{', '.join(_OPTIONS)}")
+    argv = []
+    for key, value in options.items():
+        if value is None or value is False:
+            continue
+        flag = _OPTIONS[key]
+        if value is True:
+            argv.append(flag)
+        elif isinstance(value, (list, tuple)):
+            argv += [flag, *(str(v) for v in value)]
+        else:
+            argv += [flag, str(value)]
+    for name, path in (arms or {}).items():
+        argv += ["--arm", f"{name}={path}"]
+    if options.get("claim") is not None:
+        argv.append("--gate")     # the result carries the gate's exit status
+    if isinstance(results, pd.DataFrame):
+        # the same reader and checks as a file: a DataFrame is written as the CSV it stands for
+        with tempfile.TemporaryDirectory(prefix="evalcal-compare-") as folder:
+            path = Path(folder) / "results.csv"
+            results.to_csv(path, index=False)
+            return _run(argv + [str(path)])
+    return _run(argv + ([] if results is None else [str(results)]))
+
+
+def _run(argv) -> Evaluation:
+    parser = build_parser()
+    message = io.StringIO()
+    try:
+        with contextlib.redirect_stderr(message):
+            args = parser.parse_args(argv)
+    except SystemExit as exc:   # argparse's own usage errors, as one line
+        text = " ".join(message.getvalue().split()).replace(f"{parser.prog}: error: ", "")
+        raise ValueError(f"compare(): {text}") from exc
+    return evaluate(config_from_args(args))

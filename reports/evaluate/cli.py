@@ -19,8 +19,9 @@ from evalcal_core.validate import check_alpha, check_int, check_number
 from protocols import PROTOCOLS, names, protocol_class
 from protocols.claims import check_margin as check_claim_margin
 
+from .board import board_json, board_summary, board_text, rank_board
 from .compare import CORRECTIONS, compare_arms
-from .design import cluster_codes, infer_design
+from .design import cluster_codes, design_json, design_line, infer_design
 from .load import parse_arm_options, read_log_arms, read_tidy
 from .protocols_table import evaluate_protocols, format_table, notes_for
 from .render import Units, as_json, clean, header_lines, latex, markdown, text
@@ -74,6 +75,7 @@ class EvalConfig:
     log_format: str | None = None
     max_member_bytes: int | None = None
     forest: str | None = None
+    leaderboard: bool = False
 
 
 def build_parser() -> ArgumentParser:
@@ -126,6 +128,10 @@ def build_parser() -> ArgumentParser:
                    help="claim margin in the file's units (0.01 = 1 pp for fractions)")
     c.add_argument("--gate", action="store_true",
                    help="exit 0 if the claim is shown, 1 refuted, 3 inconclusive")
+    c.add_argument("--leaderboard", action="store_true",
+                   help="many systems: every pair at once (max-T), as tiers, simultaneous "
+                        "rank intervals and the set of possibly-best systems, instead of "
+                        "one line per comparison")
     p.add_argument("--alpha", type=float, default=0.05, help="two-sided level (0.05)")
     p.add_argument("--protocols", nargs="+", metavar="NAME", choices=names(),
                    help="protocols of the two-arm table (default: all applicable)")
@@ -184,6 +190,10 @@ def config_from_args(args) -> EvalConfig:
     if args.unpaired and args.compare == "models":
         raise ValueError("--unpaired applies to --compare methods (independent seeds); "
                          "models are compared on the same questions, always paired")
+    if args.leaderboard and (args.claim is not None or args.reference is not None
+                             or args.forest is not None or args.correction != "holm"):
+        raise ValueError("--leaderboard compares every pair with its own max-T correction: "
+                         "it takes no --claim, --reference, --forest or --correction")
     if args.gate and args.claim is None:
         raise ValueError("--gate needs a --claim (superiority, non-inferiority or "
                          "equivalence) to decide")
@@ -231,7 +241,7 @@ def config_from_args(args) -> EvalConfig:
         metric_range=None if args.metric_range is None else tuple(args.metric_range),
         partial_credit=args.partial_credit, seed=args.seed, json=args.json,
         format=output, log_format=log_format, max_member_bytes=max_member,
-        forest=args.forest)
+        forest=args.forest, leaderboard=args.leaderboard)
 
 
 def check_margin(margin, metric_range, percent, claim) -> float:
@@ -301,10 +311,15 @@ class Evaluation:
     table: str
     pre: list
     paired_logs: object = None
+    board: object = None
+    board_unit: str = ""
+    design: object = None
 
     @property
     def exit_status(self) -> int:
         """The command's exit status: ``--gate``'s verdict, else 0."""
+        if self.analysis is None:
+            return 0
         gate = self.analysis.gate
         return gate if (self.config.gate and gate is not None) else 0
 
@@ -314,6 +329,10 @@ class Evaluation:
         # ragged (independent) seeds: no one k, so each arm's
         k = dict(zip(scores.arms, scores.seed_counts)) if scores.ragged else scores.r
         extra = {"source": scores.source, "k": k, "n": scores.n, "alpha": config.alpha}
+        if self.board is not None:
+            return {"design": design_json(self.design), **extra,
+                    "leaderboard": board_json(self.board, list(scores.arms), units,
+                                              self.board_unit)}
         body = as_json(self.analysis, units, extra=extra)
         if scores.m == 2 and not scores.ragged:
             body["rows"] = clean([_row_json(r, units) for r in self.rows])
@@ -335,10 +354,14 @@ class Evaluation:
 
     @property
     def frame(self):
-        """One row per comparison (the ``comparisons`` of :meth:`to_dict`), a DataFrame."""
+        """One row per comparison (the ``comparisons`` of :meth:`to_dict`), or per system
+        with ``--leaderboard``, a DataFrame."""
         import pandas as pd
 
-        return pd.DataFrame(self.to_dict()["comparisons"])
+        body = self.to_dict()
+        if self.board is not None:
+            return pd.DataFrame(body["leaderboard"]["rows"])
+        return pd.DataFrame(body["comparisons"])
 
     def __str__(self) -> str:
         return self.render("text")
@@ -347,14 +370,21 @@ class Evaluation:
         """The design line and the comparisons table, for notebooks."""
         import html
 
-        head = "<br>".join(html.escape(line) for line in header_lines(self.analysis,
-                                                                      self.units))
+        lines = ([design_line(self.design), board_summary(self.board, self.board_unit)]
+                 if self.board is not None else header_lines(self.analysis, self.units))
+        head = "<br>".join(html.escape(line) for line in lines)
         return f"<p>{head}</p>" + self.frame.to_html(index=False, na_rep="")
 
     def render(self, fmt: str = "text") -> str:
         """The output in ``fmt`` (text, markdown, latex or json), as the command writes it."""
         if fmt == "json":
             return json.dumps(self.to_dict(), indent=2)
+        if self.board is not None and fmt in ("text", "markdown"):
+            head = [f"Results: {self.scores.source}"] if fmt == "text" else []
+            return board_text(head + self.pre + [design_line(self.design)], self.board,
+                              list(self.scores.arms), self.units, self.board_unit, fmt)
+        if self.board is not None:
+            raise ValueError("--leaderboard writes text, markdown or json; not latex")
         if fmt == "markdown":
             return markdown(self.analysis, self.units, source=self.scores.source)
         if fmt == "latex":
@@ -374,6 +404,11 @@ def evaluate(config: EvalConfig) -> Evaluation:
                           runs_from=loaded.runs_from)
     binary = bool(np.isin(scores.scores, (0.0, 1.0)).all()) and loaded.per_question
     fraction = config.metric_range is None
+    if config.leaderboard:
+        board, unit = rank_board(scores, design, cluster_codes(scores),
+                                 alpha=check_alpha(config.alpha), seed=config.seed)
+        return Evaluation(config, None, Units(fraction, scores.metric), scores, [], {}, [],
+                          "", list(scores.notes), loaded.paired_logs, board, unit, design)
     analysis = compare_arms(scores, design, alpha=check_alpha(config.alpha),
                             correction=config.correction, reference=config.reference,
                             claim=config.claim, margin=config.margin, fraction=fraction,
@@ -394,7 +429,7 @@ def evaluate(config: EvalConfig) -> Evaluation:
         table = format_table(rows, skipped, notes, config.alpha, unit=units.short or
                              "metric units")
     return Evaluation(config, analysis, units, scores, rows, skipped, notes, table, pre,
-                      loaded.paired_logs)
+                      loaded.paired_logs, design=design)
 
 
 def run_config(config: EvalConfig, out=None) -> int:

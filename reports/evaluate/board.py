@@ -1,0 +1,97 @@
+"""``evaluate --leaderboard``: every pair of many systems at once, as tiers, simultaneous
+rank intervals and the set of possibly-best systems (numbers: :mod:`protocols.leaderboard`).
+
+The paired units follow the design: questions of fixed models (each system's mean over its
+repeats), seeds of training methods paired by seed, or clusters of questions (each cluster's
+mean, so a cluster is one unit). Independent seeds have no pairing to exploit: refused.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from evalcal_core.designs import Design
+from evalcal_core.scores import ArmScores
+from protocols import leaderboard as lb
+
+from .render import Units
+
+
+def board_units(scores: ArmScores, design: Design, codes) -> tuple[np.ndarray, str]:
+    """``(x, unit)``: each system's score per paired unit, shape (systems, units)."""
+    x = scores.scores
+    if design.kind == "methods_independent":
+        raise ValueError("--leaderboard compares systems on paired units (questions, paired "
+                         "seeds or clusters); with --unpaired seeds there is none: compare "
+                         "the arms without --leaderboard")
+    if design.kind == "methods_paired":
+        return x.mean(axis=2), "seeds"
+    q = x.mean(axis=1)
+    if design.kind == "models_clustered":
+        g = int(codes.max()) + 1
+        sums = np.stack([np.bincount(codes, weights=row, minlength=g) for row in q])
+        return sums / np.bincount(codes, minlength=g), "clusters"
+    return q, "questions"
+
+
+def rank_board(scores: ArmScores, design: Design, codes, *, alpha: float, seed: int):
+    """The :class:`protocols.leaderboard.Leaderboard` of the arms, and the unit's name."""
+    x, unit = board_units(scores, design, codes)
+    if x.shape[1] < 3:
+        raise ValueError(f"--leaderboard needs at least 3 paired {unit}; got {x.shape[1]}")
+    return lb.leaderboard(x, alpha, rng=np.random.default_rng(seed)), unit
+
+
+def board_rows(board, names, units: Units) -> list[dict]:
+    """One row per system, best first: rank by mean, tier, mean, rank interval, best set."""
+    return [{"rank": int(pos + 1), "system": names[i], "tier": int(board.tier[i]),
+             "mean": float(board.means[i]) * (100.0 if units.fraction else 1.0),
+             "rank_low": int(board.rank_low[i]), "rank_high": int(board.rank_high[i]),
+             "possibly_best": bool(board.best_set[i])}
+            for pos, i in enumerate(board.order)]
+
+
+def board_summary(board, unit: str) -> str:
+    m = board.means.size
+    pairs = m * (m - 1) // 2
+    shown = int(board.separated.sum())
+    return (f"leaderboard: {m} systems on {board.df + 1:.0f} paired {unit}; max-T over all "
+            f"{pairs:,} pairs (multiplier {board.critical:.3g} SE, simultaneous at "
+            f"{100 * (1 - board.alpha):g}%): {shown:,} pairs separated, "
+            f"{int(board.tier.max())} tiers, {int(board.best_set.sum())} possibly best")
+
+
+def board_text(head_lines, board, names, units: Units, unit: str, fmt: str = "text") -> str:
+    """The board as terminal text or a Markdown table, after ``head_lines``."""
+    rows = board_rows(board, names, units)
+    mean_head = "mean (%)" if units.fraction else "mean"
+    head = ["rank", "tier", "system", mean_head, "rank interval", "possibly best"]
+    body = [[str(r["rank"]), str(r["tier"]), r["system"], f"{r['mean']:.2f}",
+             f"[{r['rank_low']}, {r['rank_high']}]", "yes" if r["possibly_best"] else ""]
+            for r in rows]
+    lines = list(head_lines) + [board_summary(board, unit), ""]
+    if fmt == "markdown":
+        lines += ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+        lines += ["| " + " | ".join(r) + " |" for r in body]
+    else:
+        widths = [max(len(h), *(len(r[c]) for r in body)) for c, h in enumerate(head)]
+        lines.append("  ".join(h.ljust(w) for h, w in zip(head, widths)).rstrip())
+        lines.append("-" * (sum(widths) + 2 * (len(widths) - 1)))
+        lines += ["  ".join(v.ljust(w) for v, w in zip(r, widths)).rstrip() for r in body]
+    lines += ["", "* Tiers: a new tier starts at the first system separated from the current "
+              "tier's leader. Rank intervals hold every system's true rank at once (ties "
+              "allow any rank of their group); the possibly-best set holds the best system "
+              f"with probability >= {100 * (1 - board.alpha):g}%. Calibrated: python -m "
+              "sim.decision_grid --families leaderboard."]
+    return "\n".join(lines)
+
+
+def board_json(board, names, units: Units, unit: str) -> dict:
+    """The ``--json`` body of a leaderboard."""
+    m = board.means.size
+    return {"systems": m, "units": int(board.df + 1), "unit": unit, "alpha": board.alpha,
+            "pairs": m * (m - 1) // 2, "critical": float(board.critical),
+            "separated_pairs": int(board.separated.sum()), "tiers": int(board.tier.max()),
+            "mean_unit": "percent" if units.fraction else "metric units",
+            "rows": board_rows(board, names, units),
+            "separated": [[names[i], names[j]] for i, j in zip(*np.nonzero(board.separated))]}

@@ -1,0 +1,58 @@
+"""``evaluate --leaderboard``: the numbers of protocols.leaderboard on the file's units."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from evalcal_core.cli import call_main
+from protocols import leaderboard as lb
+from reports.evaluate import main
+
+
+def _board(tmp_path, m=12, n=150, seed=0):
+    rng = np.random.default_rng(seed)
+    p = np.linspace(0.55, 0.8, m)
+    x = (rng.random((m, n)) < p[:, None]).astype(int)
+    rows = [(0, f"s{i:02d}", q, int(x[i, q])) for i in range(m) for q in range(n)]
+    path = tmp_path / "board.csv"
+    pd.DataFrame(rows, columns=["seed", "arm", "question", "score"]).to_csv(path, index=False)
+    return path, x
+
+
+def test_json_equals_the_library(tmp_path, capsys):
+    path, x = _board(tmp_path)
+    assert call_main(main, "evaluate", [str(path), "--leaderboard", "--json"]) == 0
+    body = json.loads(capsys.readouterr().out)["leaderboard"]
+    ref = lb.leaderboard(x.astype(float), 0.05, rng=np.random.default_rng(0))
+    assert body["critical"] == pytest.approx(ref.critical, rel=1e-12)
+    assert body["separated_pairs"] == int(ref.separated.sum())
+    by_name = {r["system"]: r for r in body["rows"]}
+    for i in range(x.shape[0]):
+        row = by_name[f"s{i:02d}"]
+        assert (row["rank_low"], row["rank_high"]) == (ref.rank_low[i], ref.rank_high[i])
+        assert row["possibly_best"] == bool(ref.best_set[i])
+        assert row["mean"] == pytest.approx(100 * x[i].mean())
+
+
+def test_text_and_markdown(tmp_path, capsys):
+    path, _ = _board(tmp_path)
+    assert call_main(main, "evaluate", [str(path), "--leaderboard"]) == 0
+    out = capsys.readouterr().out
+    assert "leaderboard: 12 systems on 150 paired questions; max-T over all 66 pairs" in out
+    assert all(line == line.rstrip() for line in out.splitlines())
+    assert call_main(main, "evaluate", [str(path), "--leaderboard", "--format",
+                                        "markdown"]) == 0
+    assert "| rank | tier | system |" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("extra", [["--claim", "superiority"], ["--reference", "s00"],
+                                   ["--correction", "bh"]])
+def test_options_that_do_not_apply_are_refused(tmp_path, capsys, extra):
+    path, _ = _board(tmp_path)
+    assert call_main(main, "evaluate", [str(path), "--leaderboard", *extra]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "--leaderboard" in err[0]

@@ -88,6 +88,11 @@ class Protocol:
     pitfall_for: ClassVar[dict[str, str]] = {}
     #: needs the cluster of each question (``evaluate(..., clusters=codes)``)
     needs_clusters: ClassVar[bool] = False
+    #: the evaluation harness and function whose printed output the protocol reproduces
+    #: (e.g. "lm-eval acc_stderr, interval overlap"); empty for evalcal's own protocols.
+    #: Harness protocols are left out of the default protocol lists (calibration,
+    #: ``sim.design_check``, ``evaluate``) and run only when named.
+    harness: ClassVar[str] = ""
 
     @classmethod
     def label(cls, kind: str) -> str:

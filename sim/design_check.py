@@ -5,6 +5,8 @@ Example::
     python -m sim.design_check --out reports/output/design_check
     python -m sim.design_check --kinds models_clustered --questions 1000 --clusters 10 \
         --icc 0 0.3 --repeats 1 --sims 500
+    python -m sim.design_check --harness-defaults --kinds models --questions 100 1000 \
+        --repeats 1 --sims 2000
 
 Each of the four design kinds (:data:`evalcal_core.designs.KINDS`) is simulated by its own
 generator at effect 0, over a grid of benchmark shapes:
@@ -22,6 +24,11 @@ SE, and the protocol's label for that design (``reportable`` or why it is a pitf
 ``SE_alpha = sqrt(alpha (1 - alpha) / sims)``, the binomial SE at the nominal level.
 Writes ``design_check.csv`` to ``--out`` and prints, per design and protocol, the worst
 cell (reportable protocols first).
+
+The protocols that reproduce what an evaluation harness prints (lm-eval's ``acc_stderr``,
+Inspect's ``stderr()``, ...: a non-empty :attr:`protocols.Protocol.harness`) run only when
+named in ``--protocols`` or, all of them, with ``--harness-defaults``: the "harness
+defaults table", each default beside the protocols evalcal reports.
 """
 
 from __future__ import annotations
@@ -38,7 +45,7 @@ from evalcal_core.atomic import write_atomic
 from evalcal_core.cli import ArgumentParser, run_main
 from evalcal_core.designs import KINDS
 from evalcal_core.outdir import run_outputs
-from evalcal_core.validate import check_alpha, check_int, check_number, fail
+from evalcal_core.validate import check_alpha, check_bool, check_int, check_number, fail
 
 from . import generators
 from .grid import DEFAULT_REPLICATES, check_memory, draw_cell, protocol_rng, wilson
@@ -86,7 +93,10 @@ class CheckGrid:
     seed : int
         Root seed.
     protocols : tuple of str or None
-        Protocols to evaluate (default: every registered one that can run).
+        Protocols to evaluate (default: every registered one that can run, but the harness
+        reproductions, :func:`default_protocols`).
+    harness_defaults : bool
+        Add every harness reproduction (:func:`harness_protocols`) to ``protocols``.
     """
 
     kinds: tuple[str, ...] = KINDS
@@ -99,9 +109,27 @@ class CheckGrid:
     alpha: float = 0.05
     seed: int = 0
     protocols: tuple[str, ...] | None = field(default=None)
+    harness_defaults: bool = False
 
     def __post_init__(self):
         _check_grid(self)
+
+    def protocol_names(self) -> list[str]:
+        """The protocols the grid asks for (each still runs only where it can)."""
+        names = list(default_protocols() if self.protocols is None else self.protocols)
+        if self.harness_defaults:
+            names += [n for n in harness_protocols() if n not in names]
+        return names
+
+
+def default_protocols() -> list[str]:
+    """Registered protocols but the harness reproductions (empty ``Protocol.harness``)."""
+    return [n for n in protocols.names() if not protocols.protocol_class(n).harness]
+
+
+def harness_protocols() -> list[str]:
+    """Registered protocols that reproduce an evaluation harness's printed default."""
+    return [n for n in protocols.names() if protocols.protocol_class(n).harness]
 
 
 def _check_grid(grid: CheckGrid) -> None:
@@ -122,9 +150,18 @@ def _check_grid(grid: CheckGrid) -> None:
         check_number(v, "icc", OWNER, low=0, high=1, high_open=True)
     if not grid.icc:
         raise fail("icc", "a non-empty list", [], OWNER)
+    if "models_clustered" in grid.kinds:
+        # a cluster count that does not fit is skipped (:func:`_clustered_shapes`); when
+        # none fits the kind asked for would silently give no rows at all
+        smallest = generators.generator_class("clustered_questions").min_size
+        if not any(smallest * g <= n for n in grid.questions for g in grid.clusters):
+            raise fail("clusters", f"at most questions / {smallest} for some count of "
+                       f"questions (each cluster holds >= {smallest} questions; largest "
+                       f"questions {max(grid.questions)})", list(grid.clusters), OWNER)
     check_int(grid.sims, "sims", OWNER, low=1, high=MAX_SIMS)
     check_alpha(grid.alpha, "alpha", OWNER)
     check_int(grid.seed, "seed", OWNER, low=0)
+    check_bool(grid.harness_defaults, "harness_defaults", OWNER)
     if grid.protocols is not None:
         known = protocols.names()
         for name in grid.protocols:
@@ -184,10 +221,11 @@ def cluster_codes(generator) -> np.ndarray | None:
 
 def cell_protocols(cell: Cell, names=None) -> dict[str, protocols.Protocol]:
     """Protocols that can run on ``cell``'s data (calibration's replicate summary for the
-    z-bootstraps); a cluster-robust one only where the generator has clusters."""
+    z-bootstraps); a cluster-robust one only where the generator has clusters. ``names``
+    defaults to :func:`default_protocols`."""
     g = cell.generator
     chosen = {}
-    for name in (protocols.names() if names is None else names):
+    for name in (default_protocols() if names is None else names):
         params = ({"replicates": DEFAULT_REPLICATES}
                   if protocols.PROTOCOLS.accepts(name, "replicates") else {})
         protocol = protocols.get(name, **params)
@@ -227,7 +265,7 @@ class CheckRow:
 def check_cell(cell: Cell, grid: CheckGrid) -> list[CheckRow]:
     """Evaluate every applicable protocol on ``grid.sims`` null experiments of ``cell``."""
     g, k = cell.generator, cell.k
-    chosen = cell_protocols(cell, grid.protocols)
+    chosen = cell_protocols(cell, grid.protocol_names())
     if not chosen:
         return []
     codes = cluster_codes(g)
@@ -328,12 +366,14 @@ def _cell_name(row) -> str:
 
 def format_summary(table: pd.DataFrame) -> str:
     """The printed table: one line per design and protocol."""
-    head = (f"{'design':<20} {'protocol':<26} {'cells':>5} {'over':>4} {'mean':>6} "
+    # as wide as the longest protocol name (the harness reproductions have long ones)
+    w = max([26, *(len(name) for name in table["protocol"])]) if len(table) else 26
+    head = (f"{'design':<20} {'protocol':<{w}} {'cells':>5} {'over':>4} {'mean':>6} "
             f"{'worst FPR [95% Wilson]':>23}  {'worst cell':<26} label")
     lines = [head, "-" * len(head)]
     for _, r in table.iterrows():
         ci = f"{r['worst_rate']:.3f} [{r['worst_low']:.3f}, {r['worst_high']:.3f}]"
-        lines.append(f"{r['kind']:<20} {r['protocol']:<26} {r['cells']:>5} {r['over_level']:>4} "
+        lines.append(f"{r['kind']:<20} {r['protocol']:<{w}} {r['cells']:>5} {r['over_level']:>4} "
                      f"{r['mean_rate']:>6.3f} {ci:>23}  {r['worst_cell']:<26} {r['label']}")
     return "\n".join(lines)
 
@@ -359,7 +399,11 @@ def build_parser() -> ArgumentParser:
     p.add_argument("--sims", type=int, default=d.sims, help="experiments per cell")
     p.add_argument("--alpha", type=float, default=d.alpha)
     p.add_argument("--seed", type=int, default=d.seed, help="root seed")
-    p.add_argument("--protocols", nargs="+", default=None, help="default: all that can run")
+    p.add_argument("--protocols", nargs="+", default=None,
+                   help="default: all that can run but the harness reproductions")
+    p.add_argument("--harness-defaults", action="store_true",
+                   help="add every protocol that reproduces an evaluation harness's printed "
+                        "default (lm-eval, Inspect, ...): the harness defaults table")
     p.add_argument("--out", default=DEFAULT_OUT, help="folder for design_check.csv")
     p.add_argument("--quiet", action="store_true", help="no progress lines")
     return p
@@ -371,7 +415,8 @@ def main(argv=None) -> int:
                      clusters=tuple(args.clusters), icc=tuple(args.icc),
                      repeats=tuple(args.repeats), seeds=tuple(args.seeds), sims=args.sims,
                      alpha=args.alpha, seed=args.seed,
-                     protocols=None if args.protocols is None else tuple(args.protocols))
+                     protocols=None if args.protocols is None else tuple(args.protocols),
+                     harness_defaults=args.harness_defaults)
     # locked and marked incomplete until design_check.csv is written (the grid was checked
     # when it was built)
     with run_outputs(args.out, "python -m sim.design_check") as outputs:

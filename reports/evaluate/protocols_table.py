@@ -58,7 +58,8 @@ def evaluate_protocols(base, variant, *, kind="methods_paired", alpha=0.05, prot
         The design's kind, for each protocol's label.
     alpha : float
     protocols : list of str or None
-        Names to apply; default all that can run on the data.
+        Names to apply; default all that can run on the data, except the harness
+        reproductions (non-empty ``Protocol.harness``), which run only when named.
     rng : int
         Seed of the resampling protocols (each starts a fresh stream from it).
     params : dict or None
@@ -77,7 +78,9 @@ def evaluate_protocols(base, variant, *, kind="methods_paired", alpha=0.05, prot
     """
     alpha = check_alpha(alpha)
     batch = ScoreBatch.from_arrays(base, variant, clusters=clusters)
-    chosen = names() if protocols is None else list(protocols)
+    # The harness reproductions (``Protocol.harness``) run only when named.
+    chosen = ([n for n in names() if not protocol_class(n).harness] if protocols is None
+              else list(protocols))
     rows, skipped = [], {}
     for name in chosen:
         own = {k: v for k, v in (params or {}).items() if PROTOCOLS.accepts(name, k)}

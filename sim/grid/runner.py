@@ -29,8 +29,10 @@ def applicable_protocols(generator, ks, names=None, protocol_params=None,
     generator : Generator
     ks : sequence of int
     names : list of str or None
-        Requested protocols (default: all registered). A requested protocol that fits no
-        k raises ``ValueError``; unrequested ones are silently left out.
+        Requested protocols (default: all registered but the harness reproductions, those
+        with a non-empty :attr:`~protocols.Protocol.harness`, which run only when named).
+        A requested protocol that fits no k raises ``ValueError``; unrequested ones are
+        silently left out.
     protocol_params : dict or None
         Set on every protocol that has the parameter; a key no selected protocol has
         raises ``ValueError``.
@@ -46,7 +48,10 @@ def applicable_protocols(generator, ks, names=None, protocol_params=None,
         Protocol name -> (protocol object, its parameters as a ``;``-joined string).
     """
     explicit = names is not None
-    names = list(names) if explicit else protocols.names()
+    # The harness reproductions are descriptive and many: a default run stays as fast as
+    # it was before they were registered.
+    names = list(names) if explicit else [n for n in protocols.names()
+                                          if not protocols.protocol_class(n).harness]
     params = dict(protocol_params or {})
     chosen, used = {}, set()
     for name in names:

@@ -269,6 +269,9 @@ def test_null_rejection_rate_on_binary_per_seed_metrics_is_at_most_alpha(name, k
     proto = configured(name)
     if proto.applicable(k, 1, True) is not None:
         pytest.skip(proto.applicable(k, 1, True))
+    if not is_deterministic(proto, k) and proto.label("methods_paired"):
+        # No exact rate to enumerate, and none would be checked: a stochastic pitfall.
+        pytest.skip(f"stochastic, a pitfall for paired seeds: {proto.label('methods_paired')}")
     base, variant, index = _all_binary_outcomes(k)
     assert is_deterministic(proto, k)
     sig = proto.evaluate(base, variant, ALPHA, rng=SEED).significant

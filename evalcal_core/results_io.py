@@ -34,6 +34,50 @@ from evalcal_core.scores import ArmScores
 ARMS = ("baseline", "variant")
 SEED_COLUMNS = ("seed", "arm", "metric")
 QUESTION_COLUMNS = ("seed", "arm", "question", "score")
+#: columns whose cells are names, read as written (``read_csv``'s documented ``na_values``
+#: default is kept for the number columns only)
+NAME_COLUMNS = ("arm", "question")
+_NA_SPELLINGS = ("", "#N/A", "#N/A N/A", "#NA", "-1.#IND", "-1.#QNAN", "-NaN", "-nan",
+                 "1.#IND", "1.#QNAN", "<NA>", "N/A", "NA", "NULL", "NaN", "None", "n/a", "nan",
+                 "null")
+
+
+def read_tidy_frame(path, names=()) -> pd.DataFrame:
+    """A tidy CSV as a DataFrame whose name columns are text, exactly as written.
+
+    ``arm``, ``question`` and the columns in ``names`` (a ``--cluster`` column) are read as
+    strings with no missing-value spellings, so an arm named ``NA``, ``null``, ``None`` or
+    ``nan`` is a name and the labels ``1`` and ``1.0`` stay two labels (pandas would read
+    the first as missing and merge the second as the float 1.0). Their cells are stripped;
+    an empty one is ``""``. Other columns are parsed as ``pandas.read_csv`` does. Column
+    names are stripped and lower-cased.
+
+    Parameters
+    ----------
+    path : str or Path
+        The CSV file (a regular file; checked by the caller).
+    names : iterable of str
+        More columns to read as names (matched stripped and lower-cased).
+
+    Returns
+    -------
+    pandas.DataFrame
+
+    Raises
+    ------
+    pandas.errors.ParserError, pandas.errors.EmptyDataError, UnicodeDecodeError
+        As ``pandas.read_csv`` does; callers turn them into one-line messages.
+    """
+    wanted = set(NAME_COLUMNS) | {str(n).strip().lower() for n in names}
+    header = pd.read_csv(path, nrows=0, skipinitialspace=True).columns
+    text = [c for c in header if str(c).strip().lower() in wanted]
+    frame = pd.read_csv(path, skipinitialspace=True, dtype={c: str for c in text},
+                        keep_default_na=False,
+                        na_values={c: list(_NA_SPELLINGS) for c in header if c not in text})
+    for column in text:
+        frame[column] = frame[column].astype(str).str.strip()
+    frame.columns = [str(c).strip().lower() for c in frame.columns]
+    return frame
 
 
 @dataclass(frozen=True)
@@ -167,11 +211,10 @@ def _read_tidy(path, *, scale: float = 1.0, allowed=None, cluster=None,
 
     check_regular(path)
     try:
-        frame = pd.read_csv(path, skipinitialspace=True)
+        frame = read_tidy_frame(path, () if cluster is None else (cluster,))
     except (pd.errors.ParserError, pd.errors.EmptyDataError, UnicodeDecodeError) as exc:
         first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
         raise ValueError(f"{path}: not a readable CSV ({first})") from None
-    frame.columns = [str(c).strip().lower() for c in frame.columns]
     columns = set(frame.columns)
     if set(QUESTION_COLUMNS) <= columns:
         per_question, value = True, "score"
@@ -193,7 +236,8 @@ def _read_tidy(path, *, scale: float = 1.0, allowed=None, cluster=None,
                              f"{', '.join(frame.columns)}")
     for column in ("seed", "arm") + (("question",) if per_question else ()) + (
             (cluster,) if cluster is not None else ()):
-        missing = frame[column].isna()
+        # name columns hold "" where empty; the others NaN (pandas' missing spellings)
+        missing = frame[column].isna() | (frame[column].astype(str).str.strip() == "")
         if missing.any():
             raise ValueError(f"{path}: {_row(missing.idxmax())}: column {column!r} is empty")
     arm = frame["arm"].astype(str).str.strip()

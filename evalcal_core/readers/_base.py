@@ -25,6 +25,10 @@ import numpy as np
 
 #: default cap on what one zip member may inflate to, in bytes (the CLI's --max-member-mb)
 DEFAULT_MAX_MEMBER_BYTES = 512 * 2**20
+#: cap, in bytes, on a side file read for metadata only (lm-eval ``results_*.json``, HELM
+#: ``run_spec.json``): such files are a few kilobytes, so a bigger one is skipped with a note
+#: rather than parsed whole (Python's ``json`` does not stream)
+SIDE_FILE_CAP = 64 * 2**20
 #: what a reader may say its runs are (see :data:`evalcal_core.scores.RUN_KINDS`)
 _SHOW_IDS = 5
 _CHUNK = 1 << 20
@@ -252,6 +256,44 @@ def load_json(data, where: str, what: str):
     except json.JSONDecodeError as exc:
         raise ValueError(f"{where}: not valid JSON ({exc.msg} at line {exc.lineno} column "
                          f"{exc.colno}); expected {what}") from None
+    except ValueError as exc:
+        # An integer of more than 4,300 digits (Python's int_max_str_digits) is refused by
+        # json itself with a message that names no file.
+        raise ValueError(f"{where}: not readable JSON ({_first_line(exc)}); expected "
+                         f"{what}") from None
+
+
+def read_side_json(path: Path, cap: int | None = None) -> tuple:
+    """A small JSON side file read for metadata only: ``(object or None, note or None)``.
+
+    Side files (lm-eval's ``results_*.json``, HELM's ``run_spec.json``) only name the run,
+    model or seed, so a missing or unreadable one is ``None`` and the scores are read
+    without it. One larger than ``cap`` bytes (default :data:`SIDE_FILE_CAP`, 64 MiB) is
+    not read at all: ``None`` with a note naming the file and the cap, for the user to see.
+    """
+    cap = SIDE_FILE_CAP if cap is None else cap
+    if not is_regular(path):
+        return None, None
+    try:
+        size = path.stat().st_size
+        if size > cap:
+            return None, _side_note(path, f"is {mib(size)}", cap)
+        with path.open("rb") as fh:
+            # The size is checked again on what was read, in case the file grows meanwhile.
+            data = fh.read(cap + 1)
+    except OSError:
+        return None, None
+    if len(data) > cap:
+        return None, _side_note(path, "grows past", cap)
+    try:
+        return json.loads(data.decode("utf-8")), None
+    except (UnicodeDecodeError, ValueError, RecursionError):
+        return None, None  # metadata only: the scores do not depend on it
+
+
+def _side_note(path: Path, size_words: str, cap: int) -> str:
+    return (f"{path}: {size_words}, more than the {mib(cap)} read from a metadata side file; "
+            f"skipped (run name, model and seed come from the file names instead)")
 
 
 def too_big(path, size_words: str, cap: int) -> ValueError:
@@ -304,6 +346,12 @@ class Archive:
             raise ValueError(f"{path}: not a zip archive, or a truncated one ({exc}); "
                              f"expected {what}") from None
         self.infos = {info.filename: info for info in self.zip.infolist()}
+        for name in self.infos:
+            if unsafe_member(name):
+                self.zip.close()
+                raise ValueError(f"{path}: member {name!r} has a path-traversal name ('..', "
+                                 f"an absolute path or a drive); refused, as no harness writes "
+                                 f"one; expected {what}")
 
     def __enter__(self):
         return self
@@ -402,6 +450,17 @@ class _Limited:
         return data
 
 
+def unsafe_member(name: str) -> bool:
+    """Whether a zip member's name climbs out of the archive (``..``, ``/x``, ``C:``, ``\\``).
+
+    Nothing here extracts members, but such a name is never written by a harness: a
+    ``samples/../../x.json`` would otherwise be read as a sample with id ``../../x``.
+    """
+    parts = name.replace("\\", "/").split("/")
+    return (name.startswith(("/", "\\")) or ".." in parts
+            or re.match(r"^[A-Za-z]:", name) is not None)
+
+
 def _first_line(exc: BaseException) -> str:
     text = str(exc).strip()
     return text.splitlines()[0] if text else type(exc).__name__
@@ -424,13 +483,18 @@ def ids(values: Iterable, limit: int = _SHOW_IDS) -> str:
     return shown + (f", ... ({len(values) - limit} more)" if len(values) > limit else "")
 
 
+def _plain_digits(label: str) -> bool:
+    # ASCII digits only: "²".isdigit() is True but int("²") fails.
+    return label.isascii() and label.isdigit()
+
+
 def qname(word: str, qid: str) -> str:
-    return f"{word} {qid}" if qid.isdigit() else f"{word} {qid!r}"
+    return f"{word} {qid}" if _plain_digits(qid) else f"{word} {qid!r}"
 
 
 def sort_key(label: str):
     # Natural order: doc_id 2 before 10, then the non-numeric ids as text.
-    return (0, int(label), label) if label.isdigit() else (1, 0, label)
+    return (0, int(label), label) if _plain_digits(label) else (1, 0, label)
 
 
 def run_key(label: str):
@@ -464,8 +528,22 @@ def choose(kind: str, present: list, chosen: str | None, where: str, flag: str) 
 def number(value, where: str, field: str) -> float:
     """A JSON score as float; non-finite values are left for :func:`matrix` to report."""
     if isinstance(value, (bool, int, float)):
-        return float(value)
+        return to_float(value, where, field)
     raise ValueError(f"{where}: field {field!r} must be a number, got {show(value)}")
+
+
+def to_float(value, where: str, field: str) -> float:
+    """``float(value)`` of a JSON number; an integer past the float range is a ``ValueError``.
+
+    JSON integers are exact, so ``10**400`` written as digits reaches here as a Python int,
+    and ``float`` of it raises ``OverflowError``, not a one-line refusal.
+    """
+    try:
+        return float(value)
+    except OverflowError:
+        raise ValueError(f"{where}: field {field!r} is an integer of about "
+                         f"{int(value.bit_length() * 0.30103) + 1} digits, beyond the range of "
+                         f"a float (about 1.8e308)") from None
 
 
 def put(cells: dict, key: tuple, value: float, where: str, first_seen: dict, what: str,

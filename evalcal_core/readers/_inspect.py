@@ -9,7 +9,18 @@ numbers.
 
 from __future__ import annotations
 
-from ._base import ReadOptions, RunLog, choose, ids, matrix, note_cluster, put, qname, show
+from ._base import (
+    ReadOptions,
+    RunLog,
+    choose,
+    ids,
+    matrix,
+    note_cluster,
+    put,
+    qname,
+    show,
+    to_float,
+)
 
 _LETTERS = {"C": 1.0, "P": 0.5, "I": 0.0, "N": 0.0}
 
@@ -17,7 +28,7 @@ _LETTERS = {"C": 1.0, "P": 0.5, "I": 0.0, "N": 0.0}
 def value(value, where: str, field: str) -> float:
     """Inspect's default ``value_to_float`` (inspect_ai/scorer/_metric.py), strict."""
     if isinstance(value, (bool, int, float)):
-        return float(value)
+        return to_float(value, where, field)
     if isinstance(value, str):
         if value in _LETTERS:
             return _LETTERS[value]

@@ -8,7 +8,7 @@ skipped unless ``--filter`` names the perturbation. Task and model come from
 
 from __future__ import annotations
 
-import json
+import math
 import re
 from pathlib import Path
 
@@ -20,35 +20,34 @@ from ._base import (
     choose,
     head,
     ids,
-    is_regular,
     matrix,
     note_cluster,
     number,
     put,
     qname,
     read_json_file,
+    read_side_json,
 )
 
 
-def _run(path: Path) -> tuple[str, str | None]:
-    """Run name and model of a HELM run folder, from ``run_spec.json`` or the folder name."""
+def _run(path: Path) -> tuple[str, str | None, str | None]:
+    """Run name, model and a note of a HELM run folder, from ``run_spec.json`` or its name.
+
+    ``run_spec.json`` is metadata only (HELM names the run folder after the run spec), so
+    one past :data:`~evalcal_core.readers._base.SIDE_FILE_CAP` is skipped with the note.
+    """
     name, model = path.parent.name, None
-    spec_file = path.parent / "run_spec.json"
-    if is_regular(spec_file):
-        try:
-            spec = json.loads(spec_file.read_text(encoding="utf-8"))
-        except (OSError, UnicodeDecodeError, json.JSONDecodeError, RecursionError):
-            spec = None  # metadata only: the scores do not depend on it
-        if isinstance(spec, dict):
-            name = spec.get("name") if isinstance(spec.get("name"), str) else name
-            adapter = spec.get("adapter_spec")
-            if isinstance(adapter, dict) and isinstance(adapter.get("model"), str):
-                model = adapter["model"]
+    spec, note = read_side_json(path.parent / "run_spec.json")
+    if isinstance(spec, dict):
+        name = spec.get("name") if isinstance(spec.get("name"), str) else name
+        adapter = spec.get("adapter_spec")
+        if isinstance(adapter, dict) and isinstance(adapter.get("model"), str):
+            model = adapter["model"]
     if model is None:
         # Run folders are named like "mmlu:subject=anatomy,method=...,model=openai_gpt2".
         match = re.search(r"(?:^|[:,])model=([^,]+)", name)
         model = match.group(1) if match else None
-    return name, model
+    return name, model, note
 
 
 def _task_matches(run_name: str, task: str) -> bool:
@@ -60,9 +59,10 @@ def _mean(stat: dict, chosen: str, where: str) -> float:
         return number(stat["mean"], where, f"{chosen}.mean")
     if "sum" in stat and "count" in stat:
         count = number(stat["count"], where, f"{chosen}.count")
-        if count <= 0:
-            raise ValueError(f"{where}: field '{chosen}.count' is {stat['count']}, so the "
-                             f"stat has no mean")
+        if not math.isfinite(count) or count <= 0:
+            # Python's json reads Infinity and NaN; sum / inf would be a silent 0.0.
+            raise ValueError(f"{where}: field '{chosen}.count' is {stat['count']}; a count "
+                             f"must be a finite positive number, so the stat has no mean")
         return number(stat["sum"], where, f"{chosen}.sum") / count
     raise ValueError(f"{where}: field '{chosen}.mean' is missing")
 
@@ -103,7 +103,7 @@ class HelmReader(Reader):
 
     @classmethod
     def read(cls, path: Path, opts: ReadOptions) -> RunLog:
-        run_name, model = _run(path)
+        run_name, model, side_note = _run(path)
         if opts.task is not None and not _task_matches(run_name, opts.task):
             raise ValueError(f"{path}: task {opts.task!r} (--task) is absent; this file holds run "
                              f"{run_name!r}")
@@ -148,7 +148,7 @@ class HelmReader(Reader):
                       task=run_name, model=model, format=cls.name, source=str(path),
                       runs_are="repeats",
                       clusters=tuple(clusters[q] for q in questions) if opts.cluster else None,
-                      cluster_name=opts.cluster)
+                      cluster_name=opts.cluster, notes=(side_note,) if side_note else ())
 
     @staticmethod
     def _perturbation(path: Path, index: int, entry) -> str | None:

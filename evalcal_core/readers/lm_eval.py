@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import json
 import re
+from dataclasses import dataclass
 from pathlib import Path
 
 from . import register
@@ -31,6 +32,7 @@ from ._base import (
     number,
     put,
     qname,
+    read_side_json,
     show,
     too_big,
 )
@@ -54,18 +56,20 @@ def _name(path: Path) -> tuple[str, str | None]:
     return (stem[len("samples_"):] if stem.startswith("samples_") else stem), None
 
 
-def _results(path: Path, date: str | None) -> dict | None:
-    """The ``results_<date>.json`` written with a samples file (metadata only)."""
+def _results(path: Path, date: str | None) -> tuple[dict | None, str | None]:
+    """The ``results_<date>.json`` written with a samples file, and a note or None.
+
+    Metadata only (the seed that labels a run, the model): the scores do not depend on it,
+    so an unreadable one is ``None`` and one past
+    :data:`~evalcal_core.readers._base.SIDE_FILE_CAP` is not read (``None`` and a note).
+    """
     exact = path.parent / f"results_{date}.json"
     candidates = [exact] if is_regular(exact) else sorted(
         p for p in path.parent.glob("results_*.json") if is_regular(p))
     if len(candidates) != 1:
-        return None
-    try:
-        results = json.loads(candidates[0].read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError, RecursionError):
-        return None  # metadata only: the scores do not depend on it
-    return results if isinstance(results, dict) else None
+        return None, None
+    results, note = read_side_json(candidates[0])
+    return (results if isinstance(results, dict) else None), note
 
 
 def _model(path: Path, results: dict | None) -> str | None:
@@ -102,6 +106,24 @@ def _seed(results: dict | None):
     return seed if isinstance(seed, int) and not isinstance(seed, bool) else None
 
 
+@dataclass(frozen=True)
+class _NotNumber:
+    """What is kept of a metric value that is not a number: its start and its kind.
+
+    A corpus metric's value (BLEU's ``[references, predictions]``) can be large; only the
+    error message needs it, so the parsed document is not kept.
+    """
+
+    shown: str
+    aggregate: bool
+
+
+def _kept(value):
+    if isinstance(value, (bool, int, float)):
+        return value
+    return _NotNumber(show(value), isinstance(value, (list, tuple, dict)))
+
+
 def _metrics_of(obj: dict) -> list:
     if isinstance(obj.get("metrics"), list):
         return [str(m) for m in obj["metrics"]]
@@ -114,40 +136,57 @@ def _parse(path: Path, cap: int = DEFAULT_MAX_MEMBER_BYTES) -> list:
 
     The file is streamed line by line; one line longer than ``cap`` characters (a file
     with no line breaks, say) is an error rather than a read of the whole file at once.
+    Each line and its parsed document are dropped before the next line is read, so memory
+    peaks at a few times the longest line.
     """
     check_regular(path)
     lines = []
+    line_no = 0
     try:
         with path.open(encoding="utf-8") as fh:
-            for line_no, line in enumerate(iter(lambda: fh.readline(cap + 1), ""), start=1):
+            while line := fh.readline(cap + 1):
+                line_no += 1
                 if len(line) > cap:
                     raise too_big(path, f"line {line_no} runs past", cap)
-                if not line.strip():
-                    continue
-                try:
-                    obj = json.loads(line)
-                except RecursionError:
-                    raise ValueError(f"{path}: line {line_no}: JSON nested too deeply to read "
-                                     f"(past Python's recursion limit)") from None
-                except json.JSONDecodeError as exc:
-                    raise ValueError(f"{path}: line {line_no}: not valid JSON ({exc.msg} at "
-                                     f"column {exc.colno}); a truncated file?") from None
-                if not isinstance(obj, dict):
-                    raise ValueError(f"{path}: line {line_no}: expected a JSON object per "
-                                     f"line, got {type(obj).__name__}")
-                if "doc_id" not in obj:
-                    raise ValueError(f"{path}: line {line_no}: field 'doc_id' is missing")
-                names = _metrics_of(obj)
-                values = {m: obj[m] for m in names if m in obj}
-                missing = () if len(values) == len(names) else tuple(
-                    m for m in names if m not in obj)
-                lines.append((line_no, str(obj["doc_id"]), str(obj.get("filter", "none")),
-                              values, missing))
+                if line.strip():
+                    lines.append(_entry(path, line_no, line))
+                del line  # not held while the next line is read
     except UnicodeDecodeError as exc:
         raise ValueError(f"{path}: not UTF-8 text ({exc.reason})") from None
     if not lines:
         raise ValueError(f"{path}: empty file (no sample lines)")
     return lines
+
+
+def _entry(path: Path, line_no: int, line: str) -> tuple:
+    """``(line_no, doc_id, filter, values, missing)`` of one sample line, checked."""
+    try:
+        obj = json.loads(line)
+    except RecursionError:
+        raise ValueError(f"{path}: line {line_no}: JSON nested too deeply to read "
+                         f"(past Python's recursion limit)") from None
+    except json.JSONDecodeError as exc:
+        raise ValueError(f"{path}: line {line_no}: not valid JSON ({exc.msg} at "
+                         f"column {exc.colno}); a truncated file?") from None
+    except ValueError as exc:
+        # json refuses integers of more than 4,300 digits, naming no file.
+        text = str(exc).strip().splitlines()[0] if str(exc).strip() else "?"
+        raise ValueError(f"{path}: line {line_no}: not readable JSON ({text})") from None
+    if not isinstance(obj, dict):
+        raise ValueError(f"{path}: line {line_no}: expected a JSON object per "
+                         f"line, got {type(obj).__name__}")
+    if "doc_id" not in obj:
+        raise ValueError(f"{path}: line {line_no}: field 'doc_id' is missing")
+    if isinstance(obj["doc_id"], (dict, list)):
+        # A document where an id belongs would be kept whole as its text.
+        raise ValueError(f"{path}: line {line_no}: field 'doc_id' must be an "
+                         f"integer or text, got {show(obj['doc_id'])}")
+    names = _metrics_of(obj)
+    # Only the metric values are kept, and of those only numbers: memory follows the number
+    # of documents, not the size of each line.
+    values = {m: _kept(obj[m]) for m in names if m in obj}
+    missing = () if len(values) == len(names) else tuple(m for m in names if m not in obj)
+    return line_no, str(obj["doc_id"]), str(obj.get("filter", "none")), values, missing
 
 
 def _scores(path: Path, lines: list, opts: ReadOptions) -> tuple[str, str, dict]:
@@ -169,10 +208,12 @@ def _scores(path: Path, lines: list, opts: ReadOptions) -> tuple[str, str, dict]
             raise ValueError(f"{where}: field {chosen!r} is missing (this line's metrics: "
                              f"{', '.join(values) or 'none'})")
         value = values[chosen]
-        if isinstance(value, (list, tuple, dict)):
-            raise ValueError(f"{where}: field {chosen!r} is {show(value)}, not a number: the "
+        if isinstance(value, _NotNumber) and value.aggregate:
+            raise ValueError(f"{where}: field {chosen!r} is {value.shown}, not a number: the "
                              f"harness aggregates this metric over the corpus, so it has no "
                              f"per-question score")
+        if isinstance(value, _NotNumber):
+            raise ValueError(f"{where}: field {chosen!r} must be a number, got {value.shown}")
         put(scores, qid, number(value, where, chosen), where, seen,
             f"filter {chosen_filter!r}", f"line {line_no}")
     return chosen, chosen_filter, scores
@@ -241,7 +282,11 @@ class LmEvalReader(Reader):
         notes: list = []
         run_labels = None
         for task, files in sorted(by_task.items()):
-            results = {f: _results(f, _name(f)[1]) for f in files}
+            results = {}
+            for f in files:
+                results[f], note = _results(f, _name(f)[1])
+                if note is not None and note not in notes:
+                    notes.append(note)
             seeds = [_seed(results[f]) for f in files]
             if len(files) > 1 and None not in seeds and len(set(seeds)) == len(files):
                 order = sorted(range(len(files)), key=lambda i: seeds[i])

@@ -2,9 +2,11 @@
 
 ``question, score`` with an optional ``run`` (or ``seed``) column holds one arm; ``seed, arm,
 question, score`` holds several and ``--filter`` picks the arm. A ``task`` column is picked
-with ``--task``; ``--cluster COLUMN`` reads a column as cluster labels; ``--metric`` names
-the score column. Runs named by a ``seed`` column are seeds. Parquet needs pyarrow (the
-``parquet`` extra: ``pip install '.[parquet]'``) or fastparquet.
+with ``--task``, or with ``--cluster task`` every task is read, each a cluster (questions
+named ``task/question`` when there are several); ``--cluster COLUMN`` reads a column as
+cluster labels; ``--metric`` names the score column. Runs named by a ``seed`` column are
+seeds. Parquet needs pyarrow (the ``parquet`` extra: ``pip install '.[parquet]'``) or
+fastparquet.
 """
 
 from __future__ import annotations
@@ -88,8 +90,17 @@ def read_table(path: Path, fmt: str, opts: ReadOptions) -> RunLog:
     chosen_task = None
     if "task" in frame.columns:
         tasks = _text(frame, "task", path)
-        chosen_task = choose("task", list(dict.fromkeys(tasks)), opts.task, str(path), "--task")
-        keep &= (tasks == chosen_task).to_numpy()
+        present = list(dict.fromkeys(tasks))
+        if cluster == "task" and opts.task is None:
+            # --cluster task: the tasks are the clusters, so every task is read (as lm-eval
+            # folders are), each question named task/question when there are several, since
+            # harnesses number questions from 0 within each task.
+            chosen_task = ", ".join(sorted(present))
+            if len(present) > 1:
+                questions = tasks + "/" + questions
+        else:
+            chosen_task = choose("task", present, opts.task, str(path), "--task")
+            keep &= (tasks == chosen_task).to_numpy()
     elif opts.task is not None:
         raise ValueError(f"{path}: task {opts.task!r} (--task) is absent; the table has no 'task' "
                          f"column (drop --task)")

@@ -20,7 +20,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from evalcal_core.results_io import read_results_arms
+from evalcal_core.results_io import read_results_arms, read_tidy_frame
 from evalcal_core.scores import ArmScores
 
 SEED_COLUMNS = ("seed", "arm", "metric")
@@ -66,11 +66,11 @@ def read_tidy(path, *, percent=False, metric_range=None, partial_credit=False,
                          f"is one arm: --arm NAME=PATH (or --baseline and --variant)")
     if cluster is not None and Path(path).is_file():
         try:
-            frame = pd.read_csv(path, skipinitialspace=True)
-        except (pd.errors.ParserError, pd.errors.EmptyDataError, UnicodeDecodeError):
+            # arms, questions and clusters as written: "NA" is a name, "1" and "1.0" two
+            frame = read_tidy_frame(path, (cluster,))
+        except (pd.errors.ParserError, pd.errors.EmptyDataError, UnicodeDecodeError, OSError):
             frame = None
         if frame is not None:
-            frame.columns = [str(c).strip().lower() for c in frame.columns]
             name = cluster.strip().lower()
             if {"question", "arm", name} <= set(frame.columns) and not frame.empty:
                 _clusters_of(frame, name, frame["arm"].astype(str).str.strip(), str(path))

@@ -9,11 +9,62 @@ from __future__ import annotations
 
 import contextlib
 import os
+import stat
 import tempfile
 from pathlib import Path
 
 #: permission bits of every file written (mkstemp alone would give 0600)
 FILE_MODE = 0o644
+
+#: what ``os.replace`` would destroy, by file type, in refusals
+_KINDS = ((stat.S_ISDIR, "a folder"), (stat.S_ISCHR, "a character device"),
+          (stat.S_ISBLK, "a block device"), (stat.S_ISFIFO, "a FIFO"),
+          (stat.S_ISSOCK, "a socket"))
+
+
+def check_target(path, *, follow_symlinks: bool = False) -> Path:
+    """Refuse a write target that exists and is not a regular file.
+
+    ``os.replace`` swaps whatever ``path`` names for the new file: a device node, a FIFO,
+    a socket or a symlink would be destroyed (a plot written "to /dev/null" would replace
+    the device with a PNG). Only a regular file is replaced, or a new file created.
+
+    Parameters
+    ----------
+    path : path-like
+        The file about to be written.
+    follow_symlinks : bool, optional
+        False (the default) refuses a symlink, which the rename would replace by a file;
+        True accepts a symlink whose target is a regular file (the caller then writes the
+        target, not the link).
+
+    Returns
+    -------
+    pathlib.Path
+        ``path``, or the resolved target of an accepted symlink.
+
+    Raises
+    ------
+    ValueError
+        One line naming ``path``, what it is, and what is allowed.
+    """
+    path = Path(path)
+    try:
+        info = os.lstat(path)
+    except FileNotFoundError:
+        return path
+    except NotADirectoryError:
+        return path  # a parent is a file: mkdir below names it
+    if stat.S_ISLNK(info.st_mode):
+        if not follow_symlinks:
+            raise ValueError(f"refusing to write {path}: it is a symlink; give the path of "
+                             "a regular file or of a new one")
+        return check_target(path.resolve(), follow_symlinks=False)
+    if not stat.S_ISREG(info.st_mode):
+        kind = next((name for test, name in _KINDS if test(info.st_mode)), "not a file")
+        raise ValueError(f"refusing to write {path}: it is {kind}; give the path of a "
+                         "regular file or of a new one")
+    return path
 
 
 @contextlib.contextmanager
@@ -23,8 +74,13 @@ def atomic_path(path, *, mode: int = FILE_MODE):
     The temporary name keeps ``path``'s suffix, so writers that pick a format from the name
     (``savefig``) work. On an exception the temporary file is removed and ``path`` is
     untouched.
+
+    Raises
+    ------
+    ValueError
+        ``path`` exists and is not a regular file (see :func:`check_target`).
     """
-    path = Path(path)
+    path = check_target(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.",
                                suffix=f".tmp{path.suffix}")
@@ -34,6 +90,8 @@ def atomic_path(path, *, mode: int = FILE_MODE):
         with open(tmp, "rb+") as fh:
             os.fsync(fh.fileno())
         os.chmod(tmp, mode)
+        # again just before the rename: a device or FIFO may have appeared while writing
+        check_target(path)
         os.replace(tmp, path)
     except BaseException as exc:
         with contextlib.suppress(FileNotFoundError):

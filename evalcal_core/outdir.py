@@ -29,7 +29,9 @@ from __future__ import annotations
 
 import contextlib
 import datetime
+import errno
 import os
+import stat
 import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -72,6 +74,33 @@ def check_out(path, option: str = "--out") -> Path:
     return path
 
 
+def _open_lock(lock: Path, option: str) -> int:
+    """Open (or create) the lock file ``lock`` without following a symlink.
+
+    A plain ``O_CREAT`` follows a dangling ``OUT/.lock`` symlink and creates its target
+    wherever it points, outside the output folder; ``O_NOFOLLOW`` makes the open fail on
+    any symlink instead, and anything but a regular file (a FIFO would block the open,
+    a device would be written) is refused before it is opened.
+    """
+    nofollow = getattr(os, "O_NOFOLLOW", 0)
+    try:
+        info = os.lstat(lock)
+    except FileNotFoundError:
+        info = None
+    if info is not None and not stat.S_ISREG(info.st_mode):
+        what = "a symlink" if stat.S_ISLNK(info.st_mode) else "not a regular file"
+        raise ValueError(f"The {option!r} folder's lock {lock} is {what}; delete it (a run "
+                         "creates a regular file there)")
+    try:
+        return os.open(lock, os.O_WRONLY | os.O_CREAT | os.O_APPEND | nofollow
+                       | getattr(os, "O_NONBLOCK", 0), 0o666)
+    except OSError as exc:
+        if exc.errno == errno.ELOOP:  # a symlink appeared between the check and the open
+            raise ValueError(f"The {option!r} folder's lock {lock} is a symlink; delete it "
+                             "(a run creates a regular file there)") from None
+        raise
+
+
 @contextlib.contextmanager
 def locked_out(path, option: str = "--out", *, lock_file: bool = True):
     """Hold an exclusive lock on ``path/.lock`` (after :func:`check_out`) for the block.
@@ -96,8 +125,7 @@ def locked_out(path, option: str = "--out", *, lock_file: bool = True):
     if fcntl is None:  # pragma: no cover
         yield path
         return
-    fd = os.open(path / LOCK_NAME, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o666) \
-        if lock_file else os.open(path, os.O_RDONLY)
+    fd = _open_lock(path / LOCK_NAME, option) if lock_file else os.open(path, os.O_RDONLY)
     try:
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)

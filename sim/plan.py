@@ -127,6 +127,13 @@ K_LIMIT, N_LIMIT, R_LIMIT = 1000, 10**7, 100
 PAIRS_LIMIT = 5000
 #: bounds of --sims
 SIMS_LIMIT = 200_000
+#: most (seed, question) cells simulated per checked design (sims x k x n for methods,
+#: sims x n for models): about 2 s at the ~50 million cells per second measured on one
+#: core; above it a design's sims are reduced (and the report says so)
+SIM_CELLS_LIMIT = 10**8
+#: fewest sims worth a check (a 95% Wilson interval about +-7 pp wide at 50% power);
+#: a design that would get fewer is not simulated
+MIN_CHECK_SIMS = 200
 
 
 @dataclass(frozen=True)
@@ -634,12 +641,28 @@ def check_designs(model, config, table: pd.DataFrame, chosen: dict, effect: floa
                          comp, config.design, k, n, r))),
                      "role": "neighbour"})
     for row in rows:
+        sims = check_sims(config.sims, config.design, row["k"], row["n"])
+        if sims == 0:
+            row.update(sims=0, sim_power=math.nan, sim_low=math.nan, sim_high=math.nan)
+            continue
         seq = cell_seed(config.seed, "plan", config.design, row["k"], row["n"], row["r"],
                         round(100 * effect, 9))
         sim = simulate_power(model, config.design, row["k"], row["n"], row["r"], effect,
-                             sims=config.sims, alpha=config.alpha, rng=seq)
+                             sims=sims, alpha=config.alpha, rng=seq)
         row.update(sims=sim.sims, sim_power=sim.power, sim_low=sim.low, sim_high=sim.high)
     return pd.DataFrame(rows)
+
+
+def check_sims(sims: int, design: str, k: int, n: int) -> int:
+    """Sims of one checked design: ``sims``, reduced so that sims x cells stays within
+    :data:`SIM_CELLS_LIMIT`; 0 (not simulated) below :data:`MIN_CHECK_SIMS`.
+
+    Nothing else bounds the product: a design with n ~ 1e6 questions at 20,000 sims would
+    draw 2e10 cells per design (minutes to hours, with no output).
+    """
+    cells = max(1, int(n) if design == "models" else int(k) * int(n))
+    allowed = min(int(sims), SIM_CELLS_LIMIT // cells)
+    return allowed if allowed >= MIN_CHECK_SIMS else 0
 
 
 # ---------------------------------------------------------------- configuration
@@ -722,6 +745,24 @@ def _plan_iv(config: PlanConfig) -> PlanConfig:
                    "estimate)", 0.0)
     for name in ("seed", "question", "repeat"):
         check_number(getattr(config.costs, name), "--cost " + name, low=0.0)
+    costs = config.costs
+    paid = ("seed", "question", "repeat") if config.design == "methods" else \
+        ("question", "repeat")  # models and clusters pay no seed
+    if all(getattr(costs, name) == 0 for name in paid):
+        # every design would cost 0: the ranking by cost would pick one arbitrarily
+        raise fail("--cost", f"positive for at least one of {', '.join(paid)} (all 0 "
+                   f"makes every {config.design} design free and the choice arbitrary)",
+                   "all 0")
+    # the dearest design in the bounds (Python floats: an overflow is inf, not a warning)
+    k_top = 1 if config.design == "models" else config.k_max
+    n_top = config.n_max
+    dearest = 2.0 * k_top * (costs.seed + n_top * (costs.question + config.r_max
+                                                   * costs.repeat))
+    if not math.isfinite(dearest):
+        raise fail("--cost", f"small enough that the dearest design in the bounds (k "
+                   f"{k_top}, n {n_top}, r {config.r_max}) has a finite cost",
+                   f"seed={costs.seed:g}, question={costs.question:g}, "
+                   f"repeat={costs.repeat:g}")
     per_answer = config.costs.question + config.costs.repeat
     if config.budget is not None and per_answer == 0 and config.costs.seed == 0:
         raise fail("--cost", "positive for at least one of seed, question, repeat when "
@@ -877,7 +918,8 @@ def build_parser(prog="python -m sim.plan") -> ArgumentParser:
     p.add_argument("--alpha", type=float, default=0.05, help="two-sided level (0.05)")
     p.add_argument("--cost", nargs="+", default=[], metavar="KEY=VALUE",
                    help="seed=C (per seed and arm) question=C (per seed x question scored) "
-                        "repeat=C (per scored answer); default seed=1 question=0 repeat=0")
+                        "repeat=C (per scored answer); default seed=1 (models and "
+                        "models_clustered: question=1)")
     p.add_argument("--cost-unit", default="units", help="name of the cost unit (for output)")
     for name, what in (("seed", "seed-level sd of the per-seed delta"),
                        ("question", "question-level sd of the per-question delta"),
@@ -913,7 +955,10 @@ def build_parser(prog="python -m sim.plan") -> ArgumentParser:
 def config_from_args(args) -> PlanConfig:
     """A :class:`PlanConfig` from parsed arguments (sources of components resolved)."""
     cost_kw = _parse_pairs(args.cost, "--cost", ("seed", "question", "repeat"))
-    costs = Costs(**({"seed": 1.0} if not cost_kw else cost_kw), unit=args.cost_unit)
+    # models pay no seeds: their default is a question's cost, so that designs differ
+    default = {"question": 1.0} if args.design in ("models", "models_clustered") \
+        else {"seed": 1.0}
+    costs = Costs(**(default if not cost_kw else cost_kw), unit=args.cost_unit)
     if args.effect is None and args.budget is None:
         args.effect = 1.0
     stated = {name: getattr(args, f"sd_{name}") for name in
@@ -1067,6 +1112,15 @@ def report_lines(plan: Plan) -> list[str]:
         what = ("normal components model" if not c.model
                 else f"seed_question ({c.model.describe()}), binomial repeats")
         lines.append(f"simulated: {c.sims:,} experiments per design, {what}")
+        done = plan.checked["sims"]
+        if (done < c.sims).any():
+            fewest = int(done[done > 0].min()) if (done > 0).any() else 0
+            seeds = " x seeds" if c.design != "models" else ""
+            lines.append(
+                f"note: sims reduced to keep each check within {SIM_CELLS_LIMIT:.0e} "
+                f"simulated cells (sims x questions{seeds}): {(done == 0).sum()} design(s) "
+                f"not simulated (fewer than {MIN_CHECK_SIMS} sims fit; nan), "
+                f"{((done > 0) & (done < c.sims)).sum()} with fewer sims (down to {fewest:,})")
         if c.model:
             # A fitted model need not reproduce the closed form's components exactly: show
             # its own, so that a gap between the two power columns can be read.

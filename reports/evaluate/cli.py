@@ -24,7 +24,7 @@ from .compare import CORRECTIONS, compare_arms
 from .design import cluster_codes, design_json, design_line, infer_design
 from .load import parse_arm_options, read_log_arms, read_tidy
 from .protocols_table import evaluate_protocols, format_table, notes_for
-from .render import Units, as_json, clean, header_lines, latex, markdown, text
+from .render import Units, as_json, clean, header_lines, latex, markdown, text, visible
 
 PROG = "python -m reports.evaluate"
 CLAIMS = ("superiority", "non-inferiority", "equivalence")
@@ -194,6 +194,9 @@ def config_from_args(args) -> EvalConfig:
                              or args.forest is not None or args.correction != "holm"):
         raise ValueError("--leaderboard compares every pair with its own max-T correction: "
                          "it takes no --claim, --reference, --forest or --correction")
+    if args.forest is not None:
+        from .forest import check_forest_path  # before any work: a bad path costs nothing
+        check_forest_path(args.forest)
     if args.gate and args.claim is None:
         raise ValueError("--gate needs a --claim (superiority, non-inferiority or "
                          "equivalence) to decide")
@@ -426,8 +429,9 @@ def evaluate(config: EvalConfig) -> Evaluation:
             factor=units.factor)
         notes = notes_for(base, var, config.alpha, rows, kind=design.kind,
                           factor=units.factor, unit=units.name, names_=scores.arms)
-        table = format_table(rows, skipped, notes, config.alpha, unit=units.short or
-                             "metric units")
+        # the notes name the arms: one line each in the text table (newlines escaped)
+        table = format_table(rows, skipped, [visible(n) for n in notes], config.alpha,
+                             unit=units.short or "metric units")
     return Evaluation(config, analysis, units, scores, rows, skipped, notes, table, pre,
                       loaded.paired_logs, design=design)
 

@@ -120,6 +120,27 @@ def primary_protocol(design: Design, binary: bool) -> str:
     return "mcnemar" if (design.runs == 1 and binary) else "paired_t_questions"
 
 
+#: most comparisons of all pairs computed one by one (63 arms make 1,953). Each pair runs
+#: the primary protocol twice (minutes for 500 arms' 124,750 pairs, with no output);
+#: ``--leaderboard`` decides every pair in one joint computation
+MAX_PAIRS = 2000
+
+
+def check_pair_count(m: int) -> None:
+    """Refuse all pairs of ``m`` arms when they exceed :data:`MAX_PAIRS` comparisons.
+
+    Raises
+    ------
+    ValueError
+        One line with the number of pairs and the two ways that scale.
+    """
+    pairs = m * (m - 1) // 2
+    if pairs > MAX_PAIRS:
+        raise ValueError(f"{m} arms make {pairs:,} pairs (more than {MAX_PAIRS:,} compared "
+                         "one by one): use --leaderboard (every pair at once, tiers and "
+                         "rank intervals) or --reference ARM")
+
+
 def pairs_of(arms, reference: str | None) -> list[tuple[str, str]]:
     """(base, variant) pairs: many-to-one against ``reference``, else all pairs."""
     if reference is not None:
@@ -281,6 +302,8 @@ def compare_arms(scores: ArmScores, design: Design, *, alpha=0.05, correction="h
     if correction not in CORRECTIONS:
         raise ValueError(f"--correction must be one of {', '.join(CORRECTIONS)}, "
                          f"got {correction!r}")
+    if reference is None:
+        check_pair_count(len(scores.arms))
     pairs = pairs_of(scores.arms, reference)
     c = len(pairs)
     primary = primary_protocol(design, binary)

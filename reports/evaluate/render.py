@@ -7,6 +7,7 @@ for fraction metrics (accuracy) and in the metric's own units otherwise (``--met
 from __future__ import annotations
 
 import math
+import re
 
 import numpy as np
 
@@ -52,6 +53,22 @@ class Units:
 
     def level(self, x) -> str:
         return f"{100 * x:.2f}%" if self.fraction else f"{x:.4g}"
+
+
+_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f]")
+
+
+def visible(name) -> str:
+    """``name`` on one line: control characters (newline, CR, tab) as their escapes
+    (``\\n``), so that a name never splits a row of text, Markdown or LaTeX output; the
+    name itself (``--json``) is unchanged."""
+    return _CONTROL.sub(lambda m: m.group().encode("unicode_escape").decode("ascii"),
+                        str(name))
+
+
+def _pair(c) -> str:
+    """A comparison's label: ``variant - base``, each name made :func:`visible`."""
+    return f"{visible(c.variant)} - {visible(c.base)}"
 
 
 def _p(x) -> str:
@@ -104,7 +121,7 @@ def interval_notes(a: Analysis, units: Units) -> list[str]:
         else:
             why = "the interval and the adjusted p are different procedures"
             said = "excludes"
-        notes.append(f"{c.variant} - {c.base}: {_verdict(c)} (p adj {_p(c.p_adjusted)}) "
+        notes.append(f"{_pair(c)}: {_verdict(c)} (p adj {_p(c.p_adjusted)}) "
                      f"beside an interval {units.interval(c.sim_low, c.sim_high)} that "
                      f"{said} 0: {why}; the verdict is the adjusted p's.")
     return notes
@@ -119,8 +136,8 @@ def _claim_cell(c, units: Units) -> str:
 def header_lines(a: Analysis, units: Units) -> list[str]:
     """The design line, the arms and what is compared how."""
     c = len(a.comparisons)
-    arms = ", ".join(f"{n} {units.level(m)}" for n, m in zip(a.arms, a.means))
-    what = (f"each arm against {a.reference}" if a.reference is not None
+    arms = ", ".join(f"{visible(n)} {units.level(m)}" for n, m in zip(a.arms, a.means))
+    what = (f"each arm against {visible(a.reference)}" if a.reference is not None
             else "all pairs" if len(a.arms) > 2 else "one pair")
     simultaneous = "simultaneous " if c > 1 and a.correction != "none" else ""
     count = f" ({c})" if c > 1 else ""
@@ -138,7 +155,7 @@ def comparison_rows(a: Analysis, units: Units) -> list[list[str]]:
     """Table cells: comparison, difference, interval, p, adjusted p, verdict."""
     rows = []
     for c in a.comparisons:
-        rows.append([f"{c.variant} - {c.base}", units.diff(c.estimate),
+        rows.append([_pair(c), units.diff(c.estimate),
                      units.interval(c.sim_low, c.sim_high) or "n/a", _p(c.p_value),
                      _p(c.p_adjusted), _verdict(c)]
                     + ([_claim_cell(c, units)] if a.claim else []))
@@ -151,7 +168,7 @@ def effect_rows(a: Analysis) -> list[list[str]]:
         d = "n/a" if math.isnan(c.d) else f"{c.d:+.2f} {_ci(c.d_low, c.d_high)}"
         rer = ("" if c.rer is None else
                f"{100 * c.rer:+.1f}% {_ci(100 * c.rer_low, 100 * c.rer_high, '{:+.1f}%')}")
-        rows.append([f"{c.variant} - {c.base}", d, rer])
+        rows.append([_pair(c), d, rer])
     return rows
 
 
@@ -169,7 +186,8 @@ def _table(headers, rows) -> list[str]:
 
 def claim_line(a: Analysis, units: Units) -> str:
     margin = 0.0 if a.margin is None else a.margin
-    verdicts = ", ".join(f"{c.variant} vs {c.base}: {_claim_cell(c, units)}"
+    verdicts = ", ".join(f"{visible(c.variant)} vs {visible(c.base)}: "
+                         f"{_claim_cell(c, units)}"
                          for c in a.comparisons)
     overall = {0: "shown", 1: "refuted", 3: "inconclusive"}[a.gate]
     return (f"claim: {a.claim}, margin {units.factor * margin:g} {units.name}: {verdicts} -> "
@@ -179,7 +197,7 @@ def claim_line(a: Analysis, units: Units) -> str:
 def text(a: Analysis, units: Units, *, source: str, pre=(), protocol_table: str = "") -> str:
     """The terminal output."""
     head = header_lines(a, units)
-    lines = [f"Results: {source}", head[0], *pre, *head[1:], ""]
+    lines = [f"Results: {visible(source)}", head[0], *map(visible, pre), *head[1:], ""]
     lines += _table(comparison_headers(a, units), comparison_rows(a, units))
     lines += ["", "effect sizes:"]
     d_name = a.comparisons[0].d_kind
@@ -188,11 +206,11 @@ def text(a: Analysis, units: Units, *, source: str, pre=(), protocol_table: str 
     if a.ranking:
         lines += ["", f"ranking (arms sharing a letter are not separable at alpha = "
                       f"{a.alpha:g}, {a.correction}):"]
-        lines += [f"  {arm:<20} {units.level(m):>10}  {a.ranking[arm]}"
+        lines += [f"  {visible(arm):<20} {units.level(m):>10}  {a.ranking[arm]}"
                   for arm, m in sorted(zip(a.arms, a.means), key=lambda t: -t[1])]
     if a.claim:
         lines += ["", claim_line(a, units)]
-    lines += [f"* {n}" for n in (*a.notes, *interval_notes(a, units))]
+    lines += [f"* {visible(n)}" for n in (*a.notes, *interval_notes(a, units))]
     if protocol_table:
         lines += ["", "All protocols on these two arms (labels for this design):",
                   protocol_table]
@@ -236,40 +254,55 @@ def as_json(a: Analysis, units: Units, *, extra: dict) -> dict:
     return clean(out)
 
 
-def _md_escape(x: str) -> str:
-    return str(x).replace("|", "\\|")
+def _md_escape(x) -> str:
+    """A Markdown table cell: on one line (:func:`visible`), ``|`` escaped so that it does
+    not open a new cell."""
+    return visible(x).replace("|", "\\|")
+
+
+def _md_row(cells) -> str:
+    """One Markdown table row, every cell escaped."""
+    return "| " + " | ".join(_md_escape(x) for x in cells) + " |"
 
 
 def markdown(a: Analysis, units: Units, *, source: str) -> str:
     """A Markdown section: design, comparisons, effect sizes, ranking, claim."""
+    source = visible(source).replace("`", "'")  # a backtick would close the code span
     lines = [f"**{design_line(a.design)}**", "", f"Results: `{source}`; "
              + header_lines(a, units)[2], ""]
     heads = comparison_headers(a, units)
-    lines += ["| " + " | ".join(heads) + " |", "|" + "---|" * len(heads)]
-    lines += ["| " + " | ".join(_md_escape(x) for x in r) + " |"
-              for r in comparison_rows(a, units)]
-    lines += ["", f"| comparison | {a.comparisons[0].d_kind} | relative error reduction |",
+    lines += [_md_row(heads), "|" + "---|" * len(heads)]
+    lines += [_md_row(r) for r in comparison_rows(a, units)]
+    lines += ["", _md_row(["comparison", a.comparisons[0].d_kind, "relative error reduction"]),
               "|---|---|---|"]
-    lines += ["| " + " | ".join(r) + " |" for r in effect_rows(a)]
+    lines += [_md_row(r) for r in effect_rows(a)]
     if a.ranking:
         lines += ["", "| arm | mean | group |", "|---|---|---|"]
-        lines += [f"| {arm} | {units.level(m)} | {a.ranking[arm]} |"
+        lines += [_md_row([arm, units.level(m), a.ranking[arm]])
                   for arm, m in sorted(zip(a.arms, a.means), key=lambda t: -t[1])]
     if a.claim:
-        lines += ["", claim_line(a, units)]
-    lines += [f"- {n}" for n in (*a.notes, *interval_notes(a, units))]
+        lines += ["", visible(claim_line(a, units))]
+    lines += [f"- {visible(n)}" for n in (*a.notes, *interval_notes(a, units))]
     return "\n".join(lines)
 
 
-def _tex(x: str) -> str:
-    return (str(x).replace("\\", "\\textbackslash{}").replace("_", "\\_")
-            .replace("%", "\\%").replace("&", "\\&").replace("#", "\\#"))
+#: LaTeX's special characters and their text-mode forms
+_TEX = {"\\": r"\textbackslash{}", "{": r"\{", "}": r"\}", "$": r"\$", "&": r"\&",
+        "#": r"\#", "%": r"\%", "_": r"\_", "~": r"\textasciitilde{}",
+        "^": r"\textasciicircum{}"}
+_TEX_RE = re.compile("|".join(re.escape(k) for k in _TEX))
+
+
+def _tex(x) -> str:
+    """``x`` as LaTeX text: every special character escaped in one pass (so that the
+    braces of ``\\textbackslash{}`` are not escaped again), on one line (:func:`visible`)."""
+    return _TEX_RE.sub(lambda m: _TEX[m.group()], visible(x))
 
 
 def latex(a: Analysis, units: Units, *, source: str) -> str:
     """A LaTeX ``tabular`` of the comparisons, the design in the caption comment."""
     heads = comparison_headers(a, units)
-    lines = [f"% {design_line(a.design)}", f"% source: {source}",
+    lines = [f"% {design_line(a.design)}", f"% source: {visible(source)}",
              "\\begin{tabular}{l" + "r" * (len(heads) - 1) + "}", "\\hline",
              " & ".join(_tex(h) for h in heads) + " \\\\", "\\hline"]
     lines += [" & ".join(_tex(x) for x in r) + " \\\\" for r in comparison_rows(a, units)]

@@ -6,9 +6,12 @@ atomically, so an interrupted run resumes without recomputing finished rows.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import math
+import os
+import stat
 import warnings
 from dataclasses import asdict, dataclass
 from pathlib import Path
@@ -81,6 +84,10 @@ class CellCache:
 
     def __init__(self, root):
         self.dir = Path(root) / "cells"
+        # before any work: a file (or a link to one) here would fail every write, hours in
+        if self.dir.is_symlink() or (self.dir.exists() and not self.dir.is_dir()):
+            raise ValueError(f"cache folder {self.dir} is not a folder; remove it (a run "
+                             "creates a folder of cached cells there)")
 
     def path(self, spec: CellSpec) -> Path:
         """Where the row of ``spec`` is cached."""
@@ -88,8 +95,18 @@ class CellCache:
 
     def get(self, spec: CellSpec) -> CellResult | None:
         path = self.path(spec)
-        if path.is_dir():
+        try:
+            info = os.lstat(path)
+        except FileNotFoundError:
+            return None
+        except OSError as exc:
+            return self._bad(path, f"unreadable ({type(exc).__name__})")
+        if stat.S_ISDIR(info.st_mode):
             raise ValueError(f"cache cell {path} is a directory; remove it")
+        if not stat.S_ISREG(info.st_mode):
+            # a FIFO would block the read forever, a device or a link point anywhere:
+            # only a regular file written by :meth:`put` is a cached row
+            return self._bad(path, "not a regular file")
         try:
             text = path.read_text()
         except FileNotFoundError:
@@ -115,7 +132,17 @@ class CellCache:
         return None
 
     def put(self, result: CellResult) -> None:
-        write_atomic(self.path(self.spec_of(result)), json.dumps(asdict(result), indent=1))
+        """Write ``result``'s row atomically, replacing whatever non-folder held its name.
+
+        A FIFO, device or symlink at a cell's name was reported by :meth:`get` and is
+        removed here (the link, not its target): ``cells/`` holds only this cache's rows.
+        """
+        path = self.path(self.spec_of(result))
+        with contextlib.suppress(FileNotFoundError, NotADirectoryError):
+            mode = os.lstat(path).st_mode
+            if not stat.S_ISREG(mode) and not stat.S_ISDIR(mode):
+                path.unlink()
+        write_atomic(path, json.dumps(asdict(result), indent=1))
 
     @staticmethod
     def spec_of(result: CellResult) -> CellSpec:

@@ -7,6 +7,7 @@ hang or gigabytes of memory.
 from __future__ import annotations
 
 import json
+import sys
 import os
 import signal
 import struct
@@ -82,8 +83,9 @@ def test_zstd_members_are_read(tmp_path):
         "header.json": HEADER,
         "samples/a_epoch_1.json": json.dumps(_sample("a", 1, "C")).encode(),
         "samples/b_epoch_1.json": json.dumps(_sample("b", 1, "I")).encode()})
-    with pytest.raises(NotImplementedError):  # what Python's zipfile does (before 3.14)
-        zipfile.ZipFile(path).read("header.json")
+    if "zipfile_zstd" not in sys.modules:   # inspect-ai's dependency patches zipfile
+        with pytest.raises(NotImplementedError):  # what Python's zipfile does (before 3.14)
+            zipfile.ZipFile(path).read("header.json")
     log = readers.read_log(path)
     assert log.questions == ("a", "b") and log.scores.tolist() == [[1.0, 0.0]]
 

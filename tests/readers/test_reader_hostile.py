@@ -7,10 +7,10 @@ hang or gigabytes of memory.
 from __future__ import annotations
 
 import json
-import sys
 import os
 import signal
 import struct
+import sys
 import tracemalloc
 import zipfile
 import zlib

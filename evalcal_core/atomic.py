@@ -22,7 +22,7 @@ _KINDS = ((stat.S_ISDIR, "a folder"), (stat.S_ISCHR, "a character device"),
           (stat.S_ISSOCK, "a socket"))
 
 
-def check_target(path, *, follow_symlinks: bool = False) -> Path:
+def check_target(path) -> Path:
     """Refuse a write target that exists and is not a regular file.
 
     ``os.replace`` swaps whatever ``path`` names for the new file: a device node, a FIFO,
@@ -33,15 +33,11 @@ def check_target(path, *, follow_symlinks: bool = False) -> Path:
     ----------
     path : path-like
         The file about to be written.
-    follow_symlinks : bool, optional
-        False (the default) refuses a symlink, which the rename would replace by a file;
-        True accepts a symlink whose target is a regular file (the caller then writes the
-        target, not the link).
 
     Returns
     -------
     pathlib.Path
-        ``path``, or the resolved target of an accepted symlink.
+        ``path``.
 
     Raises
     ------
@@ -56,10 +52,8 @@ def check_target(path, *, follow_symlinks: bool = False) -> Path:
     except NotADirectoryError:
         return path  # a parent is a file: mkdir below names it
     if stat.S_ISLNK(info.st_mode):
-        if not follow_symlinks:
-            raise ValueError(f"refusing to write {path}: it is a symlink; give the path of "
-                             "a regular file or of a new one")
-        return check_target(path.resolve(), follow_symlinks=False)
+        raise ValueError(f"refusing to write {path}: it is a symlink; give the path of a "
+                         "regular file or of a new one")
     if not stat.S_ISREG(info.st_mode):
         kind = next((name for test, name in _KINDS if test(info.st_mode)), "not a file")
         raise ValueError(f"refusing to write {path}: it is {kind}; give the path of a "

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 
+import numpy as np
 import pandas as pd
 import pytest
 
@@ -49,3 +50,16 @@ def test_bad_options_are_one_line(options, message):
     with pytest.raises(ValueError, match=message) as info:
         compare(**options)
     assert "\n" not in str(info.value)
+
+
+def test_leaderboard_from_python(tmp_path):
+    """compare(..., leaderboard=True) is the command's --leaderboard --json body."""
+    rng = np.random.default_rng(0)
+    x = (rng.random((8, 60)) < np.linspace(0.5, 0.8, 8)[:, None]).astype(int)
+    rows = [(0, f"s{i}", q, int(x[i, q])) for i in range(8) for q in range(60)]
+    path = tmp_path / "b.csv"
+    pd.DataFrame(rows, columns=["seed", "arm", "question", "score"]).to_csv(path, index=False)
+    result = compare(path, leaderboard=True)
+    assert list(result.frame.columns[:3]) == ["rank", "system", "tier"]
+    assert len(result.frame) == 8 and result.exit_status == 0
+    assert "leaderboard: 8 systems" in result._repr_html_()

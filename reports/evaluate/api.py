@@ -32,7 +32,7 @@ _OPTIONS = {
     "metric_range": "--metric-range", "partial_credit": "--partial-credit",
     "metric": "--metric", "task": "--task", "filter": "--filter",
     "log_format": "--log-format", "protocols": "--protocols",
-    "leaderboard": "--leaderboard",
+    "leaderboard": "--leaderboard", "stream": "--stream",
 }
 
 
@@ -52,7 +52,7 @@ def compare(results=None, *, arms=None, **options) -> Evaluation:
         ``correction``, ``claim`` ("superiority", "non-inferiority", "equivalence"),
         ``margin`` (the file's units), ``alpha``, ``seed``, ``percent``, ``metric_range``
         ((low, high)), ``partial_credit``, ``metric``, ``task``, ``filter``,
-        ``log_format``, ``protocols`` (names for the two-arm table), ``leaderboard``.
+        ``log_format``, ``protocols`` (names for the two-arm table), ``leaderboard``, ``stream``.
 
     Returns
     -------

@@ -25,6 +25,7 @@ from .design import cluster_codes, design_json, design_line, infer_design
 from .load import parse_arm_options, read_log_arms, read_tidy
 from .protocols_table import evaluate_protocols, format_table, notes_for
 from .render import Units, as_json, clean, header_lines, latex, markdown, text, visible
+from .stream import stream_lines, stream_summary
 
 PROG = "python -m reports.evaluate"
 CLAIMS = ("superiority", "non-inferiority", "equivalence")
@@ -76,6 +77,7 @@ class EvalConfig:
     max_member_bytes: int | None = None
     forest: str | None = None
     leaderboard: bool = False
+    stream: bool = False
 
 
 def build_parser() -> ArgumentParser:
@@ -128,6 +130,10 @@ def build_parser() -> ArgumentParser:
                    help="claim margin in the file's units (0.01 = 1 pp for fractions)")
     c.add_argument("--gate", action="store_true",
                    help="exit 0 if the claim is shown, 1 refuted, 3 inconclusive")
+    c.add_argument("--stream", action="store_true",
+                   help="two arms: also read the paired differences in the file's order as "
+                        "an anytime-valid confidence sequence (valid however often you "
+                        "look) and say where 0 first left it")
     c.add_argument("--leaderboard", action="store_true",
                    help="many systems: every pair at once (max-T), as tiers, simultaneous "
                         "rank intervals and the set of possibly-best systems, instead of "
@@ -190,6 +196,8 @@ def config_from_args(args) -> EvalConfig:
     if args.unpaired and args.compare == "models":
         raise ValueError("--unpaired applies to --compare methods (independent seeds); "
                          "models are compared on the same questions, always paired")
+    if args.stream and args.leaderboard:
+        raise ValueError("--stream reads two arms; --leaderboard ranks many: give one")
     if args.leaderboard and (args.claim is not None or args.reference is not None
                              or args.forest is not None or args.correction != "holm"):
         raise ValueError("--leaderboard compares every pair with its own max-T correction: "
@@ -244,7 +252,7 @@ def config_from_args(args) -> EvalConfig:
         metric_range=None if args.metric_range is None else tuple(args.metric_range),
         partial_credit=args.partial_credit, seed=args.seed, json=args.json,
         format=output, log_format=log_format, max_member_bytes=max_member,
-        forest=args.forest, leaderboard=args.leaderboard)
+        forest=args.forest, leaderboard=args.leaderboard, stream=args.stream)
 
 
 def check_margin(margin, metric_range, percent, claim) -> float:
@@ -317,6 +325,7 @@ class Evaluation:
     board: object = None
     board_unit: str = ""
     design: object = None
+    stream: dict | None = None
 
     @property
     def exit_status(self) -> int:
@@ -353,6 +362,8 @@ class Evaluation:
             body["runs_matched_by"] = self.paired_logs.matched_by
         if config.forest:
             body["forest"] = config.forest
+        if self.stream is not None:
+            body["stream"] = self.stream
         return body
 
     @property
@@ -395,8 +406,12 @@ class Evaluation:
         if fmt != "text":
             raise ValueError(f"format {fmt!r} is not an output format; allowed: text, "
                              "markdown, latex, json")
-        return text(self.analysis, self.units, source=self.scores.source, pre=self.pre,
-                    protocol_table=self.table)
+        out = text(self.analysis, self.units, source=self.scores.source, pre=self.pre,
+                   protocol_table=self.table)
+        if self.stream is not None:
+            out += "\n\n" + "\n".join(stream_lines(self.stream, list(self.scores.arms),
+                                                    self.units))
+        return out
 
 
 def evaluate(config: EvalConfig) -> Evaluation:
@@ -432,8 +447,10 @@ def evaluate(config: EvalConfig) -> Evaluation:
         # the notes name the arms: one line each in the text table (newlines escaped)
         table = format_table(rows, skipped, [visible(n) for n in notes], config.alpha,
                              unit=units.short or "metric units")
+    stream = (stream_summary(scores, design, check_alpha(config.alpha), units)
+              if config.stream else None)
     return Evaluation(config, analysis, units, scores, rows, skipped, notes, table, pre,
-                      loaded.paired_logs, design=design)
+                      loaded.paired_logs, design=design, stream=stream)
 
 
 def run_config(config: EvalConfig, out=None) -> int:

@@ -17,7 +17,15 @@ import protocols
 from evalcal_core import scenarios
 from evalcal_core.atomic import write_atomic
 
-from ._report_page import CsvCite, Raw, to_html
+from ._report_page import (
+    BANNER_CSS,
+    MIN_JUDGED_SIMS,
+    CsvCite,
+    Raw,
+    banner_html,
+    quick_banner,
+    to_html,
+)
 from .figures import is_pitfall, is_recommended, protocol_order
 from .words import setting_words
 
@@ -30,11 +38,12 @@ h3 { font-size: 1.05em; margin-top: 1.4em; }
 figure { margin: 1em 0; } figcaption { color: #444; font-size: 0.92em; }
 img { max-width: 100%; height: auto; border: 1px solid #ddd; display: block; }
 pre, code { background: #f3f3f3; font-size: 0.9em; }
-pre { padding: 0.5em; overflow-x: auto; white-space: pre-wrap; word-break: break-all; }
+pre { padding: 0.5em; white-space: pre-wrap; overflow-wrap: anywhere; }
+code { overflow-wrap: anywhere; }
 .scroll { overflow-x: auto; }
-table { border-collapse: collapse; margin: 0.6em 0; font-size: 0.88em; }
-th, td { border: 1px solid #bbb; padding: 0.2em 0.5em; text-align: right;
-         white-space: nowrap; }
+table { border-collapse: collapse; margin: 0.6em 0; font-size: 0.82em; }
+th, td { border: 1px solid #bbb; padding: 0.2em 0.4em; text-align: right; }
+th { white-space: normal; } span.ci { white-space: nowrap; }
 th { background: #eee; }
 th:first-child, td:first-child { text-align: left; }
 td.text { text-align: left; }
@@ -50,7 +59,7 @@ td.high { background: #fde2d8; }
 .ci { color: #555; font-size: 0.9em; }
 .note { color: #7a4a00; } .failed { color: #a00000; font-weight: bold; }
 .toc li { margin: 0.1em 0; }
-"""
+""" + BANNER_CSS
 
 
 def _esc(text) -> str:
@@ -89,14 +98,14 @@ def _rate_cell(cite: CsvCite, row: int, digits: int = 1) -> list:
             Raw("</span>")]
 
 
-def _row_class(name: str) -> str:
-    if is_recommended(name):
+def _row_class(name: str, judged: bool = True) -> str:
+    if is_recommended(name) and judged:
         return "recommended"
     return "pitfall" if is_pitfall(name) else ""
 
 
-def _protocol_label(name: str) -> str:
-    if is_recommended(name):
+def _protocol_label(name: str, judged: bool = True) -> str:
+    if is_recommended(name) and judged:
         return f"{name} (recommended)"
     return f"{name} (pitfall)" if is_pitfall(name) else name
 
@@ -116,16 +125,24 @@ def _searched(frame: pd.DataFrame) -> pd.Series:
     return frame["searched"].fillna(False).astype(bool)
 
 
+def judged(frame: pd.DataFrame) -> bool:
+    """Whether every cell of ``frame`` has :data:`MIN_JUDGED_SIMS` simulations or more: only
+    then does the page shade, bold or recommend (a quick build's cells do not)."""
+    return bool(len(frame)) and int(frame["sims"].min()) >= MIN_JUDGED_SIMS
+
+
 def calibration_tables(folder: Path, csv_prefix: str) -> str:
     """Rejection rate (%) with its 95% Wilson interval, protocol by k, one table per effect.
 
     The tables hold the requested grid only (its k columns); the cells the seed-budget search
     measured besides (``searched``) follow in one table of their own, so that a k outside
     the grid never widens the main tables. False-positive cells whose whole interval lies
-    above alpha are shaded.
+    above alpha are shaded, and the recommended protocol's row is bold, only when every cell
+    has :data:`MIN_JUDGED_SIMS` simulations (:func:`judged`).
     """
     frame = pd.read_csv(folder / "calibration.csv")
     cite = CsvCite(f"{csv_prefix}calibration.csv", frame)
+    ok = judged(frame)
     searched = _searched(frame)
     out = []
     several = frame["generator_params"].nunique() > 1
@@ -143,7 +160,7 @@ def calibration_tables(folder: Path, csv_prefix: str) -> str:
                    f"interval in brackets</h4>")
         rows, classes = [], []
         for name in protocol_order(part["protocol"].unique()):
-            cells = [_protocol_label(name)]
+            cells = [_protocol_label(name, ok)]
             for k in ks:
                 hit = part.index[(part["protocol"] == name) & (part["k"] == k)]
                 if len(hit) == 0:
@@ -153,13 +170,14 @@ def calibration_tables(folder: Path, csv_prefix: str) -> str:
                 # power to the whole percent keeps eight k on one line; the false-positive
                 # rate, compared with alpha, keeps a decimal
                 rate = _rate_cell(cite, i, 1 if effect == 0 else 0)
-                cells.append((rate, "high") if _above_alpha(frame, i, effect, alpha) else rate)
+                high = ok and _above_alpha(frame, i, effect, alpha)
+                cells.append((rate, "high") if high else rate)
             rows.append(cells)
-            classes.append(_row_class(name))
+            classes.append(_row_class(name, ok))
         out.append(_table(["protocol"] + [f"k = {k}" for k in ks], rows, classes,
                           table_id=f"calibration-{number}"))
     if searched.any():
-        out.append(searched_table(frame, searched, cite))
+        out.append(searched_table(frame, searched, cite, ok))
     return "\n".join(out)
 
 
@@ -168,7 +186,8 @@ def _above_alpha(frame: pd.DataFrame, i: int, effect: float, alpha: float) -> bo
     return bool(effect == 0 and frame.at[i, "rate_low"] > alpha)
 
 
-def searched_table(frame: pd.DataFrame, searched: pd.Series, cite: CsvCite) -> str:
+def searched_table(frame: pd.DataFrame, searched: pd.Series, cite: CsvCite,
+                   ok: bool = True) -> str:
     """The cells the seed-budget search measured outside the requested grid: one row per
     setting, effect and protocol, its cells (``k = 12: 84 [78, 88]``) on one wrapping line."""
     extra = frame[searched]
@@ -184,18 +203,18 @@ def searched_table(frame: pd.DataFrame, searched: pd.Series, cite: CsvCite) -> s
             for i in part[part["protocol"] == name].sort_values("k").index:
                 i = int(i)
                 rate = _rate_cell(cite, i, 1 if effect == 0 else 0)
-                if _above_alpha(frame, i, effect, alpha):
+                if ok and _above_alpha(frame, i, effect, alpha):
                     rate = [Raw('<span class="high">'), *rate, Raw("</span>")]
                 # one cell never breaks inside; the line breaks between cells
                 cells += (["; "] if cells else []) + [
                     Raw('<span class="item">'), f"k = {int(frame.at[i, 'k'])}: ", *rate,
                     Raw("</span>")]
-            row = [_protocol_label(name)]
+            row = [_protocol_label(name, ok)]
             if several:
                 row.append((setting_words(params), "text"))
             row += ["no effect (FPR)" if effect == 0 else f"+{effect:g} pp", (cells, "cells")]
             rows.append(row)
-            classes.append(_row_class(name))
+            classes.append(_row_class(name, ok))
     header = (["protocol"] + (["setting"] if several else [])
               + ["true effect", "rate (%) by k, 95% Wilson interval in brackets"])
     return (f"<h4>Cells measured by the seed-budget search: k = "
@@ -206,9 +225,10 @@ def searched_table(frame: pd.DataFrame, searched: pd.Series, cite: CsvCite) -> s
             + _table(header, rows, classes, table_id="calibration-searched"))
 
 
-def budget_table(folder: Path, csv_prefix: str) -> str:
+def budget_table(folder: Path, csv_prefix: str, ok: bool = True) -> str:
     """The seed budget: whether each protocol is recommended (and why not), and the smallest
-    k reaching 80% and 90% power, per protocol and effect."""
+    k reaching 80% and 90% power, per protocol and effect. With ``ok`` False (too few
+    simulations, :func:`judged`) nothing is recommended: the column says so."""
     frame = pd.read_csv(folder / "seed_budget.csv", dtype={"k_power_80": str,
                                                            "k_power_90": str,
                                                            "recommended": str, "why": str})
@@ -221,19 +241,24 @@ def budget_table(folder: Path, csv_prefix: str) -> str:
     several = frame["generator_params"].nunique() > 1
     for i in ranked:
         name = frame.at[i, "protocol"]
-        cells = [_protocol_label(name)]
+        cells = [_protocol_label(name, ok)]
         if several:
             cells.append((setting_words(frame.at[i, "generator_params"]), "text"))
         cells += [["+", cite.num(i, "effect_pp", "g"), " pp"],
                   [cite.pct(i, "max_fpr")] if pd.notna(frame.at[i, "max_fpr"]) else "–",
                   str(frame.at[i, "k_power_80"]), str(frame.at[i, "k_power_90"]),
-                  (_recommendation(frame, i), "why")]
+                  (_recommendation(frame, i) if ok else NOT_JUDGED, "why")]
         rows.append(cells)
-        classes.append(_row_class(name))
+        classes.append(_row_class(name, ok))
     header = (["protocol"] + (["setting"] if several else [])
               + ["true effect", "largest FPR over k (%)", "smallest k, 80% power",
                  "smallest k, 90% power", "recommended by the seed budget?"])
     return _table(header, rows, classes, table_id="seed-budget")
+
+
+#: the seed budget's column when the cells are too few to judge
+NOT_JUDGED = (f"not judged: fewer than {MIN_JUDGED_SIMS:,} simulations per cell (a quick "
+              f"run)")
 
 
 def _recommendation(frame: pd.DataFrame, i) -> str:
@@ -304,9 +329,14 @@ def _section_calibrate(out: Path, outcome) -> list[str]:
                  "false-positive rate is shown to be at most alpha plus a stated tolerance at "
                  "every k measured (the upper end of its 95% Wilson interval); the others say "
                  "why not, and their power means nothing.</p>")
-    parts.append(budget_table(folder, f"{outcome.step.name}/"))
+    ok = judged(pd.read_csv(folder / "calibration.csv"))
+    parts.append(budget_table(folder, f"{outcome.step.name}/", ok))
+    rule = (f"Cells are shaded and the recommended protocol bolded only with at least "
+            f"{MIN_JUDGED_SIMS:,} simulations per cell")
     parts.append("<h3>Calibration summary</h3><p>Shaded false-positive cells: the whole "
-                 "95% interval lies above alpha. Italic grey rows are pitfalls.</p>")
+                 f"95% interval lies above alpha. Italic grey rows are pitfalls. {rule}"
+                 + ("." if ok else " (not so here: nothing is shaded or bolded).")
+                 + "</p>")
     parts.append(pitfall_notes(pd.read_csv(folder / "calibration.csv")["protocol"].unique()))
     parts.append(calibration_tables(folder, f"{outcome.step.name}/"))
     return parts
@@ -402,10 +432,20 @@ _SECTIONS = {"calibrate": _section_calibrate, "pitfalls": _section_pitfalls,
              "pool_profiles": _section_pool_profiles}
 
 
+def _quick_sims(outcomes) -> str:
+    """The simulations per cell the quick build passed its steps (``--sims``), in words."""
+    counts = sorted({int(o.step.argv[o.step.argv.index("--sims") + 1]) for o in outcomes
+                     if "--sims" in o.step.argv})
+    if not counts:
+        return "too few"
+    return f"{counts[0]:,}" if len(counts) == 1 else f"{counts[0]:,} to {counts[-1]:,}"
+
+
 def page(out: Path, outcomes, *, argv, settings: dict) -> str:
     """The whole page as HTML text."""
     out = Path(out)
-    body = ["<h1>evalcal reports</h1>",
+    body = [banner_html(quick_banner(_quick_sims(outcomes)))] if settings.get("quick") else []
+    body += ["<h1>evalcal reports</h1>",
             "<p>False-positive rate and power of ML evaluation protocols, measured by "
             "simulation, and what they say about real training runs. Rates are in percent "
             "with 95% Wilson intervals for their Monte Carlo error; deltas are in "

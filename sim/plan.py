@@ -344,6 +344,16 @@ def anova_mean_squares(deltas):
     return float(ms_s), float(ms_q), float(ms_e)
 
 
+def _largest_delta_sd(base, variant) -> float:
+    """The largest sd (fraction) a per-question delta can have: half its range.
+
+    Scores in ``[lo, hi]`` give deltas in ``[-(hi - lo), hi - lo]``, whose sd is at most
+    ``hi - lo`` (half the deltas at each end); 1 for 0/1 scores.
+    """
+    both = np.concatenate([np.ravel(base), np.ravel(variant)])
+    return float(both.max() - both.min()) or 1.0
+
+
 def components_from_pilot(base, variant, *, sd_repeat: float | None = None,
                           repeat_share: float | None = None, design: str = "methods",
                           source: str = "pilot") -> Components:
@@ -357,7 +367,9 @@ def components_from_pilot(base, variant, *, sd_repeat: float | None = None,
     whole residual is taken as interaction (repeats then never help; the conservative
     reading). A note says which. For ``models`` the rows are repeats of the two fixed models,
     so the residual is the repeat noise and there is no seed part. Estimates below 0 are set
-    to 0 with a note.
+    to 0 with a note, and estimates above the largest sd a delta of the pilot's scores can
+    have (their range: 1 for 0/1 scores) are clipped to it with a note: a few seeds can give
+    a moment estimate no data could.
     """
     base = np.asarray(base, dtype=float)
     variant = np.asarray(variant, dtype=float)
@@ -396,7 +408,18 @@ def components_from_pilot(base, variant, *, sd_repeat: float | None = None,
         if var_i <= 0:
             notes.append(f"sd_inter at the boundary 0: --sd-repeat {100 * sd_repeat:g} pp "
                          f"exceeds the residual sd {100 * math.sqrt(ms_e):.3f} pp")
-    return Components(*(float(math.sqrt(max(v, 0.0))) for v in (var_a, var_c, var_i, var_r)),
+    sds = [float(math.sqrt(max(v, 0.0))) for v in (var_a, var_c, var_i, var_r)]
+    top = _largest_delta_sd(base, variant)
+    for i, name in enumerate(("sd_seed", "sd_question", "sd_inter", "sd_repeat")):
+        if sds[i] > top:
+            # a moment estimate has no upper bound, but the delta of two scores in [lo, hi]
+            # cannot have an sd above hi - lo: say so instead of handing the planner (and its
+            # option checks) a value no pilot can have
+            notes.append(f"{name} clipped to {100 * top:.3g} pp, the largest sd a delta of "
+                         f"these scores can have (moment estimate {100 * sds[i]:.3g} pp: the "
+                         f"pilot's {k} seeds are too few to pin it)")
+            sds[i] = top
+    return Components(*sds,
                       source=f"{source}: {k} seeds, {n} questions, MS_seed {ms_s:.3g}, "
                              f"MS_question {ms_q:.3g}, MS_resid {ms_e:.3g}",
                       notes=tuple(notes))
@@ -1087,7 +1110,7 @@ def report_lines(plan: Plan) -> list[str]:
         return lines
     ch = plan.chosen
     lines.append(f"chosen: {_design_words(c.design, ch, c.cluster_size)}: cost "
-                 f"{ch['cost']:.4g} {unit}, power {100 * ch['power']:.1f}% at "
+                 f"{ch['cost']:.4g} {unit}, power {100 * ch['power']:.1f}% (closed form) at "
                  f"{ch['effect_pp']:.3g} pp (SD of the mean delta {ch['sd_pp']:.3f} pp)")
     at_bound = [f"{name} = {value} is --{name}-max" for name, value, top in
                 (("k", ch.get(first), c.k_max), ("n", ch["n"], c.n_max), ("r", ch["r"], c.r_max))
@@ -1099,19 +1122,26 @@ def report_lines(plan: Plan) -> list[str]:
     head = (f"{'':>10} {'G' if first == 'clusters' else 'k':>4} {'n':>7} {'r':>3} "
             f"{'cost':>10} {'effect pp':>9} {'power':>7}")
     if plan.checked is not None:
-        head += f" {'simulated (95% Wilson)':>24}"
+        head += "   check: simulated [95% Wilson]"
+        # two powers side by side read as two answers: say which one the plan stands on
+        lines.append("power column: the closed form, the plan's answer; the check column "
+                     "simulates each design from the fitted model (a check of the closed form,"
+                     " not a second answer: a gap means the model and the closed form's "
+                     "normal components differ)" if c.model else
+                     "power column: the closed form, the plan's answer; the check column "
+                     "simulates each design (a check of the closed form, not a second answer)")
     lines.append(head)
     for row in table.itertuples():
         line = (f"{row.role:>10} {getattr(row, first):>4} {row.n:>7,} {row.r:>3} {row.cost:>10.4g} "
                 f"{row.effect_pp:>9.3g} {100 * row.power:>6.1f}%")
         if plan.checked is not None:
-            line += (f" {100 * row.sim_power:>6.1f}% [{100 * row.sim_low:4.1f}, "
-                     f"{100 * row.sim_high:4.1f}]")
+            line += (f"   check {100 * row.sim_power:5.1f}% [{100 * row.sim_low:4.1f}, "
+                     f"{100 * row.sim_high:4.1f}]" if row.sims > 0 else "   check not run")
         lines.append(line)
     if plan.checked is not None:
         what = ("normal components model" if not c.model
-                else f"seed_question ({c.model.describe()}), binomial repeats")
-        lines.append(f"simulated: {c.sims:,} experiments per design, {what}")
+                else f"seed_question ({model_words(c.model)}), binomial repeats")
+        lines.append(f"check: {c.sims:,} simulated experiments per design, {what}")
         done = plan.checked["sims"]
         if (done < c.sims).any():
             fewest = int(done[done > 0].min()) if (done > 0).any() else 0
@@ -1126,8 +1156,27 @@ def report_lines(plan: Plan) -> list[str]:
             # its own, so that a gap between the two power columns can be read.
             own = components_from_generator(c.model, ch["effect_pp"] / 100,
                                             "models" if c.design == "models" else "methods")
-            lines.append(f"the simulated model's own components: {own.describe()}")
+            lines.append(f"the simulated model's own components: "
+                         f"{dataclasses.replace(own, source=model_words(c.model)).describe()}")
     return lines
+
+
+def model_words(gen) -> str:
+    """A generator's parameters for people: floats to 3 significant digits.
+
+    ``seed_question``'s parameters are on the logit scale (its ``theta`` is the baseline's
+    logit, the sds are logit sds), so they are marked "logit" rather than shown as pp; a
+    whole number (``n_questions``) is shown as is.
+    """
+    logit = getattr(gen, "name", "") == "seed_question"
+    parts = []
+    for name, value in gen.params().items():
+        if isinstance(value, float):
+            text = f"{value:.3g}"
+            parts.append(f"{name} {text}" + (" logit" if logit and name != "rho" else ""))
+        else:
+            parts.append(f"{name} {value}")
+    return ", ".join(parts)
 
 
 def icc(comp: Components, r: int = 1) -> float:

@@ -33,7 +33,7 @@ from evalcal_core.validate import Interval, validate
 from real_runs.manifest import pool_caveat
 from real_runs.store import check_store, pool_cells
 
-from .._report_page import Section, page_html, page_markdown, write_pngs
+from .._report_page import Section, page_html, page_markdown, quick_banner, write_pngs
 from ._context import (
     DEFAULT_ALPHA,
     DEFAULT_OUT,
@@ -98,8 +98,13 @@ def build_report(settings: Settings, out: Path) -> list[Section]:
         f"Real pools: {pool_caveat(settings.pool, settings.profile)} Data caveats: the "
         "paper table's notes and "
         "real_runs/README.md."]
-    write_atomic(out / "index.html", page_html(title, intro, built))
-    write_atomic(out / "README.md", page_markdown(title, intro, built))
+    banner = ""
+    if settings.quick:
+        counts = sorted({settings.sims, settings.sims_questions, settings.sims_family})
+        banner = quick_banner(f"{counts[0]:,}" if len(counts) == 1
+                              else f"{counts[0]:,} to {counts[-1]:,}")
+    write_atomic(out / "index.html", page_html(title, intro, built, banner))
+    write_atomic(out / "README.md", page_markdown(title, intro, built, banner))
     write_pngs(out, built)
     return built
 

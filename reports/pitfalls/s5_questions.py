@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from sim import generators
 
-from .._report_page import Section
+from .._report_page import MIN_JUDGED_SIMS, Section
 from ..figures import drawing_for
 from . import figures as figs
 from ._registry import section
@@ -33,9 +33,15 @@ def section_questions(ctx, scan) -> Section:
                        (p, 0.0), "rate"])
     # labelled for the design question_mixture simulates: mcnemar on one run is honest
     # between fixed models (it only wastes the other runs), not a pitfall
+    # a reference line is a judgement: not drawn from too few experiments per cell
+    judged = int(cite.frame["sims"].min()) >= MIN_JUDGED_SIMS
+    if not judged:
+        s.notes.append(f"No reference line: {int(cite.frame['sims'].min())} experiments per "
+                       f"cell, fewer than {MIN_JUDGED_SIMS:,} (a quick run).")
     with drawing_for(generators.generator_class("question_mixture").design):
-        s.figure = figs.protocol_dots_figure(cite.frame, order, ctx.alpha, 1.0, REFERENCE,
-                                             REFERENCE_WORDS)
+        s.figure = figs.protocol_dots_figure(cite.frame, order, ctx.alpha, 1.0,
+                                             REFERENCE if judged else None,
+                                             REFERENCE_WORDS if judged else "")
     rows = []
     for name in order:
         i0, i1 = cite.row(protocol=name, effect_pp=0.0), cite.row(protocol=name, effect_pp=1.0)

@@ -1,0 +1,97 @@
+"""Quick pages cannot be misread (issue 36, item 1).
+
+A page shades, bolds or recommends only from cells with ``MIN_JUDGED_SIMS`` simulations or
+more. Reference: the 95% Wilson interval of statsmodels' ``proportion_confint`` (``wilson``),
+which shows that the quick build's 17 / 200 = 8.5% has its whole interval above 5% (the old
+rule shaded it) although 200 simulations cannot place a rate within 3 pp.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pandas as pd
+import pytest
+from _chromium import assert_not_blank, needs_chromium, screenshot
+from statsmodels.stats.proportion import proportion_confint
+
+from reports import _front_page as F
+from reports import _report_page as R
+from reports._report_page import (
+    MIN_JUDGED_SIMS,
+    Section,
+    page_html,
+    page_markdown,
+    quick_banner,
+)
+from reports.figures import recommended_name
+
+PARAMS = "mu=0.9;sigma=0.005;rho=0.5;noise=normal"
+
+
+def _write_calibration(folder: Path, sims: int, hits: int) -> None:
+    """One false-positive table of paired_t and the recommended protocol, k = 3..10."""
+    low, high = proportion_confint(hits, sims, alpha=0.05, method="wilson")
+    rows = [dict(generator_params=PARAMS, protocol=name, k=k, effect_pp=0.0, sims=sims,
+                 alpha=0.05, rate=hits / sims, rate_low=low, rate_high=high)
+            for name in ("paired_t", recommended_name()) for k in range(3, 11)]
+    folder.mkdir(parents=True, exist_ok=True)
+    pd.DataFrame(rows).to_csv(folder / "calibration.csv", index=False)
+    budget = [dict(generator_params=PARAMS, protocol=recommended_name(), effect_pp=1.0,
+                   max_fpr=hits / sims, k_power_80="not recommended",
+                   k_power_90="not recommended", recommended="no",
+                   why="undecided (cap reached)")]
+    pd.DataFrame(budget).to_csv(folder / "seed_budget.csv", index=False)
+
+
+@pytest.mark.parametrize("sims, hits, judged", [(200, 17, False), (2000, 170, True)])
+def test_shading_and_bold_only_from_enough_simulations(tmp_path, sims, hits, judged):
+    low, _ = proportion_confint(hits, sims, alpha=0.05, method="wilson")
+    assert low > 0.05  # the whole interval above alpha: the old rule shaded both
+    _write_calibration(tmp_path, sims, hits)
+    html = F.calibration_tables(tmp_path, "calibrate/")
+    assert ('class="high"' in html) == judged
+    assert ('class="recommended"' in html) == judged
+    assert (f"{recommended_name()} (recommended)" in html) == judged
+    budget = F.budget_table(tmp_path, "calibrate/", F.judged(pd.read_csv(
+        tmp_path / "calibration.csv")))
+    assert ("undecided (cap reached)" in budget) == judged
+    assert (F.NOT_JUDGED in budget) == (not judged)
+    assert F.judged(pd.read_csv(tmp_path / "calibration.csv")) == (sims >= MIN_JUDGED_SIMS)
+
+
+def test_quick_banner_on_both_pages():
+    text = quick_banner("200")
+    assert text.startswith("quick run: 200 simulations per cell — too few to judge; colours "
+                           "and recommendations are off")
+    assert f"{MIN_JUDGED_SIMS:,}" in text  # the rule is stated on the page
+    s = Section(1, "t")
+    assert f"<strong>{text}</strong>" in page_html("t", ["x"], [s], text)
+    assert f"**{text}**" in page_markdown("t", ["x"], [s], text)
+    assert "banner" not in page_html("t", ["x"], [s]).split("<style>")[1].split(
+        "</style>")[1]
+
+
+def test_tables_and_code_wrap_instead_of_scrolling():
+    """No table cell forbids wrapping; code breaks anywhere (long Reproduce commands)."""
+    for css in (F._CSS, R._CSS):
+        assert "overflow-wrap: anywhere" in css
+        rule = css.split("th, td {")[1].split("}")[0]
+        assert "nowrap" not in rule
+
+
+@pytest.mark.slow
+@needs_chromium
+def test_quick_front_page_renders_at_1300_px(tmp_path):
+    """A front-page calibration section of a quick run, rendered headless at 1,300 px."""
+    from PIL import Image
+
+    _write_calibration(tmp_path / "calibrate", 200, 17)
+    body = (F.banner_html(quick_banner("200"))
+            + F.calibration_tables(tmp_path / "calibrate", "calibrate/"))
+    page = tmp_path / "page.html"
+    page.write_text(f"<html><head><style>{F._CSS}</style></head><body>{body}</body></html>",
+                    encoding="utf-8")
+    shot = tmp_path / "shot.png"
+    screenshot(page, shot, tmp_path / "profile", size=(1300, 900))
+    assert_not_blank(Image.open(shot).convert("RGB"))

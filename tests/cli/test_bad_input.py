@@ -312,7 +312,7 @@ def test_missing_torch_says_how_to_install(files, monkeypatch, capsys):
 
 def test_unreachable_dask_scheduler(monkeypatch, files, capsys):
     pytest.importorskip("dask.distributed")
-    monkeypatch.setattr("sim.parallel.CONNECT_TIMEOUT_S", 1)
+    monkeypatch.setattr("sim.grid.parallel.CONNECT_TIMEOUT_S", 1)
     code, err = invoke("sim.calibrate", ["--k", "2", "--sims", "10", "--backend", "dask",
                                          "--scheduler", "tcp://127.0.0.1:9", "--no-plot",
                                          "--quiet", "--out", files["tmp"] + "/o"], capsys)

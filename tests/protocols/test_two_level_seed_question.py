@@ -15,7 +15,7 @@ import pytest
 
 import protocols
 from sim import generators
-from sim.cells import draw_cell
+from sim.grid.cells import draw_cell
 from sim.pitfall_data.questions_noise import EXPLANATION, PROTOCOLS, questions_noise_rates
 
 ALPHA = 0.05

@@ -13,7 +13,6 @@ of documents, not the file size.
 
 from __future__ import annotations
 
-import json
 import re
 from dataclasses import dataclass
 from pathlib import Path
@@ -28,6 +27,7 @@ from ._base import (
     choose,
     head,
     is_regular,
+    load_json,
     matrix,
     number,
     put,
@@ -160,18 +160,7 @@ def _parse(path: Path, cap: int = DEFAULT_MAX_MEMBER_BYTES) -> list:
 
 def _entry(path: Path, line_no: int, line: str) -> tuple:
     """``(line_no, doc_id, filter, values, missing)`` of one sample line, checked."""
-    try:
-        obj = json.loads(line)
-    except RecursionError:
-        raise ValueError(f"{path}: line {line_no}: JSON nested too deeply to read "
-                         f"(past Python's recursion limit)") from None
-    except json.JSONDecodeError as exc:
-        raise ValueError(f"{path}: line {line_no}: not valid JSON ({exc.msg} at "
-                         f"column {exc.colno}); a truncated file?") from None
-    except ValueError as exc:
-        # json refuses integers of more than 4,300 digits, naming no file.
-        text = str(exc).strip().splitlines()[0] if str(exc).strip() else "?"
-        raise ValueError(f"{path}: line {line_no}: not readable JSON ({text})") from None
+    obj = load_json(line, f"{path}: line {line_no}", "one sample object per line")
     if not isinstance(obj, dict):
         raise ValueError(f"{path}: line {line_no}: expected a JSON object per "
                          f"line, got {type(obj).__name__}")

@@ -47,7 +47,12 @@ from .._replicate_law import question_mean_law, rows
 from .._resample import resampled_means, resampled_sums_of_integers
 from .._result import make_result
 from .cluster_robust import cluster_sums
-from .harness_lm_eval import OVERLAP_UNPAIRED, _PerModelHarness, mean_stderr, overlap_result
+from .harness_lm_eval import (
+    OVERLAP_UNPAIRED,
+    HarnessLmEvalOverlap,
+    _PerModelHarness,
+    overlap_result,
+)
 
 #: why a cluster-robust non-overlap rule misleads where no clusters are declared
 FOR_CLUSTERS = "for clustered questions; non-overlap of two intervals is conservative"
@@ -114,7 +119,7 @@ def disjoint_result(estimate, base_interval, variant_interval):
 
 @register
 @dataclass(frozen=True)
-class HarnessInspectStderr(_PerModelHarness):
+class HarnessInspectStderr(HarnessLmEvalOverlap):
     """Inspect's ``stderr()`` per model; significant iff ``mean +- 1.96 stderr`` of the two
     models do not overlap (what a reader of Inspect's "accuracy +- stderr" does).
 
@@ -125,12 +130,6 @@ class HarnessInspectStderr(_PerModelHarness):
     name = "harness_inspect_stderr"
     summary = "Inspect stderr() per model: the mean +- 1.96 stderr intervals do not overlap"
     harness = "Inspect stderr(), interval overlap"
-    pitfall_for = {"models": OVERLAP_UNPAIRED, "models_clustered": CLUSTERS_IGNORED}
-
-    def _evaluate(self, batch, alpha, rng):
-        _, se_b = mean_stderr(batch.question_base)
-        _, se_v = mean_stderr(batch.question_variant)
-        return overlap_result(batch, se_b, se_v, alpha)
 
 
 @register

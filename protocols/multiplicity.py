@@ -210,12 +210,15 @@ class JointNull:
         return self.weights is not None
 
 
-def signflip_patterns(k: int, n_flips: int, rng, *, max_exact_k: int = 16):
+def signflip_patterns(k: int, n_flips: int, rng, *, max_exact_k: int = 16,
+                      two_sided: bool = True):
     """Sign patterns of ``k`` seeds: all of them (exact) or ``n_flips`` random ones.
 
-    Exact enumeration keeps the first seed's sign at +1: a pattern and its negation give
-    the same ``|t|`` in every comparison, so the ``2**(k-1)`` patterns, each with weight
-    ``2**-(k-1)``, give the exact two-sided law (the identity pattern is among them).
+    Two-sided, exact enumeration keeps the first seed's sign at +1: a pattern and its
+    negation give the same ``|t|`` in every comparison, so the ``2**(k-1)`` patterns, each
+    with weight ``2**-(k-1)``, give the exact two-sided law. One-sided statistics tell a
+    pattern from its negation: all ``2**k`` patterns, weight ``2**-k``. Either way the
+    first pattern is the identity.
 
     Returns
     -------
@@ -223,9 +226,10 @@ def signflip_patterns(k: int, n_flips: int, rng, *, max_exact_k: int = 16):
     weights : ndarray, shape (P,) or None
     """
     if k <= max_exact_k:
-        bits = (np.arange(2 ** (k - 1))[:, None] >> np.arange(k - 1)) & 1
-        signs = np.concatenate([np.ones((bits.shape[0], 1)), 1.0 - 2.0 * bits], axis=1)
-        return signs, np.full(signs.shape[0], 2.0 ** -(k - 1))
+        free = k - 1 if two_sided else k
+        bits = (np.arange(2 ** free)[:, None] >> np.arange(free)) & 1
+        signs = np.concatenate([np.ones((bits.shape[0], k - free)), 1.0 - 2.0 * bits], axis=1)
+        return signs, np.full(signs.shape[0], 2.0 ** -free)
     return rng.choice(np.array([-1.0, 1.0]), size=(n_flips, k)), None
 
 
@@ -706,8 +710,8 @@ def maxt_claim(deltas, claim: str, margin: float, alpha: float = 0.05, *,
     k = d.shape[-1]
     m = d.shape[-2]
     rng = np.random.default_rng(rng)
-    # One-sided exact enumeration needs every pattern (the identity and its negation differ).
-    signs, weights = _all_or_random_signs(k, n_flips, rng, max_exact_k)
+    signs, weights = signflip_patterns(k, n_flips, rng, max_exact_k=max_exact_k,
+                                       two_sided=False)
     w = _unit_weights_iv(unit_weights, k, "maxt_claim")
     # columns: "up" tests reject when delta > lower margin; "down" when delta < upper margin
     low_null = -margin if claim != "superiority" else margin
@@ -729,13 +733,6 @@ def maxt_claim(deltas, claim: str, margin: float, alpha: float = 0.05, *,
         verdict = np.where(p_shown < alpha, "shown",
                            np.where(p_refuted < alpha, "refuted", "inconclusive"))
     return MaxTClaim(p_shown, p_refuted, verdict, weights is not None)
-
-
-def _all_or_random_signs(k, n_flips, rng, max_exact_k):
-    if k <= max_exact_k:
-        bits = (np.arange(2 ** k)[:, None] >> np.arange(k)) & 1
-        return 1.0 - 2.0 * bits, np.full(2 ** k, 2.0 ** -k)
-    return rng.choice(np.array([-1.0, 1.0]), size=(n_flips, k)), None
 
 
 def _onesided_stepdown(x, signs, weights):

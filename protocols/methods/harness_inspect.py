@@ -44,7 +44,6 @@ from scipy import special, stats
 from .._base import CLUSTERS_IGNORED, SEEDS_IGNORED, register
 from .._bootstrap_z import ReplicateZProtocol
 from .._replicate_law import question_mean_law, rows
-from .._resample import resampled_means, resampled_sums_of_integers
 from .._result import make_result
 from .cluster_robust import cluster_sums
 from .harness_lm_eval import (
@@ -53,6 +52,7 @@ from .harness_lm_eval import (
     _PerModelHarness,
     overlap_result,
 )
+from .question_bootstrap import _bootstrap_means
 
 #: why a cluster-robust non-overlap rule misleads where no clusters are declared
 FOR_CLUSTERS = "for clustered questions; non-overlap of two intervals is conservative"
@@ -155,14 +155,6 @@ class HarnessInspectStderrCluster(_PerModelHarness):
         return overlap_result(batch, se_b, se_v, alpha)
 
 
-def _resampled_arm_means(per_question, counts, k, n_resamples, rng):
-    # Binary scores make per-question means j/k: resample the integer counts exactly and
-    # cheaply (a multinomial over the k + 1 levels); other scores resample the values.
-    if counts is not None:
-        return resampled_sums_of_integers(counts, n_resamples, rng) / (k * counts.shape[-1])
-    return resampled_means(per_question, n_resamples, rng)
-
-
 @register
 @dataclass(frozen=True)
 class HarnessInspectBootstrap(ReplicateZProtocol):
@@ -198,7 +190,7 @@ class HarnessInspectBootstrap(ReplicateZProtocol):
             counts = getattr(batch, f"correct_{arm}") if batch.binary else None
 
             def drawn(mask, per_question=per_question, counts=counts):
-                return _resampled_arm_means(rows(per_question, mask), rows(counts, mask),
+                return _bootstrap_means(rows(per_question, mask), rows(counts, mask),
                                             batch.k, b, rng)
 
             _, sd = self._summary(batch.batch_shape,

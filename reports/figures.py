@@ -28,6 +28,7 @@ import pandas as pd
 
 import protocols
 from evalcal_core.atomic import atomic_path
+from reports._report_page import MIN_JUDGED_SIMS
 from reports.words import short_label as _short_label
 from reports.words import title_words as _title_words
 from sim.labels import DEFAULT_DESIGN, design_of
@@ -45,6 +46,10 @@ FPR_ZOOM = 3.0
 
 #: the study design whose labels are drawn (:func:`drawing_for`); paired seeds unless set
 _DESIGN = contextvars.ContextVar("design", default=DEFAULT_DESIGN)
+#: whether the calibration drawn has enough simulations per cell to judge from
+#: (:data:`reports._report_page.MIN_JUDGED_SIMS`): a quick run names no recommended protocol
+#: and marks no seed budget
+_JUDGED = contextvars.ContextVar("judged", default=True)
 
 
 @contextlib.contextmanager
@@ -324,7 +329,8 @@ def _rate_panel(ax, part, styles, names, effect, alpha, *, pitfalls_in_power=Tru
         ax.axhline(target, color="#666666", lw=0.9, ls=(0, (4, 2)), zorder=1)
         _edge_label(ax, target, f"{100 * target:.0f}%")
         ax.set_ylim(-0.025, 1.025)
-        _mark_crossing(ax, part, styles, target, budget_k)
+        if _JUDGED.get():
+            _mark_crossing(ax, part, styles, target, budget_k)
     # honest curves only: a pitfall under an honest curve is not worth a note
     hidden = {n: a for n, a in _same_curves(part, shown).items() if not is_pitfall(n)}
     note = _show_hidden(ax, part, styles, hidden)
@@ -371,7 +377,7 @@ def _legend(fig, styles, names, note: str = "") -> float:
     handles = []
     for name in protocol_order(names):
         style = {k: v for k, v in styles[name].items() if k != "zorder"}
-        label = name + (" (recommended)" if is_recommended(name) else
+        label = name + (" (recommended)" if is_recommended(name) and _JUDGED.get() else
                         " (pitfall)" if is_pitfall(name) else "")
         handles.append(mlines.Line2D([], [], label=label, **style))
     # about 2.6 inches per legend column keeps the legend inside a narrow figure
@@ -582,15 +588,21 @@ def plot_power_curves(calibration: pd.DataFrame, path, *, title: str = "",
         with units.
     budget : pandas.DataFrame, optional
         ``seed_budget.csv``: the power panels mark its target power and the recommended
-        protocol's k; without it, 80% and the first k measured to reach it.
+        protocol's k; without it, 80% and the first k measured to reach it. With fewer
+        than :data:`~reports._report_page.MIN_JUDGED_SIMS` simulations per cell (a quick
+        run) no protocol is labelled recommended and no k is marked.
     """
     several_k = calibration["k"].nunique() > 1
     several_settings = calibration["generator_params"].nunique() > 1
-    with drawing_for(frame_design(calibration)):
-        if not several_k:
-            fig = _dots(calibration, title)
-        elif several_settings:
-            fig = _curves_many_settings(calibration, title, budget)
-        else:
-            fig = _curves_one_setting(calibration, title, budget)
+    judged = _JUDGED.set(int(calibration["sims"].min()) >= MIN_JUDGED_SIMS)
+    try:
+        with drawing_for(frame_design(calibration)):
+            if not several_k:
+                fig = _dots(calibration, title)
+            elif several_settings:
+                fig = _curves_many_settings(calibration, title, budget)
+            else:
+                fig = _curves_one_setting(calibration, title, budget)
+    finally:
+        _JUDGED.reset(judged)
     _save(fig, path)

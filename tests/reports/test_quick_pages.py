@@ -95,3 +95,23 @@ def test_quick_front_page_renders_at_1300_px(tmp_path):
     shot = tmp_path / "shot.png"
     screenshot(page, shot, tmp_path / "profile", size=(1300, 900))
     assert_not_blank(Image.open(shot).convert("RGB"))
+
+
+@pytest.mark.parametrize("sims, recommended", [(200, False), (2000, True)])
+def test_power_curves_name_no_recommended_protocol_on_quick_runs(tmp_path, monkeypatch, sims,
+                                                                 recommended):
+    """Below 1,000 simulations per cell the legend names no recommended protocol and no
+    seed-budget k is marked; from 1,000 on both are drawn."""
+    from reports import figures
+    from sim.calibration import CalibrationConfig, run_calibration
+
+    config = CalibrationConfig(k=(3, 6), sims=100, protocols=("paired_t", "paired_bca_perm"),
+                               out=tmp_path / "c")
+    grid = run_calibration(config).grid.assign(sims=sims)
+    marks, saved = [], []
+    monkeypatch.setattr(figures, "_mark_crossing", lambda *a, **k: marks.append(a))
+    monkeypatch.setattr(figures, "_save", lambda fig, path: saved.append(fig))
+    figures.plot_power_curves(grid, tmp_path / "p.png")
+    labels = [t.get_text() for legend in saved[0].legends for t in legend.get_texts()]
+    assert any("(recommended)" in x for x in labels) == recommended
+    assert bool(marks) == recommended

@@ -16,6 +16,7 @@ import sys
 from dataclasses import dataclass
 
 from evalcal_core.cli import call_main, invoked_as, run_main
+from evalcal_core.validate import InvalidParameterError
 
 PROG = "evalcal"
 
@@ -97,8 +98,8 @@ def main(argv=None) -> int:
         return 0
     name, rest = argv[0], argv[1:]
     if name not in SUBCOMMANDS:
-        raise ValueError(f"{name!r} is not an evalcal command; the commands are "
-                         f"{', '.join(SUBCOMMANDS)} (evalcal --help)")
+        raise InvalidParameterError(f"{name!r} is not an evalcal command; the commands are "
+                                    f"{', '.join(SUBCOMMANDS)} (evalcal --help)")
     module = importlib.import_module(SUBCOMMANDS[name].module)
     with invoked_as(f"{PROG} {name}"):
         # errors are printed here, while the subcommand's name is in force

@@ -13,6 +13,8 @@ import stat
 import tempfile
 from pathlib import Path
 
+from evalcal_core.validate import InvalidParameterError
+
 #: permission bits of every file written (mkstemp alone would give 0600)
 FILE_MODE = 0o644
 
@@ -52,12 +54,12 @@ def check_target(path) -> Path:
     except NotADirectoryError:
         return path  # a parent is a file: mkdir below names it
     if stat.S_ISLNK(info.st_mode):
-        raise ValueError(f"refusing to write {path}: it is a symlink; give the path of a "
-                         "regular file or of a new one")
+        raise InvalidParameterError(f"refusing to write {path}: it is a symlink; give the path of "
+                                    "a regular file or of a new one")
     if not stat.S_ISREG(info.st_mode):
         kind = next((name for test, name in _KINDS if test(info.st_mode)), "not a file")
-        raise ValueError(f"refusing to write {path}: it is {kind}; give the path of a "
-                         "regular file or of a new one")
+        raise InvalidParameterError(f"refusing to write {path}: it is {kind}; give the path of a "
+                                    "regular file or of a new one")
     return path
 
 

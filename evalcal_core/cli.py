@@ -6,6 +6,8 @@ import argparse
 import contextlib
 import sys
 
+from evalcal_core.validate import InvalidParameterError
+
 #: the name a command was invoked by through the ``evalcal`` front door (``evalcal plan``)
 _INVOKED_AS: list[str] = []
 
@@ -55,9 +57,11 @@ class ArgumentParser(argparse.ArgumentParser):
 def run_main(main, prog: str, argv=None) -> None:
     """Run ``main(argv)`` and exit with its code.
 
-    A ``ValueError`` or an ``OSError`` (unreadable file, full disk, permission denied) is one
-    line ``PROG: error: MESSAGE`` on stderr and exit code 2; Ctrl-C is exit code 130. Any
-    other exception is a bug and keeps its traceback.
+    An :class:`~evalcal_core.validate.InvalidParameterError` (the user's input breaks a stated
+    rule) or an ``OSError`` (unreadable file, full disk, permission denied) is one line
+    ``PROG: error: MESSAGE`` on stderr and exit code 2; Ctrl-C is exit code 130. Any other
+    exception, a plain ``ValueError`` from numpy or pandas included, is a bug and keeps its
+    traceback.
     """
     raise SystemExit(call_main(main, prog, argv))
 
@@ -67,7 +71,7 @@ def call_main(main, prog: str, argv=None) -> int:
     prog = prog_name(prog)
     try:
         return main(argv)
-    except (ValueError, OSError) as exc:
+    except (InvalidParameterError, OSError) as exc:
         print(f"{prog}: error: {one_line(exc)}", file=sys.stderr)
         return 2
     except MemoryError:

@@ -33,6 +33,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from evalcal_core.validate import InvalidParameterError
+
 #: every kind of study, in the order tables list them
 KINDS = ("methods_paired", "methods_independent", "models", "models_clustered")
 
@@ -79,7 +81,8 @@ class Design:
 
     def __post_init__(self):
         if self.compare not in ("methods", "models"):
-            raise ValueError(f"compare must be 'methods' or 'models', got {self.compare!r}")
+            raise InvalidParameterError("compare must be 'methods' or 'models', got "
+                                        f"{self.compare!r}")
 
     @property
     def kind(self) -> str:

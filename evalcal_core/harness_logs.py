@@ -14,6 +14,7 @@ import numpy as np
 
 from evalcal_core.readers import LogAlignment, RunLog, align_logs, names
 from evalcal_core.readers import read_log as _read_log
+from evalcal_core.validate import InvalidParameterError
 
 __all__ = ["FORMATS", "PairedLogs", "RunLog", "pair_logs", "paired_from_alignment",
            "read_log"]
@@ -96,6 +97,6 @@ def pair_logs(baseline: RunLog, variant: RunLog) -> PairedLogs:
     """Align a baseline and a variant log by question id and run label (or position)."""
     for name, log in (("baseline", baseline), ("variant", variant)):
         if not isinstance(log, RunLog):
-            raise ValueError(f"The {name!r} parameter of pair_logs must be a RunLog "
-                             f"(from read_log). Got {type(log).__name__} instead.")
+            raise InvalidParameterError(f"The {name!r} parameter of pair_logs must be a RunLog "
+                                        f"(from read_log). Got {type(log).__name__} instead.")
     return paired_from_alignment(align_logs({"baseline": baseline, "variant": variant}))

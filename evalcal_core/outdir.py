@@ -36,6 +36,8 @@ import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from evalcal_core.validate import InvalidParameterError
+
 from .atomic import write_atomic
 
 try:
@@ -62,7 +64,7 @@ def check_out(path, option: str = "--out") -> Path:
     for parent in [path, *path.parents]:
         if parent.exists() and not parent.is_dir():
             where = "is a file" if parent == path else f"is under the file {parent}"
-            raise ValueError(f"The {option!r} option must be a folder; {path} {where}")
+            raise InvalidParameterError(f"The {option!r} option must be a folder; {path} {where}")
     try:
         path.mkdir(parents=True, exist_ok=True)
         fd, probe = tempfile.mkstemp(dir=path, prefix=".write-test.")
@@ -70,7 +72,8 @@ def check_out(path, option: str = "--out") -> Path:
         os.unlink(probe)
     except OSError as exc:
         reason = exc.strerror or type(exc).__name__
-        raise ValueError(f"The {option!r} folder {path} is not writable ({reason})") from None
+        raise InvalidParameterError(f"The {option!r} folder {path} is not writable "
+                                    f"({reason})") from None
     return path
 
 
@@ -89,15 +92,15 @@ def _open_lock(lock: Path, option: str) -> int:
         info = None
     if info is not None and not stat.S_ISREG(info.st_mode):
         what = "a symlink" if stat.S_ISLNK(info.st_mode) else "not a regular file"
-        raise ValueError(f"The {option!r} folder's lock {lock} is {what}; delete it (a run "
-                         "creates a regular file there)")
+        raise InvalidParameterError(f"The {option!r} folder's lock {lock} is {what}; delete it (a "
+                                    "run creates a regular file there)")
     try:
         return os.open(lock, os.O_WRONLY | os.O_CREAT | os.O_APPEND | nofollow
                        | getattr(os, "O_NONBLOCK", 0), 0o666)
     except OSError as exc:
         if exc.errno == errno.ELOOP:  # a symlink appeared between the check and the open
-            raise ValueError(f"The {option!r} folder's lock {lock} is a symlink; delete it "
-                             "(a run creates a regular file there)") from None
+            raise InvalidParameterError(f"The {option!r} folder's lock {lock} is a symlink; "
+                                        "delete it (a run creates a regular file there)") from None
         raise
 
 
@@ -130,8 +133,8 @@ def locked_out(path, option: str = "--out", *, lock_file: bool = True):
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
-            raise ValueError(f"another run is writing to {path}; wait for it to finish or "
-                             f"use another {option}") from None
+            raise InvalidParameterError(f"another run is writing to {path}; wait for it to finish "
+                                        f"or use another {option}") from None
         try:
             yield path
         finally:
@@ -270,7 +273,8 @@ def check_complete(path, option: str) -> Path:
     folder = path if path.is_dir() else path.parent
     reason = incomplete_reason(folder)
     if reason is not None:
-        raise ValueError(f"The {option!r} folder {folder} is marked incomplete ({reason}); "
-                         f"rerun that command, or delete {folder / MARKER_NAME} if you "
-                         "know the files are whole")
+        raise InvalidParameterError(f"The {option!r} folder {folder} is marked incomplete "
+                                    f"({reason}); "
+                                    f"rerun that command, or delete {folder / MARKER_NAME} if you "
+                                    "know the files are whole")
     return path

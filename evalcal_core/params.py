@@ -12,6 +12,8 @@ import hashlib
 
 import numpy as np
 
+from evalcal_core.validate import InvalidParameterError
+
 
 def parse_value(text: str):
     """A command-line value as a Python literal where it is one (``30``, ``0.5``, ``True``)."""
@@ -38,10 +40,10 @@ def parse_key_values(items, option: str) -> dict:
         key, sep, value = item.partition("=")
         key = key.strip()
         if not sep or not key:
-            raise ValueError(f"The {option!r} option takes KEY=VALUE items. "
-                             f"Got {item!r} instead.")
+            raise InvalidParameterError(f"The {option!r} option takes KEY=VALUE items. "
+                                        f"Got {item!r} instead.")
         if key in out:
-            raise ValueError(f"The {option!r} option sets {key!r} twice.")
+            raise InvalidParameterError(f"The {option!r} option sets {key!r} twice.")
         out[key] = parse_value(value.strip())
     return out
 

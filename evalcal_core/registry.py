@@ -5,6 +5,8 @@ from __future__ import annotations
 import dataclasses
 from typing import ClassVar
 
+from evalcal_core.validate import InvalidParameterError
+
 
 class Registry:
     """Classes registered under their ``name`` attribute and built from keyword parameters.
@@ -34,11 +36,11 @@ class Registry:
         """Class decorator: add ``cls`` under ``cls.name``."""
         name = getattr(cls, "name", None)
         if not isinstance(name, str) or not name:
-            raise ValueError(f"a registered {self.kind} needs a non-empty class attribute "
-                             f"'name'; {cls.__qualname__} has {name!r}")
+            raise InvalidParameterError(f"a registered {self.kind} needs a non-empty class "
+                                        f"attribute 'name'; {cls.__qualname__} has {name!r}")
         if name in self._classes and self._classes[name] is not cls:
-            raise ValueError(f"{self.kind} name {name!r} is already registered by "
-                             f"{self._classes[name].__qualname__}")
+            raise InvalidParameterError(f"{self.kind} name {name!r} is already registered by "
+                                        f"{self._classes[name].__qualname__}")
         self._classes[name] = cls
         return cls
 
@@ -51,8 +53,9 @@ class Registry:
         try:
             return self._classes[name]
         except KeyError:
-            raise ValueError(f"The {self.param!r} parameter of {self.owner} must be one of "
-                             f"{', '.join(self.names())}. Got {name!r} instead.") from None
+            raise InvalidParameterError(f"The {self.param!r} parameter of {self.owner} must be "
+                                        f"one of {', '.join(self.names())}. Got {name!r} "
+                                        "instead.") from None
 
     def parameters(self, name: str) -> dict[str, object]:
         """Tunable parameters of ``name`` (its dataclass fields) with their defaults."""
@@ -65,8 +68,8 @@ class Registry:
         for key, value in params.items():
             key = aliases.get(key, key)
             if key in out:
-                raise ValueError(f"{self.kind} {name!r}: parameter {key!r} is given twice "
-                                 f"(also as its alias)")
+                raise InvalidParameterError(f"{self.kind} {name!r}: parameter {key!r} is given "
+                                            "twice (also as its alias)")
             out[key] = value
         return out
 
@@ -80,6 +83,7 @@ class Registry:
         params = self.canonical(name, params)
         unknown = sorted(set(params) - set(allowed))
         if unknown:
-            raise ValueError(f"{self.kind} {name!r} has no parameter {unknown[0]!r}; "
-                             f"its parameters are {', '.join(sorted(allowed)) or 'none'}")
+            raise InvalidParameterError(f"{self.kind} {name!r} has no parameter {unknown[0]!r}; "
+                                        "its parameters are "
+                                        f"{', '.join(sorted(allowed)) or 'none'}")
         return self.cls(name)(**params)

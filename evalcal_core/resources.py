@@ -5,6 +5,8 @@ from __future__ import annotations
 import os
 import tempfile
 
+from evalcal_core.validate import InvalidParameterError
+
 GIB = 2**30
 
 
@@ -39,8 +41,8 @@ def check_memory(nbytes: float, what: str, hint: str, available: int | None = No
     """
     free = available_memory() if available is None else available
     if free is not None and nbytes > free:
-        raise ValueError(f"{what} needs about {nbytes / GIB:.3g} GiB of memory; "
-                         f"{free / GIB:.3g} GiB is available; {hint}")
+        raise InvalidParameterError(f"{what} needs about {nbytes / GIB:.3g} GiB of memory; "
+                                    f"{free / GIB:.3g} GiB is available; {hint}")
 
 
 def _writable(folder) -> bool:

@@ -30,6 +30,7 @@ from evalcal_core.score_checks import (  # noqa: F401 (re-exported for callers)
     check_score_arrays,
 )
 from evalcal_core.scores import ArmScores
+from evalcal_core.validate import InvalidParameterError
 
 ARMS = ("baseline", "variant")
 SEED_COLUMNS = ("seed", "arm", "metric")
@@ -206,7 +207,7 @@ def _read_tidy(path, *, scale: float = 1.0, allowed=None, cluster=None,
                ragged: bool = False) -> ArmScores:
     path = Path(path)
     if not path.exists():
-        raise ValueError(f"results file {str(path)!r} does not exist")
+        raise InvalidParameterError(f"results file {str(path)!r} does not exist")
     from evalcal_core.readers import check_regular
 
     check_regular(path)
@@ -214,46 +215,47 @@ def _read_tidy(path, *, scale: float = 1.0, allowed=None, cluster=None,
         frame = read_tidy_frame(path, () if cluster is None else (cluster,))
     except (pd.errors.ParserError, pd.errors.EmptyDataError, UnicodeDecodeError) as exc:
         first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
-        raise ValueError(f"{path}: not a readable CSV ({first})") from None
+        raise InvalidParameterError(f"{path}: not a readable CSV ({first})") from None
     columns = set(frame.columns)
     if set(QUESTION_COLUMNS) <= columns:
         per_question, value = True, "score"
     elif set(SEED_COLUMNS) <= columns:
         per_question, value = False, "metric"
     else:
-        raise ValueError(f"{path}: needs columns {', '.join(SEED_COLUMNS)} (per seed) or "
-                         f"{', '.join(QUESTION_COLUMNS)} (per question); "
-                         f"found {', '.join(frame.columns) or 'none'}")
+        raise InvalidParameterError(f"{path}: needs columns {', '.join(SEED_COLUMNS)} (per seed) "
+                                    f"or {', '.join(QUESTION_COLUMNS)} (per question); "
+                                    f"found {', '.join(frame.columns) or 'none'}")
     if frame.empty:
-        raise ValueError(f"{path}: has a header but no rows")
+        raise InvalidParameterError(f"{path}: has a header but no rows")
     if cluster is not None:
         cluster = cluster.strip().lower()
         if not per_question:
-            raise ValueError(f"{path}: --cluster {cluster!r} needs per-question scores "
-                             f"(columns {', '.join(QUESTION_COLUMNS)})")
+            raise InvalidParameterError(f"{path}: --cluster {cluster!r} needs per-question scores "
+                                        f"(columns {', '.join(QUESTION_COLUMNS)})")
         if cluster not in columns:
-            raise ValueError(f"{path}: --cluster {cluster!r} is not a column; columns: "
-                             f"{', '.join(frame.columns)}")
+            raise InvalidParameterError(f"{path}: --cluster {cluster!r} is not a column; columns: "
+                                        f"{', '.join(frame.columns)}")
     for column in ("seed", "arm") + (("question",) if per_question else ()) + (
             (cluster,) if cluster is not None else ()):
         # name columns hold "" where empty; the others NaN (pandas' missing spellings)
         missing = frame[column].isna() | (frame[column].astype(str).str.strip() == "")
         if missing.any():
-            raise ValueError(f"{path}: {_row(missing.idxmax())}: column {column!r} is empty")
+            raise InvalidParameterError(f"{path}: {_row(missing.idxmax())}: column {column!r} is "
+                                        "empty")
     arm = frame["arm"].astype(str).str.strip()
     if allowed is not None:
         arm = arm.str.lower()
         bad_arm = ~arm.isin(allowed)
         if bad_arm.any():
             i = bad_arm.idxmax()
-            raise ValueError(f"{path}: {_row(i)}: column 'arm' must be 'baseline' or "
-                             f"'variant', got {frame['arm'][i]!r}")
+            raise InvalidParameterError(f"{path}: {_row(i)}: column 'arm' must be 'baseline' or "
+                                        f"'variant', got {frame['arm'][i]!r}")
     values = pd.to_numeric(frame[value], errors="coerce")
     bad_value = values.isna() | ~np.isfinite(values.to_numpy(dtype=float, na_value=np.nan))
     if bad_value.any():
         i = bad_value.idxmax()
-        raise ValueError(f"{path}: {_row(i)}: column {value!r} must be a finite number, "
-                         f"got {_show(frame[value][i])}")
+        raise InvalidParameterError(f"{path}: {_row(i)}: column {value!r} must be a finite number, "
+                                    f"got {_show(frame[value][i])}")
     tidy = pd.DataFrame({"seed": frame["seed"], "arm": arm, "value": values * scale})
     keys = ["seed", "arm"]
     if per_question:
@@ -262,8 +264,8 @@ def _read_tidy(path, *, scale: float = 1.0, allowed=None, cluster=None,
     duplicated = tidy.duplicated(keys)
     if duplicated.any():
         i = duplicated.idxmax()
-        raise ValueError(f"{path}: {_row(i)}: duplicate entry for "
-                         + ", ".join(f"{c}={_show(tidy[c][i])}" for c in keys))
+        raise InvalidParameterError(f"{path}: {_row(i)}: duplicate entry for "
+                                    + ", ".join(f"{c}={_show(tidy[c][i])}" for c in keys))
     arms = list(dict.fromkeys(arm))
     if allowed is not None:
         arms = [a for a in allowed if a in arms] or list(allowed)
@@ -271,8 +273,8 @@ def _read_tidy(path, *, scale: float = 1.0, allowed=None, cluster=None,
         arms.remove("baseline")
         arms.insert(0, "baseline")
     if allowed is None and len(arms) < 2:
-        raise ValueError(f"{path}: column 'arm' names one arm ({arms[0]!r}); a comparison "
-                         f"needs at least two")
+        raise InvalidParameterError(f"{path}: column 'arm' names one arm ({arms[0]!r}); a "
+                                    "comparison needs at least two")
     labels = None
     if cluster is not None:
         labels = _cluster_of(frame, cluster, path)
@@ -285,8 +287,8 @@ def _cluster_of(frame: pd.DataFrame, cluster: str, path: Path) -> dict:
     for i, (question, label) in enumerate(zip(frame["question"], frame[cluster])):
         question, label = _plain_label(question), str(label).strip()
         if labels.setdefault(question, label) != label:
-            raise ValueError(f"{path}: {_row(i)}: question {question!r} is in cluster "
-                             f"{label!r} here but {labels[question]!r} on another row")
+            raise InvalidParameterError(f"{path}: {_row(i)}: question {question!r} is in cluster "
+                                        f"{label!r} here but {labels[question]!r} on another row")
     return labels
 
 
@@ -318,8 +320,9 @@ def _to_arrays(tidy: pd.DataFrame, per_question: bool, source: str, arms: list,
                 (s, q) for s in seeds for q in questions
                 if not absent[s] and pd.isna(table.loc[s, q]))
             where = f"seed {seed!r}" + (f", question {question!r}" if per_question else "")
-            raise ValueError(f"{source}: arm {arm!r} has no score for {where}: every seed needs "
-                             f"every arm" + (" and every question" if per_question else ""))
+            raise InvalidParameterError(f"{source}: arm {arm!r} has no score for {where}: every "
+                                        "seed needs every arm"
+                                        + (" and every question" if per_question else ""))
         arrays.append(table.to_numpy(dtype=float))
     clusters = (np.array([labels[q] for q in questions], dtype=str) if labels is not None
                 else None)
@@ -392,19 +395,19 @@ def read_any(path, variant=None, *, metric: str | None = None, task: str | None 
             text, variant = first, second
     path = Path(text)
     if not path.exists() and not path.is_symlink():
-        raise ValueError(f"results file {text!r} does not exist")
+        raise InvalidParameterError(f"results file {text!r} does not exist")
     from evalcal_core.readers import check_path
 
     check_path(path)  # a symbolic-link loop or a broken link is named as such
     if variant is None:
         if path.is_dir():
-            raise ValueError(f"{path} is a directory; a harness log folder holds one arm, "
-                             f"so name the variant's log too (--variant, or "
-                             f"'BASELINE,VARIANT')")
+            raise InvalidParameterError(f"{path} is a directory; a harness log folder holds one "
+                                        "arm, so name the variant's log too (--variant, or "
+                                        f"'BASELINE,VARIANT')")
         if _is_table(path) and not any((metric, task, filter)) and _has_arms(path):
             return read_results(path, scale=scale)
-        raise ValueError(f"{path} holds one arm's log; name the variant's log too "
-                         f"(--variant, or 'BASELINE,VARIANT')")
+        raise InvalidParameterError(f"{path} holds one arm's log; name the variant's log too "
+                                    f"(--variant, or 'BASELINE,VARIANT')")
     alignment = read_logs({"baseline": path, "variant": variant}, metric=metric, task=task,
                           filter=filter)
     paired = paired_from_alignment(alignment)

@@ -9,6 +9,7 @@ from __future__ import annotations
 import numpy as np
 
 from evalcal_core.scores import ArmScores
+from evalcal_core.validate import InvalidParameterError
 
 #: scores of a fraction metric (accuracy): the default declared range
 FRACTION_RANGE = (0.0, 1.0)
@@ -50,8 +51,8 @@ def check_score_arrays(arrays, seeds, per_question, source, value_range, percent
     low, high = value_range
     scores = np.concatenate([np.asarray(a, dtype=float).ravel() for _, a in arrays])
     if not np.isfinite(scores).all():
-        raise ValueError(f"{source}: scores must be finite numbers; "
-                         f"found {_plain(scores[~np.isfinite(scores)][0])}")
+        raise InvalidParameterError(f"{source}: scores must be finite numbers; "
+                                    f"found {_plain(scores[~np.isfinite(scores)][0])}")
     outside = (scores < low) | (scores > high)
     if outside.any():
         arm, seed, question, value = _first(arrays, seeds, per_question,
@@ -60,31 +61,33 @@ def check_score_arrays(arrays, seeds, per_question, source, value_range, percent
                  + (f", question {question}" if per_question else "")
                  + f": score {_plain(value)} is outside [{_plain(low)}, {_plain(high)}]")
         if declared:
-            raise ValueError(f"{where} (the --metric-range declared)")
+            raise InvalidParameterError(f"{where} (the --metric-range declared)")
         if percent:
-            raise ValueError(f"{where} after reading it as a percentage (--percent)")
+            raise InvalidParameterError(f"{where} after reading it as a percentage (--percent)")
         share = outside.mean()
         if (scores <= 100).all() and (scores >= 0).all():
             if share > 0.5:
-                raise ValueError(f"{where}: the scores look like percentages (up to "
-                                 f"{_plain(scores.max())}); pass --percent, or declare the "
-                                 f"metric's range with --metric-range LOW HIGH")
-            raise ValueError(f"{where}: most scores are fractions but {int(outside.sum())} "
-                             f"look like percentages; write every score in one unit")
-        raise ValueError(f"{where}; accuracy-like metrics are fractions in [0, 1]; for "
-                         f"another metric declare its range with --metric-range LOW HIGH")
+                raise InvalidParameterError(f"{where}: the scores look like percentages (up to "
+                                            f"{_plain(scores.max())}); pass --percent, or declare "
+                                            "the metric's range with --metric-range LOW HIGH")
+            raise InvalidParameterError(f"{where}: most scores are fractions but "
+                                        f"{int(outside.sum())} "
+                                        f"look like percentages; write every score in one unit")
+        raise InvalidParameterError(f"{where}; accuracy-like metrics are fractions in [0, 1]; for "
+                                    "another metric declare its range with --metric-range LOW HIGH")
     if percent and not declared and scores.max() <= 0.01 and scores.max() > 0:
-        raise ValueError(f"{source}: --percent was given but every score is at most "
-                         f"1 (already fractions?); drop --percent")
+        raise InvalidParameterError(f"{source}: --percent was given but every score is at most "
+                                    f"1 (already fractions?); drop --percent")
     if per_question and not declared and not partial:
         odd = ~np.isin(scores, (0.0, 1.0))
         if odd.any() and odd.mean() < 0.05:
             arm, seed, question, value = _first(arrays, seeds, per_question,
                                                 lambda a: ~np.isin(a, (0.0, 1.0)))
-            raise ValueError(f"{source}: {arm} seed {seed!r}, question {question}: "
-                             f"score {_plain(value)} in a file of 0/1 scores "
-                             f"({int(odd.sum())} of {scores.size} are not 0 or 1); fix them, "
-                             f"or pass --partial-credit if partial scores are meant")
+            raise InvalidParameterError(f"{source}: {arm} seed {seed!r}, question {question}: "
+                                        f"score {_plain(value)} in a file of 0/1 scores "
+                                        f"({int(odd.sum())} of {scores.size} are not 0 or 1); fix "
+                                        "them, "
+                                        f"or pass --partial-credit if partial scores are meant")
 
 
 def _plain(x) -> str:

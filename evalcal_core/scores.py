@@ -15,6 +15,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from evalcal_core.validate import InvalidParameterError
+
 #: what the runs of one arm are: independent training seeds, repeated decoding of one fixed
 #: model (Inspect epochs, HELM trials, several lm-eval runs of one checkpoint), or not known
 RUN_KINDS = ("seeds", "repeats", "unknown")
@@ -72,18 +74,19 @@ class ArmScores:
     def __post_init__(self):
         scores = np.asarray(self.scores, dtype=float)
         if scores.ndim != 3:
-            raise ValueError(f"scores must have shape (arms, runs, questions), got "
-                             f"{scores.shape}")
+            raise InvalidParameterError(f"scores must have shape (arms, runs, questions), got "
+                                        f"{scores.shape}")
         m, r, n = scores.shape
         if len(self.arms) != m or len(set(self.arms)) != m:
-            raise ValueError(f"arms must be {m} distinct names, got {self.arms!r}")
+            raise InvalidParameterError(f"arms must be {m} distinct names, got {self.arms!r}")
         if len(self.question_ids) != n or len(self.run_ids) != r:
-            raise ValueError("question_ids and run_ids must match the scores' shape")
+            raise InvalidParameterError("question_ids and run_ids must match the scores' shape")
         if self.runs_are not in RUN_KINDS:
-            raise ValueError(f"runs_are must be one of {RUN_KINDS}, got {self.runs_are!r}")
+            raise InvalidParameterError(f"runs_are must be one of {RUN_KINDS}, got "
+                                        f"{self.runs_are!r}")
         if self.clusters is not None and np.shape(self.clusters) != (n,):
-            raise ValueError(f"clusters must have one label per question ({n}), got shape "
-                             f"{np.shape(self.clusters)}")
+            raise InvalidParameterError(f"clusters must have one label per question ({n}), got "
+                                        f"shape {np.shape(self.clusters)}")
         if self.runs_per_arm is not None:
             object.__setattr__(self, "runs_per_arm", _runs_per_arm(scores, self.runs_per_arm))
         scores.setflags(write=False)
@@ -128,13 +131,14 @@ def _runs_per_arm(scores: np.ndarray, counts) -> tuple:
     m, r, _ = scores.shape
     empty = np.isnan(scores)
     if np.shape(counts) != (m,):
-        raise ValueError(f"runs_per_arm must have one count per arm ({m}), got {counts!r}")
+        raise InvalidParameterError(f"runs_per_arm must have one count per arm ({m}), got "
+                                    f"{counts!r}")
     whole = empty.all(axis=2)
     if (empty.any(axis=2) != whole).any():
-        raise ValueError("ragged scores must pad a missing run with a whole row of NaN; "
-                         "found a run with some questions NaN")
+        raise InvalidParameterError("ragged scores must pad a missing run with a whole row of NaN; "
+                                    "found a run with some questions NaN")
     found = tuple(int(k) for k in r - whole.sum(axis=1))
     if tuple(int(k) for k in counts) != found or min(found) < 1:
-        raise ValueError(f"runs_per_arm must count each arm's non-NaN runs {found} (each "
-                         f">= 1), got {tuple(counts)!r}")
+        raise InvalidParameterError(f"runs_per_arm must count each arm's non-NaN runs {found} "
+                                    f"(each >= 1), got {tuple(counts)!r}")
     return found

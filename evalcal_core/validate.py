@@ -24,6 +24,14 @@ from dataclasses import dataclass
 import numpy as np
 
 
+class InvalidParameterError(ValueError):
+    """A user's input (an option, a parameter, a file's content) breaks a stated rule.
+
+    The command runner prints it as one line and exits with code 2; any other exception is a
+    bug and keeps its traceback.
+    """
+
+
 def plain(value) -> str:
     """``value`` as a user would write it: numpy scalars unwrapped, strings quoted."""
     if isinstance(value, np.generic):
@@ -35,11 +43,12 @@ def plain(value) -> str:
     return repr(value)
 
 
-def fail(name: str, rule: str, value, owner: str | None = None) -> ValueError:
-    """The ``ValueError`` for argument ``name`` breaking ``rule`` (returned, to raise)."""
+def fail(name: str, rule: str, value, owner: str | None = None) -> InvalidParameterError:
+    """The error for argument ``name`` breaking ``rule`` (returned, to raise)."""
     kind = "option" if name.startswith("--") else "parameter"
     where = f" of {owner}" if owner else ""
-    return ValueError(f"The {name!r} {kind}{where} must be {rule}. Got {plain(value)} instead.")
+    return InvalidParameterError(f"The {name!r} {kind}{where} must be {rule}. Got {plain(value)} "
+                                 "instead.")
 
 
 def _range_rule(low, high, low_open, high_open) -> str:
@@ -215,7 +224,7 @@ def check_requires(obj, rules) -> None:
     for r in rules:
         if r.used(obj) and not r.holds(obj):
             lead = f"{r.name} {r.why}; it" if r.why else r.name
-            raise ValueError(f"{lead} goes with {r.needs}")
+            raise InvalidParameterError(f"{lead} goes with {r.needs}")
 
 
 def check_number(value, name: str, owner: str | None = None, *, low=None, high=None,

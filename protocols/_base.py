@@ -9,7 +9,7 @@ import numpy as np
 
 from evalcal_core.designs import KIND_WORDS
 from evalcal_core.registry import Registry
-from evalcal_core.validate import check_alpha, check_int, fail
+from evalcal_core.validate import InvalidParameterError, check_alpha, check_int, fail
 
 from ._batch import ScoreBatch
 from ._result import ProtocolResult
@@ -157,8 +157,8 @@ class Protocol:
         batch = ScoreBatch.from_arrays(base, variant, clusters=clusters)
         why = self.applicable(batch.k, batch.n, batch.binary, batch.clusters)
         if why is not None:
-            raise ValueError(f"protocol {self.name!r} cannot evaluate scores of shape "
-                             f"{batch.base.shape}: it {why}")
+            raise InvalidParameterError(f"protocol {self.name!r} cannot evaluate scores of shape "
+                                        f"{batch.base.shape}: it {why}")
         return self._evaluate(batch, alpha, np.random.default_rng(rng))
 
     def _evaluate(self, batch: ScoreBatch, alpha: float, rng) -> ProtocolResult:

@@ -17,6 +17,8 @@ import functools
 
 import numpy as np
 
+from evalcal_core.validate import InvalidParameterError
+
 #: dtypes accepted as 0/1 scores without a float64 copy
 COMPACT_DTYPES = (np.dtype(bool), np.dtype(np.uint8))
 
@@ -29,20 +31,22 @@ def _as_scores(x, arg: str) -> np.ndarray:
         try:
             a = np.asarray(x, dtype=float)
         except (TypeError, ValueError):
-            raise ValueError(f"The {arg!r} parameter must be an array of numbers.") from None
+            raise InvalidParameterError(f"The {arg!r} parameter must be an array of "
+                                        "numbers.") from None
     if a.ndim == 1:
         # Per-seed metrics without questions: (k,) means k seeds with one score each.
         a = a[:, None]
     if a.ndim < 2:
-        raise ValueError(f"The {arg!r} parameter must have shape (..., k, n) (seeds, questions) "
-                         f"or (k,) for per-seed metrics. Got shape {a.shape} instead.")
+        raise InvalidParameterError(f"The {arg!r} parameter must have shape (..., k, n) (seeds, "
+                                    "questions) "
+                                    f"or (k,) for per-seed metrics. Got shape {a.shape} instead.")
     if a.shape[-1] == 0 or a.shape[-2] == 0:
-        raise ValueError(f"The {arg!r} parameter must have at least one seed and one question. "
-                         f"Got shape {a.shape} instead.")
+        raise InvalidParameterError(f"The {arg!r} parameter must have at least one seed and one "
+                                    f"question. Got shape {a.shape} instead.")
     if a.dtype != bool and not np.all(np.isfinite(a)):
         bad = tuple(int(i) for i in np.argwhere(~np.isfinite(a))[0])
-        raise ValueError(f"The {arg!r} parameter must be finite; it has {float(a[bad])} at index "
-                         f"{bad}.")
+        raise InvalidParameterError(f"The {arg!r} parameter must be finite; it has "
+                                    f"{float(a[bad])} at index {bad}.")
     return a
 
 
@@ -52,11 +56,12 @@ def _as_clusters(clusters, n: int) -> np.ndarray:
     whole = a.dtype.kind in "iu" or (a.dtype.kind == "f" and bool(np.all(np.isfinite(a)))
                                      and bool(np.all(a == np.round(a))))
     if a.dtype == bool or not whole:
-        raise ValueError(f"The 'clusters' parameter must be an array of integer cluster codes, "
-                         f"one per question. Got dtype {a.dtype} instead.")
+        raise InvalidParameterError("The 'clusters' parameter must be an array of integer "
+                                    "cluster codes, "
+                                    f"one per question. Got dtype {a.dtype} instead.")
     if a.shape != (n,):
-        raise ValueError(f"The 'clusters' parameter must have shape (n,) = ({n},), one code "
-                         f"per question. Got shape {a.shape} instead.")
+        raise InvalidParameterError(f"The 'clusters' parameter must have shape (n,) = ({n},), one "
+                                    f"code per question. Got shape {a.shape} instead.")
     codes = np.unique(a, return_inverse=True)[1].reshape(n).astype(np.intp)
     codes.setflags(write=False)
     return codes
@@ -155,8 +160,8 @@ class ScoreBatch:
         base = _as_scores(base, "base")
         variant = _as_scores(variant, "variant")
         if base.shape != variant.shape:
-            raise ValueError(f"The 'base' and 'variant' parameters must have the same shape. "
-                             f"Got {base.shape} and {variant.shape} instead.")
+            raise InvalidParameterError("The 'base' and 'variant' parameters must have the same "
+                                        f"shape. Got {base.shape} and {variant.shape} instead.")
         binary = _is_binary(base) and _is_binary(variant)
         if base.dtype != variant.dtype:
             base, variant = base.astype(float), variant.astype(float)

@@ -48,7 +48,14 @@ from dataclasses import dataclass
 import numpy as np
 from scipy import stats
 
-from evalcal_core.validate import check_alpha, check_bool, check_choice, check_number, fail
+from evalcal_core.validate import (
+    InvalidParameterError,
+    check_alpha,
+    check_bool,
+    check_choice,
+    check_number,
+    fail,
+)
 from protocols.methods.welch_t import uses_hsu_df
 
 #: the claims, in the order reports list them
@@ -87,7 +94,7 @@ def check_margin(margin, score_range=(0.0, 1.0), name: str = "--margin") -> floa
     low, high = (float(v) for v in score_range)
     if high - low <= 1.0 and margin >= 1.0:
         kind = "option" if name.startswith("--") else "parameter"
-        raise ValueError(
+        raise InvalidParameterError(
             f"The {name!r} {kind} must be in the metric's units: {margin:g} is "
             f"{100 * margin:g} pp on accuracies; did you mean {margin / 100:g}? (scores lie "
             f"in [{low:g}, {high:g}])")

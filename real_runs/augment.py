@@ -14,6 +14,8 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 
+from evalcal_core.validate import InvalidParameterError
+
 CIFAR_MEAN = (0.4914, 0.4822, 0.4465)
 CIFAR_STD = (0.2470, 0.2435, 0.2616)
 
@@ -221,7 +223,8 @@ def plan_trivial_augment(op: np.ndarray, magnitude: np.ndarray, batch: int, devi
     """
     n = len(op)
     if batch < 1 or n % batch:
-        raise ValueError(f"the number of images ({n}) must be a multiple of batch ({batch})")
+        raise InvalidParameterError(f"the number of images ({n}) must be a multiple of batch "
+                                    f"({batch})")
     h, w = size
     group = _GROUP_OF[op]
     perm = np.concatenate([np.argsort(group[s:s + batch], kind="stable") + s

@@ -13,7 +13,7 @@ from pathlib import Path
 
 from evalcal_core import scenarios
 from evalcal_core.cli import ArgumentParser, run_main
-from evalcal_core.validate import check_int
+from evalcal_core.validate import InvalidParameterError, check_int
 from real_runs.manifest import write_manifest
 from real_runs.store import DEFAULT_POOL
 from real_runs.sweep import parse_seeds, train_sweep
@@ -48,8 +48,8 @@ def main(argv=None) -> int:
     seeds = parse_seeds(args.seeds)
     s0_seeds = set(parse_seeds(args.s0_seeds, "--s0-seeds"))
     if not Path(args.data_root).is_dir():
-        raise ValueError(f"--data-root {args.data_root} is not a folder; it must hold "
-                         f"cifar10-jpeg/, cifar10n/ and ag_news-mini/")
+        raise InvalidParameterError(f"--data-root {args.data_root} is not a folder; it must hold "
+                                    f"cifar10-jpeg/, cifar10n/ and ag_news-mini/")
     from real_runs.train import require_torch
 
     require_torch()

@@ -13,7 +13,7 @@ import json
 from dataclasses import dataclass
 
 from evalcal_core.scenarios import DATASETS as _DATASETS
-from evalcal_core.validate import check_choice
+from evalcal_core.validate import InvalidParameterError, check_choice
 
 DATASETS = tuple(_DATASETS)
 PROFILES = ("smoke", "cpu", "paper")
@@ -206,7 +206,8 @@ def profile_config(dataset: str, profile: str, label_set: str | None = None) -> 
         label_set = DEFAULT_LABEL_SET if label_set is None else label_set
         check_choice(label_set, "label_set", LABEL_SETS)
     elif label_set is not None:
-        raise ValueError(f"label_set applies to cifar10n only, got {label_set!r} for {dataset!r}")
+        raise InvalidParameterError(f"label_set applies to cifar10n only, got {label_set!r} for "
+                                    f"{dataset!r}")
     if dataset == "ag_news":
         return _text_profiles()[profile]
     return _image_profiles(dataset, label_set)[profile]

@@ -18,6 +18,7 @@ from pathlib import Path
 
 import numpy as np
 
+from evalcal_core.validate import InvalidParameterError
 from real_runs import pack_data, text
 from real_runs.config import DEFAULT_LABEL_SET, LABEL_SETS
 from real_runs.sources import (
@@ -244,7 +245,7 @@ def load_cifar10n(data_root, label_set: str = DEFAULT_LABEL_SET, cache_dir=None,
     both are in the same (canonical) order.
     """
     if label_set not in LABEL_SETS:
-        raise ValueError(f"label_set must be one of {LABEL_SETS}, got {label_set!r}")
+        raise InvalidParameterError(f"label_set must be one of {LABEL_SETS}, got {label_set!r}")
     label_file = find_cifar10n_file(data_root)
     labels = read_cifar10n_labels(label_file)
     images = load_cifar10(data_root, cache_dir=cache_dir, download=download)
@@ -276,8 +277,7 @@ def _read_ag_csv(path: Path, content: str | None = None
         for line_no, row in enumerate(csv.reader(fh), start=1):
             if len(row) != 3 or row[0].strip() not in ("1", "2", "3", "4"):
                 raise DataRootError(f"malformed AG News file {path} at row {line_no}: expected "
-                                    "3 fields (class 1-4, title, description), got "
-                                    f"{row[:3]!r}")
+                                    f"3 fields (class 1-4, title, description), got {row[:3]!r}")
             labels.append(int(row[0]) - 1)
             docs.append(text.tokenize(row[1] + " " + row[2]))
     if not docs:
@@ -337,8 +337,8 @@ def load_from_pack(name: str, pack, *, label_set: str | None = None,
         return _ag_dataset(train_docs, train_y, test_docs, test_y, vocab_size or 20_000,
                            max_len or 64, f"{pack}:ag_news")
     if name not in ("cifar10", "cifar10n"):
-        raise ValueError(f"dataset must be one of ('cifar10', 'cifar10n', 'ag_news'), got "
-                         f"{name!r}")
+        raise InvalidParameterError("dataset must be one of ('cifar10', 'cifar10n', 'ag_news'), "
+                                    f"got {name!r}")
     arrays, source = pack_data.load_cifar_from_pack(pack, cache_dir)
     train_y = arrays["train_y"]
     common = dict(kind="image", train_x=arrays["train_x"], train_clean_y=train_y,
@@ -347,7 +347,7 @@ def load_from_pack(name: str, pack, *, label_set: str | None = None,
         return Dataset(name="cifar10", train_y=train_y, source=source, **common)
     label_set = label_set or DEFAULT_LABEL_SET
     if label_set not in LABEL_SETS:
-        raise ValueError(f"label_set must be one of {LABEL_SETS}, got {label_set!r}")
+        raise InvalidParameterError(f"label_set must be one of {LABEL_SETS}, got {label_set!r}")
     if not np.array_equal(arrays["n_clean_label"], train_y):
         raise DataRootError(f"CIFAR-10N clean_label in pack {pack} differs from its CIFAR-10 "
                             "training labels")
@@ -373,7 +373,8 @@ def load_dataset(name: str, data_root, *, label_set: str | None = None,
                              download=download)
     if name == "ag_news":
         return load_ag_news(data_root, vocab_size=vocab_size or 20_000, max_len=max_len or 64)
-    raise ValueError(f"dataset must be one of ('cifar10', 'cifar10n', 'ag_news'), got {name!r}")
+    raise InvalidParameterError("dataset must be one of ('cifar10', 'cifar10n', 'ag_news'), got "
+                                f"{name!r}")
 
 
 def load_for_config(config, data_root, cache_dir=None, download: bool = False) -> Dataset:

@@ -20,6 +20,7 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 
+from evalcal_core.validate import InvalidParameterError
 from real_runs import augment
 from real_runs.config import DATA_PATHS, PRECISIONS, RunConfig
 from real_runs.data import Dataset
@@ -142,7 +143,7 @@ def _make_optimizer(config: RunConfig, model: torch.nn.Module, total_steps: int,
         opt = torch.optim.Adam(model.parameters(), lr=config.lr,
                                weight_decay=config.weight_decay)
     else:
-        raise ValueError(f"optimizer must be 'sgd' or 'adam', got {config.optimizer!r}")
+        raise InvalidParameterError(f"optimizer must be 'sgd' or 'adam', got {config.optimizer!r}")
     sched = torch.optim.lr_scheduler.LambdaLR(opt, lr_factor(config, total_steps,
                                                              steps_per_epoch))
     return opt, sched
@@ -199,17 +200,19 @@ def train_run(config: RunConfig, seed: int, data: Dataset, device: str = "cpu",
     """
     seed = check_seed(seed)
     if data.name != config.dataset:
-        raise ValueError(f"data is {data.name!r} but config is for {config.dataset!r}")
+        raise InvalidParameterError(f"data is {data.name!r} but config is for {config.dataset!r}")
     if config.epochs < 1 or config.batch_size < 1:
-        raise ValueError(f"epochs and batch_size must be >= 1, got {config.epochs!r} and "
-                         f"{config.batch_size!r}")
+        raise InvalidParameterError(f"epochs and batch_size must be >= 1, got {config.epochs!r} "
+                                    f"and {config.batch_size!r}")
     if config.precision not in PRECISIONS:
-        raise ValueError(f"precision must be one of {PRECISIONS}, got {config.precision!r}")
+        raise InvalidParameterError(f"precision must be one of {PRECISIONS}, got "
+                                    f"{config.precision!r}")
     if config.data_path not in DATA_PATHS:
-        raise ValueError(f"data_path must be one of {DATA_PATHS}, got {config.data_path!r}")
+        raise InvalidParameterError(f"data_path must be one of {DATA_PATHS}, got "
+                                    f"{config.data_path!r}")
     if config.warmup_epochs < 0 or config.warmup_epochs > config.epochs:
-        raise ValueError(f"warmup_epochs must be in [0, epochs={config.epochs}], got "
-                         f"{config.warmup_epochs!r}")
+        raise InvalidParameterError(f"warmup_epochs must be in [0, epochs={config.epochs}], got "
+                                    f"{config.warmup_epochs!r}")
     with deterministic(config.threads):
         return _train(config, seed, data, device, progress, deadline)
 

@@ -76,7 +76,7 @@ from pathlib import Path
 from evalcal_core.atomic import atomic_path, write_atomic
 from evalcal_core.cli import ArgumentParser, call_main
 from evalcal_core.outdir import locked_out
-from evalcal_core.validate import check_int, check_number
+from evalcal_core.validate import InvalidParameterError, check_int, check_number
 from real_runs.config import DATASETS, PROFILES
 from real_runs.scenarios import SCENARIOS
 from real_runs.store import record_path
@@ -101,25 +101,25 @@ class PlanEntry:
 
 def _plan_entry_iv(entry: dict) -> PlanEntry:
     if not isinstance(entry, dict) or "dataset" not in entry:
-        raise ValueError(f"each plan entry must be an object with 'dataset', 'scenarios' and "
-                         f"'seeds', got {entry!r}")
+        raise InvalidParameterError("each plan entry must be an object with 'dataset', "
+                                    f"'scenarios' and 'seeds', got {entry!r}")
     dataset = entry["dataset"]
     if dataset not in DATASETS:
-        raise ValueError(f"plan dataset must be one of {DATASETS}, got {dataset!r}")
+        raise InvalidParameterError(f"plan dataset must be one of {DATASETS}, got {dataset!r}")
     scenarios = entry.get("scenarios", [])
     scenarios = [scenarios] if isinstance(scenarios, str) else list(scenarios)
     bad = [s for s in scenarios if s not in SCENARIOS]
     if not scenarios or bad:
-        raise ValueError(f"plan scenarios must be a non-empty list of {SCENARIOS}, got "
-                         f"{entry.get('scenarios')!r}")
+        raise InvalidParameterError(f"plan scenarios must be a non-empty list of {SCENARIOS}, got "
+                                    f"{entry.get('scenarios')!r}")
     seeds = entry.get("seeds")
     seeds = parse_seeds(seeds) if isinstance(seeds, str) else sorted(set(seeds or ()))
     if not seeds:
-        raise ValueError(f"plan seeds must be like '0-49' or a list of integers, got "
-                         f"{entry.get('seeds')!r}")
+        raise InvalidParameterError(f"plan seeds must be like '0-49' or a list of integers, got "
+                                    f"{entry.get('seeds')!r}")
     profile = entry.get("profile", "paper")
     if profile not in PROFILES:
-        raise ValueError(f"plan profile must be one of {PROFILES}, got {profile!r}")
+        raise InvalidParameterError(f"plan profile must be one of {PROFILES}, got {profile!r}")
     return PlanEntry(dataset, tuple(scenarios), tuple(seeds), profile,
                      entry.get("label_set"))
 
@@ -129,10 +129,10 @@ def read_plan(path) -> list[PlanEntry]:
     try:
         raw = json.loads(Path(path).read_text())
     except json.JSONDecodeError as exc:
-        raise ValueError(f"plan {path} is not valid JSON ({exc})") from exc
+        raise InvalidParameterError(f"plan {path} is not valid JSON ({exc})") from exc
     if not isinstance(raw, list) or not raw:
-        raise ValueError(f"plan {path} must be a non-empty JSON list of entries, got "
-                         f"{type(raw).__name__}")
+        raise InvalidParameterError(f"plan {path} must be a non-empty JSON list of entries, got "
+                                    f"{type(raw).__name__}")
     return [_plan_entry_iv(e) for e in raw]
 
 
@@ -203,8 +203,8 @@ def _worker_train(run: PlannedRun, device: str, fingerprint: str, deadline_unix:
     t0 = time.perf_counter()
     data, found = _load(run.config, _WORKER["pack"], _WORKER["cache_dir"])
     if found != fingerprint:
-        raise ValueError(f"worker loaded other data than the parent ({found[:12]} vs "
-                         f"{fingerprint[:12]})")
+        raise InvalidParameterError(f"worker loaded other data than the parent ({found[:12]} vs "
+                                    f"{fingerprint[:12]})")
     # monotonic clocks are not comparable across processes everywhere: the parent passes
     # wall-clock time, converted here once.
     deadline = time.monotonic() + (deadline_unix - time.time())
@@ -239,8 +239,8 @@ def bundle_records(store: Path, out: Path, shard_bytes: int, max_shards: int = M
         shards[-1].append(p)
         size += need
     if len(shards) > max_shards:
-        raise ValueError(f"records need {len(shards)} shards of {shard_bytes} bytes; at most "
-                         f"{max_shards} fit the 8 files that come back")
+        raise InvalidParameterError(f"records need {len(shards)} shards of {shard_bytes} bytes; "
+                                    f"at most {max_shards} fit the 8 files that come back")
     written = []
     for i, group in enumerate(shards):
         if not group:
@@ -325,9 +325,10 @@ def run_batch(entries: list[PlanEntry], *, pack, out, budget_s: float, workers: 
     start_unix = time.time()
     start = time.monotonic()
     if isinstance(workers, bool) or not isinstance(workers, int) or workers < 1:
-        raise ValueError(f"workers must be a positive integer, got {workers!r}")
+        raise InvalidParameterError(f"workers must be a positive integer, got {workers!r}")
     if budget_s <= reserve_s:
-        raise ValueError(f"budget_s must exceed reserve_s ({reserve_s}), got {budget_s!r}")
+        raise InvalidParameterError(f"budget_s must exceed reserve_s ({reserve_s}), got "
+                                    f"{budget_s!r}")
     # Before any CUDA context exists in this process or the (spawned) workers.
     os.environ.setdefault("CUBLAS_WORKSPACE_CONFIG", ":4096:8")
     # --out is checked and locked before anything is planned or trained. The lock is the
@@ -485,7 +486,7 @@ def _main(argv) -> int:
         entries = [_plan_entry_iv({"dataset": args.dataset, "scenarios": args.scenarios,
                                    "seeds": args.seeds, "profile": args.profile})]
     else:
-        raise ValueError("give --plan PLAN.json or --dataset, --scenarios and --seeds")
+        raise InvalidParameterError("give --plan PLAN.json or --dataset, --scenarios and --seeds")
     pool = None if args.pool == "none" else args.pool
     result = run_batch(entries, pack=args.pack, out=args.out, budget_s=args.budget_s,
                        workers=args.workers, pool=pool, device=args.device,

@@ -48,6 +48,7 @@ from pathlib import Path
 from evalcal_core.atomic import write_atomic
 from evalcal_core.cli import ArgumentParser, call_main
 from evalcal_core.outdir import LOCK_NAME, check_out
+from evalcal_core.validate import InvalidParameterError
 from real_runs.store import ARMS, CorruptRecordError, read_expected, read_record
 
 REPO = Path(__file__).resolve().parents[1]
@@ -76,8 +77,9 @@ def _identity(name: str) -> dict:
     """dataset/profile/arm/scenario/seed named by a store-relative path, or ValueError."""
     match = _MEMBER.match(name)
     if not match:
-        raise ValueError("not a store record path <dataset>/<profile>/<baseline|scenario>/"
-                         "seed-NNNNN.npz")
+        raise InvalidParameterError("not a store record path "
+                                    "<dataset>/<profile>/<baseline|scenario>/"
+                                    "seed-NNNNN.npz")
     dataset, profile, folder, seed = match.groups()
     arm = "baseline" if folder == "baseline" else "variant"
     assert arm in ARMS
@@ -110,8 +112,8 @@ def _sources(paths) -> list[tuple[str, str, bytes]]:
             parts = path.resolve().parts
             out.append((str(path), "/".join(parts[-4:]), path.read_bytes()))
         else:
-            raise ValueError(f"inputs must be .tar bundles, .npz records, store folders or "
-                             f"gpu_batch.json, got {path}")
+            raise InvalidParameterError("inputs must be .tar bundles, .npz records, store "
+                                        f"folders or gpu_batch.json, got {path}")
     return out
 
 
@@ -192,9 +194,10 @@ def store_lock(pool, *, wait_s: float = LOCK_WAIT_S, on_wait=None):
                 break
             except BlockingIOError:
                 if time.monotonic() >= deadline:
-                    raise ValueError(f"another merge or training run is writing to {pool} "
-                                     f"(still after {wait_s:g} s); run the merge again when "
-                                     "it is done") from None
+                    raise InvalidParameterError("another merge or training run is writing to "
+                                                f"{pool} "
+                                                f"(still after {wait_s:g} s); run the merge again "
+                                                "when it is done") from None
                 if not waited and on_wait is not None:
                     on_wait()
                 waited = True
@@ -234,15 +237,15 @@ def merge(inputs, pool, *, data_root: str | None = None, write: bool = True,
     """
     pool = Path(pool)
     if not (wait_s >= 0 and math.isfinite(wait_s)):
-        raise ValueError(f"The 'wait_s' parameter of merge must be a finite number >= 0. "
-                         f"Got {wait_s!r} instead.")
+        raise InvalidParameterError("The 'wait_s' parameter of merge must be a finite number >= "
+                                    f"0. Got {wait_s!r} instead.")
     result = MergeResult()
     batches = [Path(p) for p in inputs if Path(p).suffix == ".json"]
     for b in batches:
         try:
             result.batches.append(json.loads(b.read_text()))
         except (OSError, json.JSONDecodeError) as exc:
-            raise ValueError(f"cannot read batch summary {b} ({exc})") from exc
+            raise InvalidParameterError(f"cannot read batch summary {b} ({exc})") from exc
     sources = _sources([p for p in inputs if Path(p).suffix != ".json"])
     lock = (store_lock(pool, wait_s=wait_s, on_wait=on_wait) if write
             else contextlib.nullcontext(pool))
@@ -270,8 +273,7 @@ def _merge_locked(sources, inputs, pool: Path, tmpdir: str, result: MergeResult,
             known = facts.get(ident["dataset"], ident["profile"])
             if known["base"] and rec.base_config_hash not in known["base"]:
                 raise CorruptRecordError("trained with another baseline config than the "
-                                         f"pool's {ident['dataset']}/{ident['profile']} "
-                                         "records")
+                                         f"pool's {ident['dataset']}/{ident['profile']} records")
             if known["data"] and rec.data_fingerprint not in known["data"]:
                 raise CorruptRecordError("trained on other data than the pool's "
                                          f"{ident['dataset']}/{ident['profile']} records")

@@ -7,6 +7,8 @@ import math
 import torch
 from torch import nn
 
+from evalcal_core.validate import InvalidParameterError
+
 
 class SeededDropout(nn.Module):
     """Dropout whose masks come from an explicit ``torch.Generator``.
@@ -18,7 +20,7 @@ class SeededDropout(nn.Module):
     def __init__(self, p: float):
         super().__init__()
         if not 0.0 <= p < 1.0:
-            raise ValueError(f"dropout must be in [0, 1), got {p!r}")
+            raise InvalidParameterError(f"dropout must be in [0, 1), got {p!r}")
         self.p = p
         self.generator: torch.Generator | None = None
 
@@ -131,11 +133,13 @@ def build_model(config, num_classes: int, vocab_size: int | None = None) -> nn.M
             return SmallCNN(num_classes, config.width)
         if config.model == "textcnn":
             if vocab_size is None or config.max_len < max(TextCNN.kernel_sizes):
-                raise ValueError(f"textcnn needs a vocabulary and max_len >= 5, got "
-                                 f"vocab_size={vocab_size!r}, max_len={config.max_len!r}")
+                raise InvalidParameterError(f"textcnn needs a vocabulary and max_len >= 5, got "
+                                            f"vocab_size={vocab_size!r}, "
+                                            f"max_len={config.max_len!r}")
             return TextCNN(vocab_size, config.embed_dim, config.width, num_classes,
                            config.dropout)
-    raise ValueError(f"model must be 'resnet18', 'smallcnn' or 'textcnn', got {config.model!r}")
+    raise InvalidParameterError("model must be 'resnet18', 'smallcnn' or 'textcnn', got "
+                                f"{config.model!r}")
 
 
 @torch.no_grad()

@@ -7,6 +7,8 @@ import os
 import platform
 import sys
 
+from evalcal_core.validate import InvalidParameterError
+
 DEVICES = ("auto", "cpu", "cuda")
 #: CPU kernel sets a run may be pinned to: ``native`` (the best this CPU has) or ``avx2``
 CPU_ISAS = ("native", "avx2")
@@ -29,8 +31,8 @@ def pin_cpu_isa(isa: str) -> None:
         lacks AVX2.
     """
     if isa not in CPU_ISAS:
-        raise ValueError(f"The '--cpu-isa' option must be one of {', '.join(CPU_ISAS)}. "
-                         f"Got {isa!r} instead.")
+        raise InvalidParameterError(f"The '--cpu-isa' option must be one of {', '.join(CPU_ISAS)}. "
+                                    f"Got {isa!r} instead.")
     if isa == "native":
         return
     os.environ.update(_AVX2_ENV)
@@ -41,9 +43,11 @@ def pin_cpu_isa(isa: str) -> None:
 
     found = torch.backends.cpu.get_cpu_capability()
     if found != "AVX2":
-        raise ValueError(f"--cpu-isa avx2: torch runs {found} kernels (torch was started "
-                         f"before the setting, or this CPU has no AVX2); start Python with "
-                         + " ".join(f"{k}={v}" for k, v in _AVX2_ENV.items()))
+        raise InvalidParameterError(f"--cpu-isa avx2: torch runs {found} kernels (torch was "
+                                    "started "
+                                    "before the setting, or this CPU has no AVX2); start Python "
+                                    "with "
+                                    + " ".join(f"{k}={v}" for k, v in _AVX2_ENV.items()))
 
 
 def resolve_device(device: str) -> str:
@@ -51,11 +55,11 @@ def resolve_device(device: str) -> str:
     import torch
 
     if device not in DEVICES:
-        raise ValueError(f"device must be one of {DEVICES}, got {device!r}")
+        raise InvalidParameterError(f"device must be one of {DEVICES}, got {device!r}")
     if device == "auto":
         return "cuda" if torch.cuda.is_available() else "cpu"
     if device == "cuda" and not torch.cuda.is_available():
-        raise ValueError("device 'cuda' requested but torch sees no CUDA device")
+        raise InvalidParameterError("device 'cuda' requested but torch sees no CUDA device")
     return device
 
 

@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from evalcal_core.validate import InvalidParameterError
+
 #: Stream ids. Never renumber: records trained earlier depend on them.
 STREAMS = {
     "init": 0,
@@ -24,7 +26,7 @@ STREAMS = {
 def check_seed(seed: int, name: str = "seed") -> int:
     """Return ``seed`` as an int or raise ValueError if it is not a non-negative integer."""
     if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0:
-        raise ValueError(f"{name} must be a non-negative integer, got {seed!r}")
+        raise InvalidParameterError(f"{name} must be a non-negative integer, got {seed!r}")
     return int(seed)
 
 
@@ -49,7 +51,7 @@ def stream_seed(seed: int, stream: str, replica: int = 0) -> int:
     seed = check_seed(seed)
     replica = check_seed(replica, "replica")
     if stream not in STREAMS:
-        raise ValueError(f"stream must be one of {sorted(STREAMS)}, got {stream!r}")
+        raise InvalidParameterError(f"stream must be one of {sorted(STREAMS)}, got {stream!r}")
     state = np.random.SeedSequence([seed, STREAMS[stream], replica]).generate_state(1, np.uint64)
     return int(state[0])
 

@@ -38,6 +38,7 @@ import numpy as np
 
 from evalcal_core import scenarios
 from evalcal_core.atomic import atomic_path
+from evalcal_core.validate import InvalidParameterError
 
 FORMAT_VERSION = 1
 ARMS = ("baseline", "variant")
@@ -137,9 +138,9 @@ def record_path(root, dataset: str, profile: str, arm: str, scenario: str | None
                 seed: int) -> Path:
     """Path of a record inside the store ``root`` (see the module docstring)."""
     if arm not in ARMS:
-        raise ValueError(f"arm must be one of {ARMS}, got {arm!r}")
+        raise InvalidParameterError(f"arm must be one of {ARMS}, got {arm!r}")
     if arm == "variant" and not scenario:
-        raise ValueError(f"a variant record needs a scenario, got {scenario!r}")
+        raise InvalidParameterError(f"a variant record needs a scenario, got {scenario!r}")
     folder = "baseline" if arm == "baseline" else scenario
     return Path(root) / dataset / profile / folder / f"seed-{int(seed):05d}.npz"
 
@@ -167,10 +168,10 @@ def write_record(path, record: RunRecord) -> Path:
     correct = np.asarray(record.correct, dtype=bool)
     predictions = np.asarray(record.predictions)
     if predictions.shape != correct.shape or correct.ndim != 1:
-        raise ValueError(f"correct and predictions must be 1-D of equal length, got "
-                         f"{correct.shape} and {predictions.shape}")
+        raise InvalidParameterError(f"correct and predictions must be 1-D of equal length, got "
+                                    f"{correct.shape} and {predictions.shape}")
     if predictions.size and (predictions.min() < 0 or predictions.max() > 255):
-        raise ValueError("predictions must be class indices in 0..255")
+        raise InvalidParameterError("predictions must be class indices in 0..255")
     arrays = {
         "format_version": np.int64(FORMAT_VERSION),
         "n_test": np.int64(correct.size),
@@ -340,8 +341,8 @@ def pool_cells(root=None, profile: str | None = None, *,
     if not cells:
         shown = root if root is not None else DEFAULT_POOL
         which = f"of profile {profile!r} " if profile is not None else ""
-        raise ValueError(f"no real-run pool {which}under {shown}; build one with "
-                         f"'python -m real_runs.build_pool' or pass {option}")
+        raise InvalidParameterError(f"no real-run pool {which}under {shown}; build one with "
+                                    f"'python -m real_runs.build_pool' or pass {option}")
     return cells
 
 
@@ -356,11 +357,12 @@ def check_store(root, option: str = "--pool") -> Path:
     root = Path(root)
     if not root.is_dir():
         what = "is a file" if root.exists() else "does not exist"
-        raise ValueError(f"The {option!r} option must be a run store folder; {root} {what}")
+        raise InvalidParameterError(f"The {option!r} option must be a run store folder; {root} "
+                                    f"{what}")
     if not pool_profiles(root):
-        raise ValueError(f"The {option!r} option must be a run store holding a real-run "
-                         f"pool; {root} holds none (build one with 'python -m "
-                         f"real_runs.build_pool')")
+        raise InvalidParameterError(f"The {option!r} option must be a run store holding a real-run "
+                                    f"pool; {root} holds none (build one with 'python -m "
+                                    f"real_runs.build_pool')")
     return root
 
 
@@ -381,8 +383,8 @@ def _resolve_profile(root, dataset: str, profile: str | None) -> str:
         return profile
     found = available_profiles(root, dataset)
     if len(found) != 1:
-        raise ValueError(f"profile must be given when {Path(root) / dataset} holds "
-                         f"{len(found)} profiles ({found}); pass one of them")
+        raise InvalidParameterError(f"profile must be given when {Path(root) / dataset} holds "
+                                    f"{len(found)} profiles ({found}); pass one of them")
     return found[0]
 
 
@@ -395,8 +397,8 @@ def load_pair_records(root, dataset: str, scenario: str, profile: str | None = N
     :class:`CorruptRecordError`.
     """
     if not scenario or scenario == "baseline":
-        raise ValueError(f"scenario must name a variant scenario such as 'S1', got "
-                         f"{scenario!r}")
+        raise InvalidParameterError(f"scenario must name a variant scenario such as 'S1', got "
+                                    f"{scenario!r}")
     profile = _resolve_profile(root, dataset, profile)
     base_dir = record_path(root, dataset, profile, "baseline", None, 0).parent
     var_dir = record_path(root, dataset, profile, "variant", scenario, 0).parent

@@ -16,6 +16,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 
 from evalcal_core.outdir import locked_out
+from evalcal_core.validate import InvalidParameterError
 from real_runs.config import PROFILES, RunConfig, config_hash, profile_config
 from real_runs.scenarios import check_scenario, variant_config
 from real_runs.seeding import check_seed
@@ -83,16 +84,16 @@ def parse_seeds(text: str, option: str = "--seeds") -> list[int]:
     for part in str(text).split(","):
         match = re.fullmatch(r"\s*(\d+)\s*(?:-\s*(\d+)\s*)?", part)
         if not match:
-            raise ValueError(f"seeds must look like '0-19' or '0,3,5-7', got {text!r}")
+            raise InvalidParameterError(f"seeds must look like '0-19' or '0,3,5-7', got {text!r}")
         lo = int(match.group(1))
         hi = int(match.group(2)) if match.group(2) is not None else lo
         if hi < lo:
-            raise ValueError(f"seeds range {part.strip()!r} is empty (end < start)")
+            raise InvalidParameterError(f"seeds range {part.strip()!r} is empty (end < start)")
         if hi > MAX_SEED:
-            raise ValueError(f"{option} {part.strip()!r}: seeds must be <= {MAX_SEED}")
+            raise InvalidParameterError(f"{option} {part.strip()!r}: seeds must be <= {MAX_SEED}")
         if hi - lo + 1 + len(seeds) > MAX_SEEDS:
-            raise ValueError(f"{option} {text!r} names {hi - lo + 1 + len(seeds)} or more "
-                             f"seeds; the limit is {MAX_SEEDS} per sweep")
+            raise InvalidParameterError(f"{option} {text!r} names {hi - lo + 1 + len(seeds)} or "
+                                        f"more seeds; the limit is {MAX_SEEDS} per sweep")
         seeds.update(range(lo, hi + 1))
     return sorted(seeds)
 
@@ -105,8 +106,8 @@ def parse_scenarios(text: str) -> list[str]:
         return list(SCENARIOS)
     names = [s.strip() for s in text.split(",") if s.strip()]
     if not names:
-        raise ValueError(f"scenario must be one of {SCENARIOS}, a comma list or 'all', got "
-                         f"{text!r}")
+        raise InvalidParameterError(f"scenario must be one of {SCENARIOS}, a comma list or 'all', "
+                                    f"got {text!r}")
     return [check_scenario(s) for s in names]
 
 
@@ -124,8 +125,9 @@ def _check_existing(run: PlannedRun, fingerprint: str) -> bool:
                            scenario=key.scenario, seed=key.seed)
     if record.config_hash != config_hash(run.config) or record.data_fingerprint != fingerprint:
         what = "config" if record.config_hash != config_hash(run.config) else "data"
-        raise ValueError(f"existing record {run.path} was trained with a different {what} "
-                         "than this sweep's; use another --out (or delete the record)")
+        raise InvalidParameterError(f"existing record {run.path} was trained with a different "
+                                    f"{what} "
+                                    "than this sweep's; use another --out (or delete the record)")
     return True
 
 
@@ -133,7 +135,7 @@ def plan_sweep(dataset: str, scenarios, seeds, profile: str, out, label_set=None
                ) -> list[PlannedRun]:
     """Every run of the sweep (baselines first within each seed), stored or not."""
     if profile not in PROFILES:
-        raise ValueError(f"profile must be one of {PROFILES}, got {profile!r}")
+        raise InvalidParameterError(f"profile must be one of {PROFILES}, got {profile!r}")
     base = profile_config(dataset, profile, label_set)
     base_hash = config_hash(base)
     runs = []
@@ -188,7 +190,7 @@ def _worker_init(config, data_root, cache_dir, threads, fingerprint) -> None:
     torch.set_num_threads(threads)  # also bounds the threads used while loading
     data = load_for_config(config, data_root, cache_dir=cache_dir)
     if data.fingerprint() != fingerprint:
-        raise ValueError(f"data under {data_root} changed during the sweep")
+        raise InvalidParameterError(f"data under {data_root} changed during the sweep")
     _WORKER.update(data=data, fingerprint=fingerprint, threads=threads)
 
 
@@ -241,16 +243,16 @@ def train_sweep(dataset: str, scenarios, seeds, profile: str = "cpu", data_root=
     from real_runs.runtime import resolve_device
 
     if data_root is None or out is None:
-        raise ValueError(f"data_root and out are required, got data_root={data_root!r}, "
-                         f"out={out!r}")
+        raise InvalidParameterError(f"data_root and out are required, got data_root={data_root!r}, "
+                                    f"out={out!r}")
     scenarios = [scenarios] if isinstance(scenarios, str) else list(scenarios)
     if not scenarios:
-        raise ValueError("scenarios must name at least one scenario, got none")
+        raise InvalidParameterError("scenarios must name at least one scenario, got none")
     seeds = sorted({check_seed(s) for s in seeds})
     if not seeds:
-        raise ValueError("seeds must contain at least one seed, got none")
+        raise InvalidParameterError("seeds must contain at least one seed, got none")
     if isinstance(jobs, bool) or not isinstance(jobs, int) or jobs < 1:
-        raise ValueError(f"jobs must be a positive integer, got {jobs!r}")
+        raise InvalidParameterError(f"jobs must be a positive integer, got {jobs!r}")
     device = resolve_device(device)
     out = Path(out)
     cache_dir = out / ".cache" if cache_dir is None else Path(cache_dir)

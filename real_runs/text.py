@@ -7,6 +7,8 @@ from collections import Counter
 
 import numpy as np
 
+from evalcal_core.validate import InvalidParameterError
+
 PAD, UNK = 0, 1
 SPECIALS = ("<pad>", "<unk>")
 _WORD = re.compile(r"[a-z0-9]+(?:'[a-z]+)?")
@@ -29,7 +31,7 @@ def build_vocab(docs: list[list[str]], size: int) -> tuple[str, ...]:
     Ties are broken alphabetically so the vocabulary does not depend on document order.
     """
     if not isinstance(size, int) or size < 1:
-        raise ValueError(f"vocab_size must be a positive integer, got {size!r}")
+        raise InvalidParameterError(f"vocab_size must be a positive integer, got {size!r}")
     counts = Counter(word for doc in docs for word in doc)
     ranked = sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))[:size]
     return SPECIALS + tuple(word for word, _ in ranked)
@@ -38,7 +40,7 @@ def build_vocab(docs: list[list[str]], size: int) -> tuple[str, ...]:
 def encode(docs: list[list[str]], vocab: tuple[str, ...], max_len: int) -> np.ndarray:
     """Token ids, truncated or PAD-padded to ``max_len``; shape (len(docs), max_len), int32."""
     if not isinstance(max_len, int) or max_len < 1:
-        raise ValueError(f"max_len must be a positive integer, got {max_len!r}")
+        raise InvalidParameterError(f"max_len must be a positive integer, got {max_len!r}")
     index = {word: i for i, word in enumerate(vocab)}
     out = np.full((len(docs), max_len), PAD, dtype=np.int32)
     for row, doc in enumerate(docs):

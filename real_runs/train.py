@@ -14,6 +14,7 @@ from __future__ import annotations
 import sys
 
 from evalcal_core.cli import ArgumentParser, call_main, prog_name
+from evalcal_core.validate import InvalidParameterError
 from real_runs.config import DATASETS, LABEL_SETS, PROFILES
 from real_runs.runtime import CPU_ISAS, DEVICES, pin_cpu_isa
 from real_runs.sweep import PairSummary, parse_scenarios, parse_seeds, train_sweep
@@ -83,8 +84,8 @@ def require_torch() -> None:
         import torch  # noqa: F401
         import torchvision  # noqa: F401
     except ImportError as exc:
-        raise ValueError(f"training needs torch and torchvision ({exc}); install them with "
-                         f"pip install '.[real]'") from None
+        raise InvalidParameterError(f"training needs torch and torchvision ({exc}); install them "
+                                    "with pip install '.[real]'") from None
 
 
 def main(argv=None) -> int:

@@ -12,6 +12,7 @@ import numpy as np
 import pandas as pd
 
 import protocols
+from evalcal_core.validate import InvalidParameterError
 from sim.grid import cell_seed, wilson
 
 
@@ -81,7 +82,8 @@ def family_rates(generator, ms, k: int, sims: int, seed: int, alpha=0.05) -> pd.
         ``independent_rate`` = 1 - (1 - alpha)**m.
     """
     if generator.noise != "normal":
-        raise ValueError(f"family_rates simulates normal noise; got noise={generator.noise!r}")
+        raise InvalidParameterError("family_rates simulates normal noise; got "
+                                    f"noise={generator.noise!r}")
     test = protocols.get("paired_t")
     rows = []
     for m in ms:

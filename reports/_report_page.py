@@ -17,6 +17,7 @@ from pathlib import Path
 import pandas as pd
 
 from evalcal_core.atomic import write_atomic
+from evalcal_core.validate import InvalidParameterError
 
 
 @dataclass(frozen=True)
@@ -68,7 +69,7 @@ class CsvCite:
                 mask &= column.astype(str) == str(value)
         hits = list(self.frame.index[mask])
         if len(hits) != 1:
-            raise ValueError(f"{self.name}: {len(hits)} rows match {where}")
+            raise InvalidParameterError(f"{self.name}: {len(hits)} rows match {where}")
         return int(hits[0])
 
     def num(self, row: int, col: str, fmt: str = ".1f", scale: float = 1.0) -> Num:

@@ -21,6 +21,7 @@ import protocols
 from evalcal_core.atomic import write_atomic
 from evalcal_core.cli import ArgumentParser, run_main
 from evalcal_core.outdir import run_outputs
+from evalcal_core.validate import InvalidParameterError
 from real_runs.manifest import DATA_CAVEATS, pool_caveat
 from real_runs.store import pool_cells
 from sim.outputs import csv_text
@@ -122,9 +123,9 @@ def main(argv=None) -> int:
     locked and marked incomplete until both files are written."""
     args = build_parser().parse_args(argv)
     if args.seed < 0:
-        raise ValueError(f"--seed must be >= 0; got {args.seed}")
+        raise InvalidParameterError(f"--seed must be >= 0; got {args.seed}")
     if not 0 < args.alpha < 1:
-        raise ValueError(f"--alpha must be in (0, 1); got {args.alpha}")
+        raise InvalidParameterError(f"--alpha must be in (0, 1); got {args.alpha}")
     pool_cells(args.root, args.profile, option="--root STORE")  # before the lock
     with run_outputs(args.out, PROG) as outputs:
         table = paper_table(args.root, alpha=args.alpha, seed=args.seed, profile=args.profile)

@@ -27,6 +27,7 @@ from evalcal_core.validate import (
     AnyOf,
     Each,
     Interval,
+    InvalidParameterError,
     Optional,
     Options,
     Requires,
@@ -267,7 +268,8 @@ def _generators(c: CalibrationConfig):
     """The generators to calibrate, and the pilot's observed effect (pp) or ``None``."""
     if c.from_pilot:
         if c.generator != "seed_gaussian":
-            raise ValueError("--from-pilot chooses the generator itself; drop --generator")
+            raise InvalidParameterError("--from-pilot chooses the generator itself; drop "
+                                        "--generator")
         fit = generator_from_pilot(c.from_pilot, percent=c.percent, assurance=c.assurance,
                                    effects_pp=c.effects or (), alpha=c.alpha,
                                    power=c.target_power)
@@ -391,9 +393,10 @@ def _k_cap(generator, c: CalibrationConfig) -> int:
     cap = default_k_cap(size)
     label = f"{generator.dataset} {generator.scenario}"
     if max(ks) > cap and not c.allow_large_k:
-        raise ValueError(f"--k {max(ks)} is above a third of the {size}-seed pool {label} "
-                         f"(at most {cap}): experiments would share most of their seeds. "
-                         f"Pass --allow-large-k to run it anyway")
+        raise InvalidParameterError(f"--k {max(ks)} is above a third of the {size}-seed pool "
+                                    f"{label} "
+                                    f"(at most {cap}): experiments would share most of their "
+                                    "seeds. Pass --allow-large-k to run it anyway")
     if c.allow_large_k:
         if max(ks) > cap:
             print(f"warning: --allow-large-k: k up to {max(ks)} draws more than a third of the "

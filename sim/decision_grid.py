@@ -43,7 +43,7 @@ from joblib import Parallel, delayed
 from evalcal_core.atomic import write_atomic
 from evalcal_core.cli import ArgumentParser, run_main
 from evalcal_core.outdir import run_outputs
-from evalcal_core.validate import check_int, fail
+from evalcal_core.validate import InvalidParameterError, check_int, fail
 
 from . import decisions
 from .grid import cell_seed, wilson
@@ -120,8 +120,8 @@ def _rows(family, params, outcomes, look_sims):
     out = []
     for o in outcomes:
         if o["measure"] not in decisions.MEASURES:
-            raise ValueError(f"family {family!r} returned measure {o['measure']!r}; allowed: "
-                             f"{', '.join(decisions.MEASURES)}")
+            raise InvalidParameterError(f"family {family!r} returned measure {o['measure']!r}; "
+                                        f"allowed: {', '.join(decisions.MEASURES)}")
         out.append({"family": family, "cell": _cell_key(params), "decision": o["decision"],
                     "measure": o["measure"], "alpha": o["alpha"], "hits": o["hits"],
                     "sims": o["sims"], "looks": str(look_sims)})

@@ -34,7 +34,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from evalcal_core.validate import check_int
+from evalcal_core.validate import InvalidParameterError, check_int
 
 from .generators import PoolView, pool_rows
 from .generators import generator_class as _generator_class
@@ -83,8 +83,8 @@ class ModelPool(PoolView):
 
     def check_effect(self, delta: float) -> None:
         if abs(delta - self.effect) > 1e-12:
-            raise ValueError(f"The 'effect' of a model pool is fixed at "
-                             f"{100 * self.effect:+.4f} pp; got {100 * delta:+.4f} pp")
+            raise InvalidParameterError(f"The 'effect' of a model pool is fixed at "
+                                        f"{100 * self.effect:+.4f} pp; got {100 * delta:+.4f} pp")
 
     def pool(self) -> tuple[np.ndarray, np.ndarray]:
         """The pool's ``(base, variant)`` scores, shape ``(size, n)`` (drawn once per process)."""

@@ -23,6 +23,7 @@ import math
 import pandas as pd
 
 import protocols
+from evalcal_core.validate import InvalidParameterError
 
 from .budget import default_tolerance, verdict
 from .solve import Curve, grid_cap, grid_effect, solve
@@ -33,9 +34,10 @@ def check_searchable(generator) -> None:
     """``ValueError`` unless ``generator`` simulates any effect (``--mde`` needs that)."""
     fixed = generator.fixed_effect()
     if fixed is not None:
-        raise ValueError(f"The '--mde' option needs a generator whose effect can be varied; "
-                         f"{generator.name} ({generator.describe()}) fixes it at "
-                         f"{100 * fixed:+.4g} pp. Got --mde with it instead.")
+        raise InvalidParameterError("The '--mde' option needs a generator whose effect can be "
+                                    "varied; "
+                                    f"{generator.name} ({generator.describe()}) fixes it at "
+                                    f"{100 * fixed:+.4g} pp. Got --mde with it instead.")
 
 
 def search_mde(calibration: pd.DataFrame, chosen, ks, *, target_power: float,

@@ -47,7 +47,13 @@ from scipy import optimize, special, stats
 from evalcal_core.atomic import write_atomic
 from evalcal_core.cli import ArgumentParser, run_main
 from evalcal_core.outdir import run_outputs
-from evalcal_core.validate import check_alpha, check_choice, check_int, check_number
+from evalcal_core.validate import (
+    InvalidParameterError,
+    check_alpha,
+    check_choice,
+    check_int,
+    check_number,
+)
 from protocols import claims, multiplicity
 
 from .grid import cell_seed, wilson
@@ -133,8 +139,8 @@ def _config_iv(config: MultiarmConfig, opt: bool = False) -> MultiarmConfig:
 
     m = tuple(check_int(v, name("m"), low=2, high=20) for v in config.m)
     if not m:
-        raise ValueError(f"The {name('m')!r} {'option' if opt else 'parameter'} must be at "
-                         "least one arm count. Got none instead.")
+        raise InvalidParameterError(f"The {name('m')!r} {'option' if opt else 'parameter'} must "
+                                    "be at least one arm count. Got none instead.")
     for g in config.generators:
         check_choice(g, name("generators"), GENERATORS)
     for f in config.families:

@@ -7,6 +7,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from evalcal_core.results_io import check_scores, read_any
+from evalcal_core.validate import InvalidParameterError
 
 from . import generators
 from .pilot_budget import DEFAULT_ASSURANCE, budget_from_spread, delta_spread
@@ -44,15 +45,18 @@ def _scale(values: np.ndarray, path, percent: bool) -> float:
     top = float(np.max(np.abs(values)))
     if percent:
         if top <= 1:
-            raise ValueError(f"--percent: the scores in {path} are all within [-1, 1] (largest "
-                             f"|value| {top:g}): they look like fractions already; drop "
-                             f"--percent")
+            raise InvalidParameterError(f"--percent: the scores in {path} are all within [-1, 1] "
+                                        "(largest "
+                                        f"|value| {top:g}): they look like fractions already; drop "
+                                        f"--percent")
         if top > 100:
-            raise ValueError(f"--percent: {path} has a score of {top:g}, above 100%")
+            raise InvalidParameterError(f"--percent: {path} has a score of {top:g}, above 100%")
         return 0.01
     if top > 1:
-        raise ValueError(f"--from-pilot: {path} has scores up to {top:g}, above 1: an accuracy "
-                         f"in percent? Pass --percent to divide by 100 (scores are fractions)")
+        raise InvalidParameterError(f"--from-pilot: {path} has scores up to {top:g}, above 1: an "
+                                    "accuracy "
+                                    "in percent? Pass --percent to divide by 100 (scores are "
+                                    "fractions)")
     return 1.0
 
 
@@ -101,8 +105,9 @@ def generator_from_pilot(path, *, percent: bool = False,
     results = check_scores(read_any(path, scale=scale) if scale != 1.0 else raw,
                            percent=scale != 1.0)
     if results.k < 2:
-        raise ValueError(f"--from-pilot needs at least 2 seeds per arm to estimate the "
-                         f"seed-to-seed spread (3 or more advised); {path} has {results.k}")
+        raise InvalidParameterError(f"--from-pilot needs at least 2 seeds per arm to estimate the "
+                                    f"seed-to-seed spread (3 or more advised); {path} has "
+                                    f"{results.k}")
     effect_pp = 100 * float((results.variant - results.base).mean())
     deltas = results.variant.mean(axis=1) - results.base.mean(axis=1)
     spread = delta_spread(deltas, assurance)
@@ -115,8 +120,9 @@ def generator_from_pilot(path, *, percent: bool = False,
     if results.per_question:
         binary = np.isin(results.base, (0, 1)).all() and np.isin(results.variant, (0, 1)).all()
         if not binary:
-            raise ValueError(f"--from-pilot with per-question scores needs 0/1 scores "
-                             f"(seed_question is a model of correctness); {path} has others")
+            raise InvalidParameterError(f"--from-pilot with per-question scores needs 0/1 scores "
+                                        f"(seed_question is a model of correctness); {path} has "
+                                        "others")
         fitted = generators.generator_class("seed_question").fit(results.base, results.variant)
         if fitted.sd_seed < 1e-6 or abs(fitted.rho) > 0.999:
             warnings.append(f"the seed_question fit is on a boundary (seed effect sd "
@@ -136,8 +142,8 @@ def generator_from_pilot(path, *, percent: bool = False,
     v = results.variant[:, 0]
     sigma = float(np.sqrt((b.var(ddof=1) + v.var(ddof=1)) / 2))
     if sigma == 0:
-        raise ValueError(f"--from-pilot: the per-seed metrics in {path} do not vary; "
-                         f"nothing to calibrate")
+        raise InvalidParameterError(f"--from-pilot: the per-seed metrics in {path} do not vary; "
+                                    f"nothing to calibrate")
     # The generator's delta sd sigma sqrt(2 (1 - rho)) is set to the assurance limit of the
     # deltas' own sd (unbiased variance, chi-square law), not to sigma_hat sqrt(2 (1 -
     # rho_hat)): that one is biased low at small k (rho_hat clipped at 0.99).
@@ -154,12 +160,14 @@ def generator_from_pilot(path, *, percent: bool = False,
                                 rho=float(rho))
     except ValueError:
         # seed_gaussian keeps its accuracies inside [0, 1] with 5 sigma of room
-        raise ValueError(f"--from-pilot: the per-seed metrics in {path} (mean "
-                         f"{100 * b.mean():.2f}%, sd {100 * sigma:.2f} pp per arm) lie too "
-                         f"close to 0% or 100% for a normal model of accuracies (it would "
-                         f"put scores outside [0, 1]); with enough runs, calibrate on them as "
-                         f"a pool: --generator real_pool --param csv={path} null=false (k up "
-                         f"to a third of the runs)") from None
+        raise InvalidParameterError(f"--from-pilot: the per-seed metrics in {path} (mean "
+                                    f"{100 * b.mean():.2f}%, sd {100 * sigma:.2f} pp per arm) lie "
+                                    "too close to 0% or 100% for a normal model of accuracies (it "
+                                    "would "
+                                    "put scores outside [0, 1]); with enough runs, calibrate on "
+                                    "them as "
+                                    f"a pool: --generator real_pool --param csv={path} null=false "
+                                    "(k up to a third of the runs)") from None
     text = (f"fitted seed_gaussian to {path} ({results.k} seeds per arm): baseline mean "
             f"mu = {100 * fitted.mu:.2f}%, seed-to-seed sd sigma = {100 * fitted.sigma:.2f} pp "
             f"per arm; {deltas_text}, simulated with pairing correlation rho = {rho:.2f} "

@@ -96,7 +96,14 @@ import protocols
 from evalcal_core.atomic import write_atomic
 from evalcal_core.cli import ArgumentParser, run_main
 from evalcal_core.outdir import check_complete, run_outputs
-from evalcal_core.validate import check_alpha, check_choice, check_int, check_number, fail
+from evalcal_core.validate import (
+    InvalidParameterError,
+    check_alpha,
+    check_choice,
+    check_int,
+    check_number,
+    fail,
+)
 
 from . import generators
 from .generators.seed_question import mean_sigmoid, pair_sigmoid
@@ -375,8 +382,8 @@ def components_from_pilot(base, variant, *, sd_repeat: float | None = None,
     variant = np.asarray(variant, dtype=float)
     k, n = base.shape
     if k < 2 or n < 2:
-        raise ValueError(f"--from-pilot needs at least 2 seeds and 2 questions; {source} has "
-                         f"{k} seeds and {n} questions")
+        raise InvalidParameterError("--from-pilot needs at least 2 seeds and 2 questions; "
+                                    f"{source} has {k} seeds and {n} questions")
     ms_s, ms_q, ms_e = anova_mean_squares(variant - base)
     notes = []
     var_a = (ms_s - ms_e) / n if design == "methods" else 0.0
@@ -764,8 +771,7 @@ def _plan_iv(config: PlanConfig) -> PlanConfig:
              else c.sd_question + c.sd_inter + c.sd_repeat + c.sd_cluster)
     if noise == 0:
         raise fail("--sd-seed" if config.design == "methods" else "--sd-question",
-                   "positive (with every other component 0 the test has no noise to "
-                   "estimate)", 0.0)
+                   "positive (with every other component 0 the test has no noise to estimate)", 0.0)
     for name in ("seed", "question", "repeat"):
         check_number(getattr(config.costs, name), "--cost " + name, low=0.0)
     costs = config.costs
@@ -1013,8 +1019,9 @@ def config_from_args(args) -> PlanConfig:
         check_complete(args.from_pilot, "--from-pilot")  # not from a killed run's folder
         pilot = read_results(args.from_pilot)
         if not pilot.per_question:
-            raise ValueError(f"--from-pilot: {args.from_pilot} has per-seed metrics; the "
-                             f"planner needs per-question scores (seed,arm,question,score)")
+            raise InvalidParameterError(f"--from-pilot: {args.from_pilot} has per-seed metrics; "
+                                        "the planner needs per-question scores "
+                                        "(seed,arm,question,score)")
         sd_r = None if stated["repeat"] is None else stated["repeat"] / 100
         binary = np.isin(pilot.base, (0, 1)).all() and np.isin(pilot.variant, (0, 1)).all()
         share = None

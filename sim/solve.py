@@ -22,6 +22,8 @@ from dataclasses import dataclass
 
 import pandas as pd
 
+from evalcal_core.validate import InvalidParameterError
+
 from .grid import CellRequest
 from .search import Crossing, Point, crossing, next_index
 
@@ -61,8 +63,8 @@ def grid_cap(generator) -> int:
         except ValueError:
             continue
         return j
-    raise ValueError(f"generator {generator.name} cannot simulate any positive effect "
-                     f"on the grid from {GRID_START_PP} pp")
+    raise InvalidParameterError(f"generator {generator.name} cannot simulate any positive effect "
+                                f"on the grid from {GRID_START_PP} pp")
 
 
 @dataclass(frozen=True)
@@ -84,7 +86,8 @@ class Curve:
 
     def __post_init__(self):
         if (self.k is None) == (self.effect_pp is None):
-            raise ValueError("a Curve solves for k or for effect_pp: leave exactly one None")
+            raise InvalidParameterError("a Curve solves for k or for effect_pp: leave exactly one "
+                                        "None")
 
     @property
     def solves_for(self) -> str:

@@ -30,6 +30,7 @@ import numpy as np
 
 from evalcal_core.registry import Registry
 from evalcal_core.scores import ArmScores
+from evalcal_core.validate import InvalidParameterError
 
 from ._base import (
     DEFAULT_MAX_MEMBER_BYTES,
@@ -71,8 +72,8 @@ def names() -> list[str]:
 def get(name: str) -> type[Reader]:
     """The reader registered as ``name``; ``ValueError`` naming ``--log-format`` otherwise."""
     if name not in READERS.names():
-        raise ValueError(f"--log-format {name!r} is not a known log format; known: "
-                         f"{', '.join(names())}")
+        raise InvalidParameterError(f"--log-format {name!r} is not a known log format; known: "
+                                    f"{', '.join(names())}")
     return READERS.cls(name)
 
 
@@ -92,10 +93,11 @@ def detect(path) -> type[Reader]:
         found = [r for r in readers if r.folder_glob is not None and r.find(path)]
         if not found:
             globs = ", ".join(r.folder_glob for r in readers if r.folder_glob)
-            raise ValueError(f"{path}: found no harness logs in this folder ({globs})")
+            raise InvalidParameterError(f"{path}: found no harness logs in this folder ({globs})")
         if len(found) > 1:
-            raise ValueError(f"{path}: holds logs of several formats "
-                             f"({', '.join(r.name for r in found)}); pass --log-format or a file")
+            raise InvalidParameterError(f"{path}: holds logs of several formats "
+                                        f"({', '.join(r.name for r in found)}); pass --log-format "
+                                        "or a file")
         return found[0]
     if not stat.S_ISREG(info.st_mode):
         check_regular(path)
@@ -106,21 +108,22 @@ def detect(path) -> type[Reader]:
         return claimed[0]
     known = "; ".join(f"{r.name} {'/'.join(r.suffixes)}" for r in readers)
     if not claimed:
-        raise ValueError(f"{path}: cannot tell the log format from the name or content "
-                         f"(known: {known}); pass --log-format")
-    raise ValueError(f"{path}: could be several log formats "
-                     f"({', '.join(r.name for r in claimed)}); pass --log-format")
+        raise InvalidParameterError(f"{path}: cannot tell the log format from the name or content "
+                                    f"(known: {known}); pass --log-format")
+    raise InvalidParameterError(f"{path}: could be several log formats "
+                                f"({', '.join(r.name for r in claimed)}); pass --log-format")
 
 
 def _options_iv(owner: str, fmt, task, metric, filter, cluster, max_member_bytes) -> None:
     for flag, value in (("--log-format", fmt), ("--task", task), ("--metric", metric),
                         ("--filter", filter), ("--cluster", cluster)):
         if value is not None and (not isinstance(value, str) or not value):
-            raise ValueError(f"{flag}: must be a non-empty name; got {value!r} ({owner})")
+            raise InvalidParameterError(f"{flag}: must be a non-empty name; got {value!r} "
+                                        f"({owner})")
     if (not isinstance(max_member_bytes, (int, np.integer)) or isinstance(max_member_bytes, bool)
             or max_member_bytes < 1):
-        raise ValueError(f"--max-member-mb: must be a positive size; got "
-                         f"{max_member_bytes!r} bytes ({owner})")
+        raise InvalidParameterError(f"--max-member-mb: must be a positive size; got "
+                                    f"{max_member_bytes!r} bytes ({owner})")
 
 
 def read_log(path, *, fmt: str | None = None, task: str | None = None,
@@ -165,8 +168,8 @@ def read_log(path, *, fmt: str | None = None, task: str | None = None,
                        max_member_bytes=int(max_member_bytes))
     if stat.S_ISDIR(info.st_mode):
         if reader.folder_glob is None:
-            raise ValueError(f"{path}: is a folder; --log-format {reader.name} reads one file, so "
-                             f"pass the file")
+            raise InvalidParameterError(f"{path}: is a folder; --log-format {reader.name} reads "
+                                        "one file, so pass the file")
         return reader.read_folder(path, opts)
     return reader.read(path, opts)
 
@@ -239,25 +242,26 @@ def align_logs(logs: Mapping[str, RunLog]) -> LogAlignment:
     """
     arms = tuple(logs)
     if len(arms) < 2:
-        raise ValueError(f"need logs of at least two arms to compare; got {len(arms)}")
+        raise InvalidParameterError(f"need logs of at least two arms to compare; got {len(arms)}")
     for arm, log in logs.items():
         if not isinstance(log, RunLog):
-            raise ValueError(f"arm {arm!r}: expected a RunLog (from read_log), got "
-                             f"{type(log).__name__}")
+            raise InvalidParameterError(f"arm {arm!r}: expected a RunLog (from read_log), got "
+                                        f"{type(log).__name__}")
     first = logs[arms[0]]
     for arm in arms[1:]:
         if logs[arm].metric != first.metric:
-            raise ValueError(f"metric mismatch: {arms[0]} {first.source} scores "
-                             f"{first.metric!r} but {arm} {logs[arm].source} scores "
-                             f"{logs[arm].metric!r}; read both with the same --metric")
+            raise InvalidParameterError(f"metric mismatch: {arms[0]} {first.source} scores "
+                                        f"{first.metric!r} but {arm} {logs[arm].source} scores "
+                                        f"{logs[arm].metric!r}; read both with the same --metric")
     notes: list = [n for log in logs.values() for n in log.notes]
     # questions
     present = [set(log.questions) for log in logs.values()]
     common = [q for q in first.questions if all(q in s for s in present)]
     if not common:
-        raise ValueError("no questions in common between "
-                         + " and ".join(f"{a} {logs[a].source} (ids {ids(logs[a].questions)})"
-                                        for a in arms) + "; are they the same task?")
+        described = " and ".join(f"{a} {logs[a].source} (ids {ids(logs[a].questions)})"
+                                 for a in arms)
+        raise InvalidParameterError(f"no questions in common between {described}; are they the "
+                                    "same task?")
     common_set = set(common)
     dropped = {a: tuple(q for q in logs[a].questions if q not in common_set) for a in arms}
     for a in arms:
@@ -281,7 +285,7 @@ def align_logs(logs: Mapping[str, RunLog]) -> LogAlignment:
     else:
         counts = {a: logs[a].k for a in arms}
         if len(set(counts.values())) > 1:
-            raise ValueError(
+            raise InvalidParameterError(
                 "runs are paired by position, so both arms need the same number: "
                 + ", ".join(f"{a} {logs[a].source} has {logs[a].k} ({ids(logs[a].runs)})"
                             for a in arms))
@@ -321,8 +325,9 @@ def _clusters(logs: Mapping[str, RunLog], common: list):
     for q in common:
         labels = {m[q] for m in maps}
         if len(labels) > 1:
-            raise ValueError(f"--cluster {first.cluster_name!r}: question {q} has different "
-                             f"clusters in the arms ({', '.join(sorted(labels))})")
+            raise InvalidParameterError(f"--cluster {first.cluster_name!r}: question {q} has "
+                                        "different "
+                                        f"clusters in the arms ({', '.join(sorted(labels))})")
     return np.array([maps[0][q] for q in common], dtype=str), first.cluster_name
 
 
@@ -336,7 +341,8 @@ def read_logs(paths: Mapping[str, str | os.PathLike], *, fmt: str | None = None,
     that arm's rows (``--filter`` overrides which arm).
     """
     if not isinstance(paths, Mapping) or len(paths) < 2:
-        raise ValueError("read_arms: give a mapping of at least two arm names to log paths")
+        raise InvalidParameterError("read_arms: give a mapping of at least two arm names to log "
+                                    "paths")
     logs = {}
     for arm, path in paths.items():
         arm_filter = filter
@@ -433,7 +439,8 @@ def log_options(args) -> dict:
     :func:`add_log_arguments` (``ValueError`` naming ``--max-member-mb`` if not positive)."""
     mb = getattr(args, "max_member_mb", DEFAULT_MAX_MEMBER_BYTES / 2**20)
     if not isinstance(mb, (int, float)) or not mb > 0 or mb == float("inf"):
-        raise ValueError(f"--max-member-mb: must be a positive number of MiB; got {mb!r}")
+        raise InvalidParameterError("--max-member-mb: must be a positive number of MiB; got "
+                                    f"{mb!r}")
     return {"fmt": getattr(args, "log_format", None), "task": getattr(args, "task", None),
             "metric": getattr(args, "metric", None), "filter": getattr(args, "filter", None),
             "cluster": getattr(args, "cluster", None),

@@ -23,6 +23,8 @@ from typing import ClassVar
 
 import numpy as np
 
+from evalcal_core.validate import InvalidParameterError
+
 #: default cap on what one zip member may inflate to, in bytes (the CLI's --max-member-mb)
 DEFAULT_MAX_MEMBER_BYTES = 512 * 2**20
 #: cap, in bytes, on a side file read for metadata only (lm-eval ``results_*.json``, HELM
@@ -172,7 +174,8 @@ class Reader:
         """Read a folder: the one file of the chosen ``--task`` (override for several runs)."""
         files = cls.find(root)
         if not files:
-            raise ValueError(f"{root}: no {cls.name} logs ({cls.folder_glob}) in this folder")
+            raise InvalidParameterError(f"{root}: no {cls.name} logs ({cls.folder_glob}) in this "
+                                        "folder")
         by_task: dict = {}
         for file in files:
             by_task.setdefault(cls.task_of(file, opts), []).append(file)
@@ -195,28 +198,28 @@ def check_path(path: Path) -> os.stat_result:
         return os.stat(path)
     except FileNotFoundError:
         if os.path.islink(path):
-            raise ValueError(f"{path}: a broken symbolic link (its target "
-                             f"{os.readlink(path)!r} does not exist)") from None
-        raise ValueError(f"{path}: does not exist (no such file or folder)") from None
+            raise InvalidParameterError(f"{path}: a broken symbolic link (its target "
+                                        f"{os.readlink(path)!r} does not exist)") from None
+        raise InvalidParameterError(f"{path}: does not exist (no such file or folder)") from None
     except OSError as exc:
         if exc.errno == errno.ELOOP:
-            raise ValueError(f"{path}: a symbolic link loop (the link points back to "
-                             f"itself); pass the real file") from None
-        raise ValueError(f"{path}: cannot be read ({exc.strerror})") from None
+            raise InvalidParameterError(f"{path}: a symbolic link loop (the link points back to "
+                                        f"itself); pass the real file") from None
+        raise InvalidParameterError(f"{path}: cannot be read ({exc.strerror})") from None
 
 
 def check_regular(path: Path) -> os.stat_result:
     """``os.stat`` of a regular file; ``ValueError`` for FIFOs, devices, sockets, folders."""
     info = check_path(path)
     if stat.S_ISDIR(info.st_mode):
-        raise ValueError(f"{path}: is a folder; pass a file")
+        raise InvalidParameterError(f"{path}: is a folder; pass a file")
     if not stat.S_ISREG(info.st_mode):
         kind = ("a FIFO (named pipe)" if stat.S_ISFIFO(info.st_mode) else
                 "a socket" if stat.S_ISSOCK(info.st_mode) else
                 "a device" if stat.S_ISCHR(info.st_mode) or stat.S_ISBLK(info.st_mode) else
                 "not a regular file")
-        raise ValueError(f"{path}: is {kind}, not a regular file; logs are read from regular "
-                         f"files only")
+        raise InvalidParameterError(f"{path}: is {kind}, not a regular file; logs are read from "
+                                    "regular files only")
     return info
 
 
@@ -245,22 +248,22 @@ def load_json(data, where: str, what: str):
         try:
             data = data.decode("utf-8")
         except UnicodeDecodeError as exc:
-            raise ValueError(f"{where}: not UTF-8 text ({exc.reason})") from None
+            raise InvalidParameterError(f"{where}: not UTF-8 text ({exc.reason})") from None
     if not data.strip():
-        raise ValueError(f"{where}: empty file")
+        raise InvalidParameterError(f"{where}: empty file")
     try:
         return json.loads(data)
     except RecursionError:
-        raise ValueError(f"{where}: JSON nested too deeply to read (past Python's recursion "
-                         f"limit); expected {what}") from None
+        raise InvalidParameterError(f"{where}: JSON nested too deeply to read (past Python's "
+                                    f"recursion limit); expected {what}") from None
     except json.JSONDecodeError as exc:
-        raise ValueError(f"{where}: not valid JSON ({exc.msg} at line {exc.lineno} column "
-                         f"{exc.colno}); expected {what}") from None
+        raise InvalidParameterError(f"{where}: not valid JSON ({exc.msg} at line {exc.lineno} "
+                                    f"column {exc.colno}); expected {what}") from None
     except ValueError as exc:
         # An integer of more than 4,300 digits (Python's int_max_str_digits) is refused by
         # json itself with a message that names no file.
-        raise ValueError(f"{where}: not readable JSON ({_first_line(exc)}); expected "
-                         f"{what}") from None
+        raise InvalidParameterError(f"{where}: not readable JSON ({_first_line(exc)}); expected "
+                                    f"{what}") from None
 
 
 def read_side_json(path: Path, cap: int | None = None) -> tuple:
@@ -298,8 +301,9 @@ def _side_note(path: Path, size_words: str, cap: int) -> str:
 
 def too_big(path, size_words: str, cap: int) -> ValueError:
     """The one-line error for a log file (or one line of it) past the size cap."""
-    return ValueError(f"{path}: {size_words} the {mib(cap)} cap on one log file or archive "
-                      f"member; raise it with --max-member-mb if the file is trusted")
+    return InvalidParameterError(f"{path}: {size_words} the {mib(cap)} cap on one log file or "
+                                 "archive "
+                                 f"member; raise it with --max-member-mb if the file is trusted")
 
 
 def read_json_file(path: Path, what: str, cap: int = DEFAULT_MAX_MEMBER_BYTES):
@@ -318,7 +322,7 @@ def read_json_file(path: Path, what: str, cap: int = DEFAULT_MAX_MEMBER_BYTES):
         with path.open("rb") as fh:
             data = fh.read(cap + 1)
     except OSError as exc:
-        raise ValueError(f"{path}: cannot be read ({exc.strerror})") from None
+        raise InvalidParameterError(f"{path}: cannot be read ({exc.strerror})") from None
     if len(data) > cap:
         raise too_big(path, "grows past", cap)
     return load_json(data, str(path), what)
@@ -343,15 +347,15 @@ class Archive:
         try:
             self.zip = zipfile.ZipFile(path)
         except (zipfile.BadZipFile, OSError) as exc:
-            raise ValueError(f"{path}: not a zip archive, or a truncated one ({exc}); "
-                             f"expected {what}") from None
+            raise InvalidParameterError(f"{path}: not a zip archive, or a truncated one ({exc}); "
+                                        f"expected {what}") from None
         self.infos = {info.filename: info for info in self.zip.infolist()}
         for name in self.infos:
             if unsafe_member(name):
                 self.zip.close()
-                raise ValueError(f"{path}: member {name!r} has a path-traversal name ('..', "
-                                 f"an absolute path or a drive); refused, as no harness writes "
-                                 f"one; expected {what}")
+                raise InvalidParameterError(f"{path}: member {name!r} has a path-traversal name "
+                                            "('..', an absolute path or a drive); refused, as no "
+                                            f"harness writes one; expected {what}")
 
     def __enter__(self):
         return self
@@ -363,7 +367,7 @@ class Archive:
         return list(self.infos)
 
     def _fail(self, name: str, text: str) -> ValueError:
-        return ValueError(f"{self.path}: member {name}: {text}")
+        return InvalidParameterError(f"{self.path}: member {name}: {text}")
 
     def _too_big(self, name: str, size: int | None = None) -> ValueError:
         said = f"declares {mib(size)}, more than" if size is not None else "inflates past"
@@ -386,8 +390,7 @@ class Archive:
                 if total > info.file_size:
                     # Never hold more than the header declared: a lying bomb stops here.
                     raise self._fail(name, f"inflates past the {info.file_size} bytes its "
-                                           f"header declares (a zip bomb or a damaged "
-                                           f"archive)")
+                                           "header declares (a zip bomb or a damaged archive)")
                 crc = zlib.crc32(chunk, crc)
                 chunks.append(chunk)
         except ValueError:
@@ -516,12 +519,13 @@ def choose(kind: str, present: list, chosen: str | None, where: str, flag: str) 
     """
     if chosen is not None:
         if chosen not in present:
-            raise ValueError(f"{where}: {kind} {chosen!r} ({flag}) is absent; {kind}s present: "
-                             f"{', '.join(map(str, present)) or 'none'}")
+            raise InvalidParameterError(f"{where}: {kind} {chosen!r} ({flag}) is absent; {kind}s "
+                                        f"present: {', '.join(map(str, present)) or 'none'}")
         return chosen
     if len(present) > 1:
-        raise ValueError(f"{where}: holds several {kind}s ({', '.join(map(str, present))}); "
-                         f"pass {flag} to pick one")
+        raise InvalidParameterError(f"{where}: holds several {kind}s "
+                                    f"({', '.join(map(str, present))}); "
+                                    f"pass {flag} to pick one")
     return present[0]
 
 
@@ -529,7 +533,7 @@ def number(value, where: str, field: str) -> float:
     """A JSON score as float; non-finite values are left for :func:`matrix` to report."""
     if isinstance(value, (bool, int, float)):
         return to_float(value, where, field)
-    raise ValueError(f"{where}: field {field!r} must be a number, got {show(value)}")
+    raise InvalidParameterError(f"{where}: field {field!r} must be a number, got {show(value)}")
 
 
 def to_float(value, where: str, field: str) -> float:
@@ -541,16 +545,17 @@ def to_float(value, where: str, field: str) -> float:
     try:
         return float(value)
     except OverflowError:
-        raise ValueError(f"{where}: field {field!r} is an integer of about "
-                         f"{int(value.bit_length() * 0.30103) + 1} digits, beyond the range of "
-                         f"a float (about 1.8e308)") from None
+        raise InvalidParameterError(f"{where}: field {field!r} is an integer of about "
+                                    f"{int(value.bit_length() * 0.30103) + 1} digits, beyond the "
+                                    "range of a float (about 1.8e308)") from None
 
 
 def put(cells: dict, key: tuple, value: float, where: str, first_seen: dict, what: str,
         at: str) -> None:
     """``cells[key] = value``; a duplicate names where the first one was (``at``)."""
     if key in cells:
-        raise ValueError(f"{where}: duplicate entry for {what} (first at {first_seen[key]})")
+        raise InvalidParameterError(f"{where}: duplicate entry for {what} (first at "
+                                    f"{first_seen[key]})")
     cells[key] = value
     first_seen[key] = at
 
@@ -573,17 +578,18 @@ def matrix(cells: dict, source: str, word: str, field: str, runs_order=None) -> 
         filled[r_index[r], q_index[q]] = True
     if not filled.all():
         i, j = np.argwhere(~filled)[0]
-        raise ValueError(f"{source}: {qname(word, questions[j])} has no {field!r} score in "
-                         f"{runs[i]} (every question needs a score in each of the "
-                         f"{len(runs)} runs: {ids(runs)})")
+        raise InvalidParameterError(f"{source}: {qname(word, questions[j])} has no {field!r} "
+                                    "score in "
+                                    f"{runs[i]} (every question needs a score in each of the "
+                                    f"{len(runs)} runs: {ids(runs)})")
     finite = np.isfinite(scores)
     if not finite.all():
         i, j = np.argwhere(~finite)[0]
         rest = scores[finite]
         span = (f"the other scores lie in [{num(rest.min())}, {num(rest.max())}]"
                 if rest.size else "no score is finite")
-        raise ValueError(f"{source}: {qname(word, questions[j])} ({runs[i]}): field "
-                         f"{field!r} is {scores[i, j]}; scores must be finite ({span})")
+        raise InvalidParameterError(f"{source}: {qname(word, questions[j])} ({runs[i]}): field "
+                                    f"{field!r} is {scores[i, j]}; scores must be finite ({span})")
     return frozen(scores), tuple(questions), tuple(runs)
 
 
@@ -591,8 +597,8 @@ def cluster_labels(labels: dict, questions: tuple, source: str, name: str) -> tu
     """One cluster label per question from ``{question: label}``, all present."""
     missing = [q for q in questions if q not in labels]
     if missing:
-        raise ValueError(f"{source}: --cluster {name!r}: question {missing[0]} has no "
-                         f"{name!r} label")
+        raise InvalidParameterError(f"{source}: --cluster {name!r}: question {missing[0]} has no "
+                                    f"{name!r} label")
     return tuple(labels[q] for q in questions)
 
 
@@ -600,25 +606,25 @@ def note_cluster(labels: dict, qid: str, label, where: str, name: str) -> None:
     """Record question ``qid``'s cluster; one question must keep one cluster."""
     label = str(label)
     if labels.setdefault(qid, label) != label:
-        raise ValueError(f"{where}: --cluster {name!r} is {label!r} here but "
-                         f"{labels[qid]!r} in another run of this question")
+        raise InvalidParameterError(f"{where}: --cluster {name!r} is {label!r} here but "
+                                    f"{labels[qid]!r} in another run of this question")
 
 
 def pick_file(root: Path, by_task: dict, task: str | None, kind: str) -> Path:
     """The one log file under ``root`` for ``task`` (``by_task``: task -> files)."""
     tasks = sorted(by_task)
     if not tasks:
-        raise ValueError(f"{root}: no {kind} in this folder")
+        raise InvalidParameterError(f"{root}: no {kind} in this folder")
     if task is None and len(tasks) > 1:
-        raise ValueError(f"{root}: holds several tasks ({', '.join(tasks)}); pass --task "
-                         f"to pick one")
+        raise InvalidParameterError(f"{root}: holds several tasks ({', '.join(tasks)}); pass "
+                                    "--task to pick one")
     name = tasks[0] if task is None else task
     if name not in by_task:
-        raise ValueError(f"{root}: task {task!r} (--task) is absent; tasks present: "
-                         f"{', '.join(tasks)}")
+        raise InvalidParameterError(f"{root}: task {task!r} (--task) is absent; tasks present: "
+                                    f"{', '.join(tasks)}")
     files = sorted(by_task[name])
     if len(files) > 1:
-        raise ValueError(f"{root}: several {kind} for task {name!r} "
-                         f"({', '.join(str(f.relative_to(root)) for f in files)}); "
-                         f"pass the file to read")
+        raise InvalidParameterError(f"{root}: several {kind} for task {name!r} "
+                                    f"({', '.join(str(f.relative_to(root)) for f in files)}); "
+                                    f"pass the file to read")
     return files[0]

@@ -9,6 +9,8 @@ numbers.
 
 from __future__ import annotations
 
+from evalcal_core.validate import InvalidParameterError
+
 from ._base import (
     ReadOptions,
     RunLog,
@@ -41,36 +43,37 @@ def value(value, where: str, field: str) -> float:
             return float(lowered)
         except ValueError:
             pass
-        raise ValueError(f"{where}: field {field!r} is {show(value)}, not C, I, P, N or a "
-                         f"number")
+        raise InvalidParameterError(f"{where}: field {field!r} is {show(value)}, not C, I, P, N "
+                                    "or a number")
     if value is None:
         # Score.unscored() stores NaN, which Inspect's JSON writer turns into null.
-        raise ValueError(f"{where}: field {field!r} is null, an unscored sample that Inspect "
-                         f"leaves out of its metrics; re-score it or drop the question")
+        raise InvalidParameterError(f"{where}: field {field!r} is null, an unscored sample that "
+                                    "Inspect "
+                                    f"leaves out of its metrics; re-score it or drop the question")
     if isinstance(value, dict):
-        raise ValueError(f"{where}: field {field!r} holds several values "
-                         f"({', '.join(map(str, value))}), not one score; pass --metric "
-                         f"with a scorer of one value")
-    raise ValueError(f"{where}: field {field!r} must be a number or C/I/P/N, got "
-                     f"{show(value)}")
+        raise InvalidParameterError(f"{where}: field {field!r} holds several values "
+                                    f"({', '.join(map(str, value))}), not one score; pass --metric "
+                                    f"with a scorer of one value")
+    raise InvalidParameterError(f"{where}: field {field!r} must be a number or C/I/P/N, got "
+                                f"{show(value)}")
 
 
 def check_spec(path, header) -> dict:
     """The ``eval`` object of a header (``header.json`` or the JSON log's top level)."""
     if not isinstance(header, dict) or not isinstance(header.get("eval"), dict):
-        raise ValueError(f"{path}: field 'eval' is missing or not an object; not an Inspect "
-                         f"log?")
+        raise InvalidParameterError(f"{path}: field 'eval' is missing or not an object; not an "
+                                    "Inspect log?")
     return header["eval"]
 
 
 def check_task(path, spec: dict, opts: ReadOptions) -> None:
     if opts.filter is not None:
-        raise ValueError(f"{path}: Inspect logs have no filters; drop --filter "
-                         f"{opts.filter!r}")
+        raise InvalidParameterError(f"{path}: Inspect logs have no filters; drop --filter "
+                                    f"{opts.filter!r}")
     task = spec.get("task")
     if opts.task is not None and opts.task != task:
-        raise ValueError(f"{path}: task {opts.task!r} (--task) is absent; this log holds "
-                         f"task {task!r}")
+        raise InvalidParameterError(f"{path}: task {opts.task!r} (--task) is absent; this log "
+                                    f"holds task {task!r}")
 
 
 def sample_entry(path, sample, name_id=None, name_epoch=None, cluster=None) -> tuple:
@@ -80,14 +83,15 @@ def sample_entry(path, sample, name_id=None, name_epoch=None, cluster=None) -> t
     explanation) and the ``cluster`` metadata field (the other fields' names only).
     """
     if not isinstance(sample, dict):
-        raise ValueError(f"{path}: a sample is {type(sample).__name__}, not a JSON object")
+        raise InvalidParameterError(f"{path}: a sample is {type(sample).__name__}, not a JSON "
+                                    "object")
     qid = str(sample.get("id", name_id))
     epoch = sample.get("epoch", name_epoch if name_epoch is not None else 1)
     where = f"{path}: {qname('id', qid)} epoch {epoch}"
     scores = sample.get("scores")
     if not isinstance(scores, dict) or not scores:
         error = " (the sample errored)" if sample.get("error") else ""
-        raise ValueError(f"{where}: field 'scores' is missing or empty{error}")
+        raise InvalidParameterError(f"{where}: field 'scores' is missing or empty{error}")
     metadata = sample.get("metadata")
     metadata = ({k: (v if k == cluster else None) for k, v in metadata.items()}
                 if isinstance(metadata, dict) else {})
@@ -100,8 +104,8 @@ def sample_entry(path, sample, name_id=None, name_epoch=None, cluster=None) -> t
 def run_log(path, spec: dict, samples: list, opts: ReadOptions, fmt: str) -> RunLog:
     """The :class:`RunLog` of checked samples (from :func:`sample_entry`)."""
     if not samples:
-        raise ValueError(f"{path}: the log holds no samples (was the eval run with samples "
-                         f"logged?)")
+        raise InvalidParameterError(f"{path}: the log holds no samples (was the eval run with "
+                                    "samples logged?)")
     scorers = list(dict.fromkeys(s for *_, scores, _ in samples for s in scores))
     chosen = choose("scorer", scorers, opts.metric, str(path), "--metric")
     cells: dict = {}
@@ -111,21 +115,23 @@ def run_log(path, spec: dict, samples: list, opts: ReadOptions, fmt: str) -> Run
         field = f"scores.{chosen}.value"
         score = scores.get(chosen)
         if not isinstance(score, dict) or "value" not in score:
-            raise ValueError(f"{where}: field {field!r} is missing (this sample's scorers: "
-                             f"{', '.join(scores)})")
+            raise InvalidParameterError(f"{where}: field {field!r} is missing (this sample's "
+                                        f"scorers: {', '.join(scores)})")
         put(cells, (qid, f"epoch {epoch}"), value(score["value"], where, field), where, seen,
             f"epoch {epoch}", where)
         if opts.cluster is not None:
             if opts.cluster not in metadata:
-                raise ValueError(f"{where}: --cluster {opts.cluster!r} is not a field of the "
-                                 f"sample's metadata (fields: {', '.join(metadata) or 'none'})")
+                raise InvalidParameterError(f"{where}: --cluster {opts.cluster!r} is not a field "
+                                            "of the sample's metadata (fields: "
+                                            f"{', '.join(metadata) or 'none'})")
             note_cluster(clusters, qid, metadata[opts.cluster], where, opts.cluster)
     result, questions, runs = matrix(cells, str(path), "id", chosen)
     config = spec.get("config") if isinstance(spec.get("config"), dict) else {}
     epochs = config.get("epochs")
     if isinstance(epochs, int) and not isinstance(epochs, bool) and epochs != len(runs):
-        raise ValueError(f"{path}: field 'eval.config.epochs' is {epochs} but the samples "
-                         f"hold {len(runs)} epoch(s) ({ids(runs)}); a truncated log?")
+        raise InvalidParameterError(f"{path}: field 'eval.config.epochs' is {epochs} but the "
+                                    "samples "
+                                    f"hold {len(runs)} epoch(s) ({ids(runs)}); a truncated log?")
     model = spec.get("model")
     task = spec.get("task")
     return RunLog(scores=result, questions=questions, runs=runs, metric=chosen,

@@ -12,6 +12,8 @@ import math
 import re
 from pathlib import Path
 
+from evalcal_core.validate import InvalidParameterError
+
 from . import register
 from ._base import (
     Reader,
@@ -61,10 +63,11 @@ def _mean(stat: dict, chosen: str, where: str) -> float:
         count = number(stat["count"], where, f"{chosen}.count")
         if not math.isfinite(count) or count <= 0:
             # Python's json reads Infinity and NaN; sum / inf would be a silent 0.0.
-            raise ValueError(f"{where}: field '{chosen}.count' is {stat['count']}; a count "
-                             f"must be a finite positive number, so the stat has no mean")
+            raise InvalidParameterError(f"{where}: field '{chosen}.count' is {stat['count']}; a "
+                                        "count "
+                                        "must be a finite positive number, so the stat has no mean")
         return number(stat["sum"], where, f"{chosen}.sum") / count
-    raise ValueError(f"{where}: field '{chosen}.mean' is missing")
+    raise InvalidParameterError(f"{where}: field '{chosen}.mean' is missing")
 
 
 @register
@@ -82,47 +85,48 @@ class HelmReader(Reader):
     def read_folder(cls, root: Path, opts: ReadOptions) -> RunLog:
         files = cls.find(root)
         if not files:
-            raise ValueError(f"{root}: no HELM per_instance_stats.json here")
+            raise InvalidParameterError(f"{root}: no HELM per_instance_stats.json here")
         names = {file: _run(file)[0] for file in files}
         if opts.task is None:
             if len(files) > 1:
-                raise ValueError(f"{root}: holds several HELM runs "
-                                 f"({', '.join(sorted(names.values()))}); pass --task to "
-                                 f"pick one")
+                raise InvalidParameterError(f"{root}: holds several HELM runs "
+                                            f"({', '.join(sorted(names.values()))}); pass --task "
+                                            "to pick one")
             return cls.read(files[0], opts)
         picked = [f for f in files if names[f] == opts.task] or [
             f for f in files if _task_matches(names[f], opts.task)]
         if not picked:
-            raise ValueError(f"{root}: task {opts.task!r} (--task) is absent; tasks present: "
-                             f"{', '.join(sorted(names.values()))}")
+            raise InvalidParameterError(f"{root}: task {opts.task!r} (--task) is absent; tasks "
+                                        f"present: {', '.join(sorted(names.values()))}")
         if len(picked) > 1:
-            raise ValueError(f"{root}: several HELM runs match task {opts.task!r} "
-                             f"({', '.join(names[f] for f in picked)}); pass the full run "
-                             f"name to --task")
+            raise InvalidParameterError(f"{root}: several HELM runs match task {opts.task!r} "
+                                        f"({', '.join(names[f] for f in picked)}); pass the full "
+                                        "run name to --task")
         return cls.read(picked[0], opts)
 
     @classmethod
     def read(cls, path: Path, opts: ReadOptions) -> RunLog:
         run_name, model, side_note = _run(path)
         if opts.task is not None and not _task_matches(run_name, opts.task):
-            raise ValueError(f"{path}: task {opts.task!r} (--task) is absent; this file holds run "
-                             f"{run_name!r}")
+            raise InvalidParameterError(f"{path}: task {opts.task!r} (--task) is absent; this "
+                                        f"file holds run {run_name!r}")
         entries = read_json_file(path, "a list of per-instance stats",
                                  opts.max_member_bytes)
         if not isinstance(entries, list):
-            raise ValueError(f"{path}: expected a JSON list of per-instance stats, got "
-                             f"{type(entries).__name__}")
+            raise InvalidParameterError(f"{path}: expected a JSON list of per-instance stats, got "
+                                        f"{type(entries).__name__}")
         if not entries:
-            raise ValueError(f"{path}: empty file (the list holds no instances)")
+            raise InvalidParameterError(f"{path}: empty file (the list holds no instances)")
         tagged = [(i, e, cls._perturbation(path, i, e)) for i, e in enumerate(entries)]
         perturbations = sorted({p for *_, p in tagged if p is not None})
         if opts.filter is not None and opts.filter not in perturbations:
-            raise ValueError(f"{path}: perturbation {opts.filter!r} (--filter) is absent; "
-                             f"perturbations present: {', '.join(perturbations) or 'none'}")
+            raise InvalidParameterError(f"{path}: perturbation {opts.filter!r} (--filter) is "
+                                        "absent; perturbations present: "
+                                        f"{', '.join(perturbations) or 'none'}")
         kept = [(i, e) for i, e, p in tagged if p == opts.filter]
         if not kept:
-            raise ValueError(f"{path}: all {len(entries)} instances are perturbed; pass "
-                             f"--filter with one of: {', '.join(perturbations)}")
+            raise InvalidParameterError(f"{path}: all {len(entries)} instances are perturbed; pass "
+                                        f"--filter with one of: {', '.join(perturbations)}")
         stats = [(i, e, cls._stats(path, e)) for i, e in kept]
         names = list(dict.fromkeys(n for *_, s in stats for n in s))
         chosen = choose("stat", names, opts.metric, str(path), "--metric")
@@ -134,14 +138,15 @@ class HelmReader(Reader):
             trial = entry.get("train_trial_index", 0)
             where = f"{path}: entry {index}: {qname('instance_id', qid)}"
             if chosen not in named:
-                raise ValueError(f"{where}: stat {chosen!r} is missing (this instance's "
-                                 f"stats: {ids(named, 8)})")
+                raise InvalidParameterError(f"{where}: stat {chosen!r} is missing (this instance's "
+                                            f"stats: {ids(named, 8)})")
             put(cells, (qid, f"trial {trial}"), _mean(named[chosen], chosen, where), where,
                 seen, f"train_trial_index {trial}", f"entry {index}")
             if opts.cluster is not None:
                 if opts.cluster not in entry:
-                    raise ValueError(f"{where}: --cluster {opts.cluster!r} is not a field of "
-                                     f"the instance (fields: {', '.join(map(str, entry))})")
+                    raise InvalidParameterError(f"{where}: --cluster {opts.cluster!r} is not a "
+                                                "field of the instance (fields: "
+                                                f"{', '.join(map(str, entry))})")
                 note_cluster(clusters, qid, entry[opts.cluster], where, opts.cluster)
         scores, questions, runs = matrix(cells, str(path), "instance_id", chosen)
         return RunLog(scores=scores, questions=questions, runs=runs, metric=chosen,
@@ -153,10 +158,10 @@ class HelmReader(Reader):
     @staticmethod
     def _perturbation(path: Path, index: int, entry) -> str | None:
         if not isinstance(entry, dict):
-            raise ValueError(f"{path}: entry {index}: expected an object, got "
-                             f"{type(entry).__name__}")
+            raise InvalidParameterError(f"{path}: entry {index}: expected an object, got "
+                                        f"{type(entry).__name__}")
         if "instance_id" not in entry:
-            raise ValueError(f"{path}: entry {index}: field 'instance_id' is missing")
+            raise InvalidParameterError(f"{path}: entry {index}: field 'instance_id' is missing")
         described = entry.get("perturbation")
         if described is None:
             return None
@@ -167,12 +172,12 @@ class HelmReader(Reader):
         stats = entry.get("stats")
         where = f"{path}: {qname('instance_id', str(entry['instance_id']))}"
         if not isinstance(stats, list):
-            raise ValueError(f"{where}: field 'stats' is missing or not a list")
+            raise InvalidParameterError(f"{where}: field 'stats' is missing or not a list")
         named = {}
         for stat in stats:
             name = stat.get("name") if isinstance(stat, dict) else None
             label = name.get("name") if isinstance(name, dict) else None
             if not isinstance(label, str):
-                raise ValueError(f"{where}: field 'stats[].name.name' is missing")
+                raise InvalidParameterError(f"{where}: field 'stats[].name.name' is missing")
             named.setdefault(label, stat)
         return named

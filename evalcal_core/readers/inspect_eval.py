@@ -12,6 +12,8 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
+from evalcal_core.validate import InvalidParameterError
+
 from . import register
 from ._base import Archive, Reader, ReadOptions, RunLog, head, load_json
 from ._inspect import check_spec, check_task, run_log, sample_entry
@@ -22,8 +24,8 @@ _SAMPLE = re.compile(r"^samples/(?P<id>.+)_epoch_(?P<epoch>\d+)\.json$")
 def _header(archive: Archive) -> dict:
     path = archive.path
     if "header.json" not in archive.infos:
-        raise ValueError(f"{path}: the archive has no header.json, which Inspect writes when "
-                         f"the eval finishes (an unfinished or crashed run?)")
+        raise InvalidParameterError(f"{path}: the archive has no header.json, which Inspect "
+                                    "writes when the eval finishes (an unfinished or crashed run?)")
     header = load_json(archive.read("header.json"), f"{path}: member header.json",
                        "Inspect's eval header")
     return check_spec(f"{path}: header.json", header)
@@ -51,8 +53,8 @@ class InspectEvalReader(Reader):
             check_task(path, spec, opts)
             members = [n for n in archive.names() if _SAMPLE.match(n)]
             if not members:
-                raise ValueError(f"{path}: no samples/<id>_epoch_<n>.json in the archive (was "
-                                 f"the eval run with samples logged?)")
+                raise InvalidParameterError(f"{path}: no samples/<id>_epoch_<n>.json in the "
+                                            "archive (was the eval run with samples logged?)")
             samples = []
             for name in members:
                 match = _SAMPLE.match(name)

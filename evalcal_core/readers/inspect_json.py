@@ -9,6 +9,8 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
+from evalcal_core.validate import InvalidParameterError
+
 from . import register
 from ._base import Reader, ReadOptions, RunLog, head, read_json_file
 from ._inspect import check_spec, check_task, run_log, sample_entry
@@ -40,8 +42,8 @@ class InspectJsonReader(Reader):
         samples = log.get("samples")
         if not isinstance(samples, list) or not samples:
             status = log.get("status")
-            raise ValueError(f"{path}: field 'samples' is missing or empty (status "
-                             f"{status!r}; was the eval run with samples logged?)")
+            raise InvalidParameterError(f"{path}: field 'samples' is missing or empty (status "
+                                        f"{status!r}; was the eval run with samples logged?)")
         entries = [sample_entry(path, s, cluster=opts.cluster) for s in samples]
         del log, samples  # keep only what the protocols need while the matrix is built
         return run_log(path, spec, entries, opts, cls.name)

@@ -17,6 +17,8 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
+from evalcal_core.validate import InvalidParameterError
+
 from . import register
 from ._base import (
     DEFAULT_MAX_MEMBER_BYTES,
@@ -152,9 +154,9 @@ def _parse(path: Path, cap: int = DEFAULT_MAX_MEMBER_BYTES) -> list:
                     lines.append(_entry(path, line_no, line))
                 del line  # not held while the next line is read
     except UnicodeDecodeError as exc:
-        raise ValueError(f"{path}: not UTF-8 text ({exc.reason})") from None
+        raise InvalidParameterError(f"{path}: not UTF-8 text ({exc.reason})") from None
     if not lines:
-        raise ValueError(f"{path}: empty file (no sample lines)")
+        raise InvalidParameterError(f"{path}: empty file (no sample lines)")
     return lines
 
 
@@ -162,14 +164,14 @@ def _entry(path: Path, line_no: int, line: str) -> tuple:
     """``(line_no, doc_id, filter, values, missing)`` of one sample line, checked."""
     obj = load_json(line, f"{path}: line {line_no}", "one sample object per line")
     if not isinstance(obj, dict):
-        raise ValueError(f"{path}: line {line_no}: expected a JSON object per "
-                         f"line, got {type(obj).__name__}")
+        raise InvalidParameterError(f"{path}: line {line_no}: expected a JSON object per "
+                                    f"line, got {type(obj).__name__}")
     if "doc_id" not in obj:
-        raise ValueError(f"{path}: line {line_no}: field 'doc_id' is missing")
+        raise InvalidParameterError(f"{path}: line {line_no}: field 'doc_id' is missing")
     if isinstance(obj["doc_id"], (dict, list)):
         # A document where an id belongs would be kept whole as its text.
-        raise ValueError(f"{path}: line {line_no}: field 'doc_id' must be an "
-                         f"integer or text, got {show(obj['doc_id'])}")
+        raise InvalidParameterError(f"{path}: line {line_no}: field 'doc_id' must be an "
+                                    f"integer or text, got {show(obj['doc_id'])}")
     names = _metrics_of(obj)
     # Only the metric values are kept, and of those only numbers: memory follows the number
     # of documents, not the size of each line.
@@ -186,23 +188,25 @@ def _scores(path: Path, lines: list, opts: ReadOptions) -> tuple[str, str, dict]
     metrics = list(dict.fromkeys(m for *_, values, missing in lines
                                  for m in (*values, *missing)))
     if not metrics:
-        raise ValueError(f"{path}: field 'metrics' is missing and no line holds a numeric "
-                         f"metric; is this an lm-eval samples file?")
+        raise InvalidParameterError(f"{path}: field 'metrics' is missing and no line holds a "
+                                    "numeric metric; is this an lm-eval samples file?")
     chosen = choose("metric", metrics, opts.metric, str(path), "--metric")
     scores: dict = {}
     seen: dict = {}
     for line_no, qid, _, values, _ in lines:
         where = f"{path}: line {line_no}: {qname('doc_id', qid)}"
         if chosen not in values:
-            raise ValueError(f"{where}: field {chosen!r} is missing (this line's metrics: "
-                             f"{', '.join(values) or 'none'})")
+            raise InvalidParameterError(f"{where}: field {chosen!r} is missing (this line's "
+                                        f"metrics: {', '.join(values) or 'none'})")
         value = values[chosen]
         if isinstance(value, _NotNumber) and value.aggregate:
-            raise ValueError(f"{where}: field {chosen!r} is {value.shown}, not a number: the "
-                             f"harness aggregates this metric over the corpus, so it has no "
-                             f"per-question score")
+            raise InvalidParameterError(f"{where}: field {chosen!r} is {value.shown}, not a "
+                                        "number: the "
+                                        "harness aggregates this metric over the corpus, so it "
+                                        "has no per-question score")
         if isinstance(value, _NotNumber):
-            raise ValueError(f"{where}: field {chosen!r} must be a number, got {value.shown}")
+            raise InvalidParameterError(f"{where}: field {chosen!r} must be a number, got "
+                                        f"{value.shown}")
         put(scores, qid, number(value, where, chosen), where, seen,
             f"filter {chosen_filter!r}", f"line {line_no}")
     return chosen, chosen_filter, scores
@@ -228,42 +232,43 @@ class LmEvalReader(Reader):
     def read(cls, path: Path, opts: ReadOptions) -> RunLog:
         task, _ = _name(path)
         if opts.task is not None and opts.task != task:
-            raise ValueError(f"{path}: task {opts.task!r} (--task) is absent; this file holds task "
-                             f"{task!r}")
+            raise InvalidParameterError(f"{path}: task {opts.task!r} (--task) is absent; this "
+                                        f"file holds task {task!r}")
         return cls._read_runs({task: [path]}, path, opts)
 
     @classmethod
     def read_folder(cls, root: Path, opts: ReadOptions) -> RunLog:
         files = cls.find(root)
         if not files:
-            raise ValueError(f"{root}: no lm-eval sample files (samples_<task>_<date>.jsonl) "
-                             f"here")
+            raise InvalidParameterError(f"{root}: no lm-eval sample files "
+                                        "(samples_<task>_<date>.jsonl) here")
         by_task: dict = {}
         for file in files:
             by_task.setdefault(_name(file)[0], []).append(file)
         tasks = sorted(by_task)
         if opts.task is not None:
             if opts.task not in by_task:
-                raise ValueError(f"{root}: task {opts.task!r} (--task) is absent; tasks present: "
-                                 f"{', '.join(tasks)}")
+                raise InvalidParameterError(f"{root}: task {opts.task!r} (--task) is absent; "
+                                            f"tasks present: {', '.join(tasks)}")
             by_task = {opts.task: by_task[opts.task]}
         elif len(tasks) > 1 and opts.cluster != "task":
-            raise ValueError(f"{root}: holds several tasks ({', '.join(tasks)}); pass --task "
-                             f"to pick one, or --cluster task to read them all with each task "
-                             f"a cluster")
+            raise InvalidParameterError(f"{root}: holds several tasks ({', '.join(tasks)}); pass "
+                                        "--task "
+                                        "to pick one, or --cluster task to read them all with "
+                                        "each task a cluster")
         return cls._read_runs(by_task, root, opts)
 
     @classmethod
     def _read_runs(cls, by_task: dict, source: Path, opts: ReadOptions) -> RunLog:
         """Every file of every task in ``by_task``: files of one task are its runs."""
         if opts.cluster not in (None, "task"):
-            raise ValueError(f"{source}: --cluster {opts.cluster!r} is not available for "
-                             f"lm-eval logs; the one cluster field is: task")
+            raise InvalidParameterError(f"{source}: --cluster {opts.cluster!r} is not available "
+                                        "for lm-eval logs; the one cluster field is: task")
         counts = {task: len(files) for task, files in by_task.items()}
         if len(set(counts.values())) > 1:
-            raise ValueError(f"{source}: the tasks hold different numbers of runs ("
-                             + ", ".join(f"{t}: {c}" for t, c in sorted(counts.items()))
-                             + "); pass --task to read one")
+            raise InvalidParameterError(f"{source}: the tasks hold different numbers of runs ("
+                                        + ", ".join(f"{t}: {c}" for t, c in sorted(counts.items()))
+                                        + "); pass --task to read one")
         several = len(by_task) > 1
         cells: dict = {}
         clusters: dict = {}
@@ -297,8 +302,8 @@ class LmEvalReader(Reader):
                 file = files[i]
                 chosen, _, scores = _scores(file, _parse(file, opts.max_member_bytes), opts)
                 if metric is not None and chosen != metric:
-                    raise ValueError(f"{file}: scores metric {chosen!r} but other files scored "
-                                     f"{metric!r}; pass --metric")
+                    raise InvalidParameterError(f"{file}: scores metric {chosen!r} but other "
+                                                f"files scored {metric!r}; pass --metric")
                 metric = chosen
                 for qid, value in scores.items():
                     key = f"{task}/{qid}" if several else qid

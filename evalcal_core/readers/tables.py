@@ -17,6 +17,8 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from evalcal_core.validate import InvalidParameterError
+
 from . import register
 from ._base import (
     Reader,
@@ -37,22 +39,23 @@ def _load(path: Path, fmt: str) -> pd.DataFrame:
     check_regular(path)
     if fmt == "parquet":
         if not any(importlib.util.find_spec(m) for m in ("pyarrow", "fastparquet")):
-            raise ValueError(f"{path}: reading Parquet needs pyarrow (pip install pyarrow, "
-                             f"or the [parquet] extra) or fastparquet, which this environment "
-                             f"lacks; or save the table as CSV")
+            raise InvalidParameterError(f"{path}: reading Parquet needs pyarrow (pip install "
+                                        "pyarrow, "
+                                        "or the [parquet] extra) or fastparquet, which this "
+                                        "environment lacks; or save the table as CSV")
         try:
             return pd.read_parquet(path)
         except (OSError, ValueError) as exc:
             first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
-            raise ValueError(f"{path}: not a readable Parquet file ({first})") from None
+            raise InvalidParameterError(f"{path}: not a readable Parquet file ({first})") from None
     try:
         # Ids stay text ("007" is not 7); scores are parsed below, column by column.
         return pd.read_csv(path, dtype=str, keep_default_na=False, skipinitialspace=True)
     except pd.errors.EmptyDataError:
-        raise ValueError(f"{path}: empty file") from None
+        raise InvalidParameterError(f"{path}: empty file") from None
     except (pd.errors.ParserError, UnicodeDecodeError) as exc:
         first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
-        raise ValueError(f"{path}: not a readable CSV ({first})") from None
+        raise InvalidParameterError(f"{path}: not a readable CSV ({first})") from None
 
 
 def _text(frame: pd.DataFrame, column: str, path: Path) -> pd.Series:
@@ -60,7 +63,8 @@ def _text(frame: pd.DataFrame, column: str, path: Path) -> pd.Series:
     text = values.astype(str).str.strip()
     blank = values.isna().to_numpy() | (text == "").to_numpy()
     if blank.any():
-        raise ValueError(f"{path}: row {int(np.argmax(blank)) + 2}: column {column!r} is empty")
+        raise InvalidParameterError(f"{path}: row {int(np.argmax(blank)) + 2}: column {column!r} "
+                                    "is empty")
     return text
 
 
@@ -75,16 +79,17 @@ def read_table(path: Path, fmt: str, opts: ReadOptions) -> RunLog:
     missing = [c for c in needed if c not in frame.columns]
     if missing:
         flag = " (--metric)" if missing[0] == value_column and opts.metric is not None else ""
-        raise ValueError(f"{path}: column {missing[0]!r}{flag} is missing: needs columns "
-                         f"seed, arm, question, {value_column} (several arms) or question, "
-                         f"{value_column}[, run] (one arm); found "
-                         f"{', '.join(frame.columns) or 'none'}")
+        raise InvalidParameterError(f"{path}: column {missing[0]!r}{flag} is missing: needs "
+                                    "columns "
+                                    f"seed, arm, question, {value_column} (several arms) or "
+                                    f"question, {value_column}[, run] (one arm); found "
+                                    f"{', '.join(frame.columns) or 'none'}")
     if frame.empty:
-        raise ValueError(f"{path}: empty file (a header but no rows)")
+        raise InvalidParameterError(f"{path}: empty file (a header but no rows)")
     cluster = None if opts.cluster is None else opts.cluster.strip().lower()
     if cluster is not None and cluster not in frame.columns:
-        raise ValueError(f"{path}: --cluster {opts.cluster!r} is not a column; columns: "
-                         f"{', '.join(frame.columns)}")
+        raise InvalidParameterError(f"{path}: --cluster {opts.cluster!r} is not a column; columns: "
+                                    f"{', '.join(frame.columns)}")
     questions = _text(frame, "question", path)
     keep = np.ones(len(frame), dtype=bool)
     chosen_task = None
@@ -102,8 +107,8 @@ def read_table(path: Path, fmt: str, opts: ReadOptions) -> RunLog:
             chosen_task = choose("task", present, opts.task, str(path), "--task")
             keep &= (tasks == chosen_task).to_numpy()
     elif opts.task is not None:
-        raise ValueError(f"{path}: task {opts.task!r} (--task) is absent; the table has no 'task' "
-                         f"column (drop --task)")
+        raise InvalidParameterError(f"{path}: task {opts.task!r} (--task) is absent; the table "
+                                    "has no 'task' column (drop --task)")
     run_column = "seed" if two_arm else next((c for c in ("run", "seed") if c in frame.columns),
                                              None)
     if two_arm:
@@ -113,8 +118,8 @@ def read_table(path: Path, fmt: str, opts: ReadOptions) -> RunLog:
                             "--filter")
         keep &= (arms == chosen_arm).to_numpy()
     elif opts.filter is not None:
-        raise ValueError(f"{path}: arm {opts.filter!r} (--filter) is absent; the table has no "
-                         f"'arm' column (drop --filter)")
+        raise InvalidParameterError(f"{path}: arm {opts.filter!r} (--filter) is absent; the table "
+                                    "has no 'arm' column (drop --filter)")
     runs = (_text(frame, run_column, path) if run_column is not None
             else pd.Series(["0"] * len(frame)))
     raw = frame[value_column]
@@ -124,8 +129,9 @@ def read_table(path: Path, fmt: str, opts: ReadOptions) -> RunLog:
     bad = np.isnan(values) & ~spelled_nan & keep
     if bad.any():
         i = int(np.argmax(bad))
-        raise ValueError(f"{path}: row {i + 2}: {qname('question', questions[i])}: column "
-                         f"{value_column!r} must be a number, got {show(raw.iloc[i])}")
+        raise InvalidParameterError(f"{path}: row {i + 2}: {qname('question', questions[i])}: "
+                                    "column "
+                                    f"{value_column!r} must be a number, got {show(raw.iloc[i])}")
     labels_of = _text(frame, cluster, path) if cluster is not None else None
     cells: dict = {}
     seen: dict = {}

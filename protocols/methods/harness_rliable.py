@@ -20,6 +20,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from evalcal_core.validate import InvalidParameterError
+
 from .._base import REPEATS_NOT_SEEDS, Protocol, check_draws, register
 from .._resample import _chunks
 from .._result import make_result
@@ -109,8 +111,8 @@ def _stratified_bootstrap(x, y, n_resamples, rng, statistic):
 def _runs(x, y):
     x, y = np.asarray(x, dtype=float), np.asarray(y, dtype=float)
     if x.shape != y.shape or x.ndim < 1:
-        raise ValueError(f"The 'x' and 'y' parameters must have the same shape (..., k). Got "
-                         f"{x.shape} and {y.shape} instead.")
+        raise InvalidParameterError("The 'x' and 'y' parameters must have the same shape (..., "
+                                    f"k). Got {x.shape} and {y.shape} instead.")
     return x, y
 
 

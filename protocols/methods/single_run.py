@@ -6,7 +6,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from evalcal_core.validate import check_number
+from evalcal_core.validate import InvalidParameterError, check_number
 
 from .._base import Protocol, register
 from .._result import make_result
@@ -61,7 +61,7 @@ class SingleRun(Protocol):
         fractions = batch.binary or all(float(a.min()) >= 0.0 and float(a.max()) <= 1.0
                                         for a in (batch.seed_base, batch.seed_variant))
         if not fractions:
-            raise ValueError(
+            raise InvalidParameterError(
                 "The 'threshold' parameter of single_run must be given (in the metric's "
                 "units) for scores outside [0, 1]: its default, 0.01 = 1 pp, is for "
                 "accuracies. Got None instead.")

@@ -22,6 +22,8 @@ from pathlib import Path
 
 import pandas as pd
 
+from evalcal_core.validate import InvalidParameterError
+
 from .cli import Evaluation, build_parser, config_from_args, evaluate
 
 #: keyword -> the command's option (flags take True)
@@ -67,8 +69,8 @@ def compare(results=None, *, arms=None, **options) -> Evaluation:
     """
     unknown = sorted(set(options) - set(_OPTIONS))
     if unknown:
-        raise ValueError(f"compare() got unknown option(s) {', '.join(unknown)}; allowed: "
-                         f"{', '.join(_OPTIONS)}")
+        raise InvalidParameterError(f"compare() got unknown option(s) {', '.join(unknown)}; "
+                                    f"allowed: {', '.join(_OPTIONS)}")
     argv = []
     for key, value in options.items():
         if value is None or value is False:
@@ -101,5 +103,5 @@ def _run(argv) -> Evaluation:
             args = parser.parse_args(argv)
     except SystemExit as exc:   # argparse's own usage errors, as one line
         text = " ".join(message.getvalue().split()).replace(f"{parser.prog}: error: ", "")
-        raise ValueError(f"compare(): {text}") from exc
+        raise InvalidParameterError(f"compare(): {text}") from exc
     return evaluate(config_from_args(args))

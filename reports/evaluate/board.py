@@ -12,6 +12,7 @@ import numpy as np
 
 from evalcal_core.designs import Design
 from evalcal_core.scores import ArmScores
+from evalcal_core.validate import InvalidParameterError
 from protocols import leaderboard as lb
 
 from .render import Units
@@ -21,9 +22,10 @@ def board_units(scores: ArmScores, design: Design, codes) -> tuple[np.ndarray, s
     """``(x, unit)``: each system's score per paired unit, shape (systems, units)."""
     x = scores.scores
     if design.kind == "methods_independent":
-        raise ValueError("--leaderboard compares systems on paired units (questions, paired "
-                         "seeds or clusters); with --unpaired seeds there is none: compare "
-                         "the arms without --leaderboard")
+        raise InvalidParameterError("--leaderboard compares systems on paired units (questions, "
+                                    "paired "
+                                    "seeds or clusters); with --unpaired seeds there is none: "
+                                    "compare the arms without --leaderboard")
     if design.kind == "methods_paired":
         return x.mean(axis=2), "seeds"
     q = x.mean(axis=1)
@@ -38,7 +40,8 @@ def rank_board(scores: ArmScores, design: Design, codes, *, alpha: float, seed: 
     """The :class:`protocols.leaderboard.Leaderboard` of the arms, and the unit's name."""
     x, unit = board_units(scores, design, codes)
     if x.shape[1] < 3:
-        raise ValueError(f"--leaderboard needs at least 3 paired {unit}; got {x.shape[1]}")
+        raise InvalidParameterError(f"--leaderboard needs at least 3 paired {unit}; got "
+                                    f"{x.shape[1]}")
     return lb.leaderboard(x, alpha, rng=np.random.default_rng(seed)), unit
 
 

@@ -15,7 +15,7 @@ from evalcal_core.designs import KIND_WORDS, KINDS
 from evalcal_core.params import parse_key_values
 from evalcal_core.readers import names as log_formats
 from evalcal_core.results_io import MAX_RANGE, check_arm_scores
-from evalcal_core.validate import check_alpha, check_int, check_number
+from evalcal_core.validate import InvalidParameterError, check_alpha, check_int, check_number
 from protocols import PROTOCOLS, names, protocol_class
 from protocols.claims import check_margin as check_claim_margin
 
@@ -175,65 +175,67 @@ def config_from_args(args) -> EvalConfig:
         check_number(low, "--metric-range", low=-MAX_RANGE, high=MAX_RANGE)
         check_number(high, "--metric-range", low=low, high=MAX_RANGE, low_open=True)
         if args.percent:
-            raise ValueError("--percent and --metric-range exclude each other: declare the "
-                             "range in the file's own units")
+            raise InvalidParameterError("--percent and --metric-range exclude each other: declare "
+                                        "the range in the file's own units")
     if (args.baseline is None) != (args.variant is None):
-        raise ValueError("--baseline and --variant go together: name both arms' logs")
+        raise InvalidParameterError("--baseline and --variant go together: name both arms' logs")
     arms = parse_arm_options(args.arm)
     if args.baseline is not None:
         if arms:
-            raise ValueError("give --baseline/--variant or --arm NAME=PATH, not both")
+            raise InvalidParameterError("give --baseline/--variant or --arm NAME=PATH, not both")
         arms = {"baseline": args.baseline, "variant": args.variant}
     if arms and args.results is not None:
-        raise ValueError(f"give either a results CSV ({args.results}) or --baseline and "
-                         f"--variant (or --arm), not both")
+        raise InvalidParameterError(f"give either a results CSV ({args.results}) or --baseline and "
+                                    f"--variant (or --arm), not both")
     if arms and len(arms) < 2:
-        raise ValueError(f"--arm names one arm ({next(iter(arms))}); a comparison needs two "
-                         f"or more")
+        raise InvalidParameterError(f"--arm names one arm ({next(iter(arms))}); a comparison "
+                                    "needs two or more")
     if not arms and any(v is not None for v in (args.metric, args.task, args.filter)):
-        raise ValueError("--metric, --task and --filter read harness logs: use them with "
-                         "--baseline and --variant (or --arm NAME=PATH)")
+        raise InvalidParameterError("--metric, --task and --filter read harness logs: use them "
+                                    "with --baseline and --variant (or --arm NAME=PATH)")
     if args.unpaired and args.compare == "models":
-        raise ValueError("--unpaired applies to --compare methods (independent seeds); "
-                         "models are compared on the same questions, always paired")
+        raise InvalidParameterError("--unpaired applies to --compare methods (independent seeds); "
+                                    "models are compared on the same questions, always paired")
     if args.stream and args.leaderboard:
-        raise ValueError("--stream reads two arms; --leaderboard ranks many: give one")
+        raise InvalidParameterError("--stream reads two arms; --leaderboard ranks many: give one")
     if args.leaderboard and (args.claim is not None or args.reference is not None
                              or args.forest is not None or args.correction != "holm"):
-        raise ValueError("--leaderboard compares every pair with its own max-T correction: "
-                         "it takes no --claim, --reference, --forest or --correction")
+        raise InvalidParameterError("--leaderboard compares every pair with its own max-T "
+                                    "correction: "
+                                    "it takes no --claim, --reference, --forest or --correction")
     if args.forest is not None:
         from .forest import check_forest_path  # before any work: a bad path costs nothing
         check_forest_path(args.forest)
     if args.gate and args.claim is None:
-        raise ValueError("--gate needs a --claim (superiority, non-inferiority or "
-                         "equivalence) to decide")
+        raise InvalidParameterError("--gate needs a --claim (superiority, non-inferiority or "
+                                    "equivalence) to decide")
     if args.margin is not None and args.claim is None:
-        raise ValueError("--margin needs a --claim")
+        raise InvalidParameterError("--margin needs a --claim")
     if args.claim in ("non-inferiority", "equivalence") and args.margin is None:
-        raise ValueError(f"--claim {args.claim} needs a --margin > 0 in the file's units")
+        raise InvalidParameterError(f"--claim {args.claim} needs a --margin > 0 in the file's "
+                                    "units")
     params = parse_key_values(args.protocol_param, "--protocol-param")
     scale = 0.01 if args.percent else 1.0
     if args.threshold is not None:
         if "threshold" in params:
-            raise ValueError("Give single_run's threshold once: --threshold or "
-                             "--protocol-param threshold=, not both.")
+            raise InvalidParameterError("Give single_run's threshold once: --threshold or "
+                                        "--protocol-param threshold=, not both.")
         params["threshold"] = args.threshold * scale
     chosen = names() if args.protocols is None else args.protocols
     for key in params:
         if not any(PROTOCOLS.accepts(name, key) for name in chosen):
-            raise ValueError(f"--protocol-param {key!r} is not a parameter of any selected "
-                             f"protocol ({', '.join(chosen)})")
+            raise InvalidParameterError(f"--protocol-param {key!r} is not a parameter of any "
+                                        f"selected protocol ({', '.join(chosen)})")
     output, log_format = args.format, args.log_format
     if output not in FORMATS:
-        raise ValueError(f"--format {output!r} is not an output format; allowed: "
-                         f"{', '.join(FORMATS)}")
+        raise InvalidParameterError(f"--format {output!r} is not an output format; allowed: "
+                                    f"{', '.join(FORMATS)}")
     if log_format is not None and log_format not in log_formats():
-        raise ValueError(f"--log-format {log_format!r} is not a known log format; allowed: "
-                         f"{', '.join(log_formats())}")
+        raise InvalidParameterError(f"--log-format {log_format!r} is not a known log format; "
+                                    f"allowed: {', '.join(log_formats())}")
     if log_format is not None and not arms:
-        raise ValueError(f"--log-format {log_format} reads harness logs: use it with --arm "
-                         f"NAME=PATH or --baseline and --variant")
+        raise InvalidParameterError(f"--log-format {log_format} reads harness logs: use it with "
+                                    "--arm NAME=PATH or --baseline and --variant")
     max_member = None
     if args.max_member_mb is not None:
         max_member = int(check_number(args.max_member_mb, "--max-member-mb", low=0.0,
@@ -261,14 +263,14 @@ def check_margin(margin, metric_range, percent, claim) -> float:
     check_number(margin, "--margin", low=0.0, high=MAX_RANGE)
     if margin == 0:
         if claim != "superiority":
-            raise ValueError(f"--margin must be > 0 for --claim {claim}")
+            raise InvalidParameterError(f"--margin must be > 0 for --claim {claim}")
         return 0.0
     score_range = (metric_range if metric_range is not None
                    else (0.0, 100.0) if percent else (0.0, 1.0))
     margin = check_claim_margin(margin, score_range, "--margin")
     if margin >= score_range[1] - score_range[0]:
-        raise ValueError(f"--margin {margin:g} is not below the width of the metric's range "
-                         f"[{score_range[0]:g}, {score_range[1]:g}]")
+        raise InvalidParameterError(f"--margin {margin:g} is not below the width of the metric's "
+                                    f"range [{score_range[0]:g}, {score_range[1]:g}]")
     return float(margin)
 
 
@@ -398,14 +400,14 @@ class Evaluation:
             return board_text(head + self.pre + [design_line(self.design)], self.board,
                               list(self.scores.arms), self.units, self.board_unit, fmt)
         if self.board is not None:
-            raise ValueError("--leaderboard writes text, markdown or json; not latex")
+            raise InvalidParameterError("--leaderboard writes text, markdown or json; not latex")
         if fmt == "markdown":
             return markdown(self.analysis, self.units, source=self.scores.source)
         if fmt == "latex":
             return latex(self.analysis, self.units, source=self.scores.source)
         if fmt != "text":
-            raise ValueError(f"format {fmt!r} is not an output format; allowed: text, "
-                             "markdown, latex, json")
+            raise InvalidParameterError(f"format {fmt!r} is not an output format; allowed: text, "
+                                        "markdown, latex, json")
         out = text(self.analysis, self.units, source=self.scores.source, pre=self.pre,
                    protocol_table=self.table)
         if self.stream is not None:

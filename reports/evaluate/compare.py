@@ -42,6 +42,7 @@ from scipy import stats
 
 from evalcal_core.designs import Design
 from evalcal_core.scores import ArmScores
+from evalcal_core.validate import InvalidParameterError
 from protocols import claims as claims_mod
 from protocols import effect_sizes as es
 from protocols import get, protocol_class, ranking
@@ -136,17 +137,18 @@ def check_pair_count(m: int) -> None:
     """
     pairs = m * (m - 1) // 2
     if pairs > MAX_PAIRS:
-        raise ValueError(f"{m} arms make {pairs:,} pairs (more than {MAX_PAIRS:,} compared "
-                         "one by one): use --leaderboard (every pair at once, tiers and "
-                         "rank intervals) or --reference ARM")
+        raise InvalidParameterError(f"{m} arms make {pairs:,} pairs (more than {MAX_PAIRS:,} "
+                                    "compared "
+                                    "one by one): use --leaderboard (every pair at once, tiers and "
+                                    "rank intervals) or --reference ARM")
 
 
 def pairs_of(arms, reference: str | None) -> list[tuple[str, str]]:
     """(base, variant) pairs: many-to-one against ``reference``, else all pairs."""
     if reference is not None:
         if reference not in arms:
-            raise ValueError(f"--reference {reference!r} is not an arm; the arms are "
-                             f"{', '.join(arms)}")
+            raise InvalidParameterError(f"--reference {reference!r} is not an arm; the arms are "
+                                        f"{', '.join(arms)}")
         return [(reference, a) for a in arms if a != reference]
     return [(arms[i], arms[j]) for i in range(len(arms)) for j in range(i + 1, len(arms))]
 
@@ -234,8 +236,7 @@ def _unpaired_exact_unequal(scores: ArmScores, comps, reference, alpha, claim_al
     cl = [(None, lo, hi) for lo, hi in zip(*cis[1])] if claim_alpha is not None else []
     name = "Dunnett" if family == "many_to_one" else "Tukey-Kramer"
     note = (f"max-T for independent seeds: {name}'s single-step test and intervals for "
-            f"unequal seed counts (normal arms, variance pooled over the {len(x)} arms, "
-            f"{df} df).")
+            f"unequal seed counts (normal arms, variance pooled over the {len(x)} arms, {df} df).")
     return p_adj, bounds, cl, note
 
 
@@ -300,8 +301,8 @@ def compare_arms(scores: ArmScores, design: Design, *, alpha=0.05, correction="h
         Whether the scores are 0/1 per question.
     """
     if correction not in CORRECTIONS:
-        raise ValueError(f"--correction must be one of {', '.join(CORRECTIONS)}, "
-                         f"got {correction!r}")
+        raise InvalidParameterError(f"--correction must be one of {', '.join(CORRECTIONS)}, "
+                                    f"got {correction!r}")
     if reference is None:
         check_pair_count(len(scores.arms))
     pairs = pairs_of(scores.arms, reference)
@@ -339,8 +340,7 @@ def compare_arms(scores: ArmScores, design: Design, *, alpha=0.05, correction="h
         decided_verdicts = [x[0] for x in cl]
         notes.append("The claim is a score test at the margin (Tango's for one 0/1 run per "
                      "model, an empirical-likelihood score test for repeats or partial "
-                     f"credit), each one-sided at {margin_alpha:g}; the interval inverts "
-                     "it.")
+                     f"credit), each one-sided at {margin_alpha:g}; the interval inverts it.")
     if correction == "maxt":
         index = {a: i for i, a in enumerate(scores.arms)}
         comps = [(index[v], index[b]) for b, v in pairs]

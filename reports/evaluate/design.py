@@ -21,6 +21,7 @@ import numpy as np
 
 from evalcal_core.designs import Design
 from evalcal_core.scores import ArmScores
+from evalcal_core.validate import InvalidParameterError
 
 COMPARE = ("methods", "models")
 
@@ -71,10 +72,11 @@ def infer_design(scores: ArmScores, *, compare: str | None = None, unpaired: boo
     """
     inferred = []
     if scores.ragged and not unpaired:
-        raise ValueError(_missing_seed(scores))
+        raise InvalidParameterError(_missing_seed(scores))
     if scores.r == 1 and scores.n == 1:
-        raise ValueError(f"{scores.source}: one run per arm with one score each: there is no "
-                         f"noise to estimate; give several seeds or per-question scores")
+        raise InvalidParameterError(f"{scores.source}: one run per arm with one score each: there "
+                                    "is no "
+                                    f"noise to estimate; give several seeds or per-question scores")
     if compare is None:
         if scores.r == 1:
             compare = "models"
@@ -94,31 +96,32 @@ def infer_design(scores: ArmScores, *, compare: str | None = None, unpaired: boo
             inferred.append("runs of unknown kind treated as paired training seeds; "
                             "--compare models if they are repeats of fixed models")
     if compare not in COMPARE:
-        raise ValueError(f"--compare must be methods or models, got {compare!r}")
+        raise InvalidParameterError(f"--compare must be methods or models, got {compare!r}")
     if unpaired and compare == "models":
-        raise ValueError("--unpaired applies to --compare methods (independent seeds); "
-                         "models are compared on the same questions, always paired")
+        raise InvalidParameterError("--unpaired applies to --compare methods (independent seeds); "
+                                    "models are compared on the same questions, always paired")
     if compare == "models" and scores.n < 2:
-        raise ValueError("--compare models needs per-question scores (the questions are the "
-                         "units); a file of per-seed metrics compares methods")
+        raise InvalidParameterError("--compare models needs per-question scores (the questions "
+                                    "are the units); a file of per-seed metrics compares methods")
     if compare == "methods" and scores.r < 2:
-        raise ValueError(f"--compare methods needs two or more seeds per arm, got "
-                         f"{scores.r}; with one run per arm compare models")
+        raise InvalidParameterError(f"--compare methods needs two or more seeds per arm, got "
+                                    f"{scores.r}; with one run per arm compare models")
     if scores.ragged and min(scores.seed_counts) < 2:
         k, arm = min(zip(scores.seed_counts, scores.arms))
-        raise ValueError(f"--unpaired needs two or more seeds in every arm (Welch's t "
-                         f"estimates each arm's variance); arm {arm!r} has {k}")
+        raise InvalidParameterError(f"--unpaired needs two or more seeds in every arm (Welch's t "
+                                    f"estimates each arm's variance); arm {arm!r} has {k}")
     cluster, n_clusters = None, 0
     if scores.clusters is not None:
         if compare == "methods":
-            raise ValueError("--cluster applies to --compare models (questions clustered); "
-                             "with methods the seeds are the units")
+            raise InvalidParameterError("--cluster applies to --compare models (questions "
+                                        "clustered); with methods the seeds are the units")
         labels = np.asarray(scores.clusters)
         n_clusters = len(np.unique(labels))
         cluster = scores.cluster_name or "cluster"
         if n_clusters < 2:
-            raise ValueError(f"--cluster {cluster}: every question is in one cluster "
-                             f"({labels[0]!r}); cluster-robust inference needs two or more")
+            raise InvalidParameterError(f"--cluster {cluster}: every question is in one cluster "
+                                        f"({labels[0]!r}); cluster-robust inference needs two or "
+                                        "more")
     if scores.ragged:
         return IndependentSeeds(compare=compare, paired=False, runs=min(scores.seed_counts),
                                 n_questions=scores.n, inferred=tuple(inferred),

@@ -8,6 +8,7 @@ import re
 from pathlib import Path
 
 from evalcal_core.atomic import atomic_path, check_target
+from evalcal_core.validate import InvalidParameterError
 
 #: characters kept of an arm name in a tick label (a 5,000-character name would make the
 #: figure thousands of inches wide, and matplotlib refuse it)
@@ -33,15 +34,15 @@ def check_forest_path(path, option: str = "--forest") -> Path:
     """
     text = str(path)
     if not text.strip() or not text.lower().endswith(".png") or text.endswith(("/", "\\")):
-        raise ValueError(f"{option} {text!r} is not a PNG path: give a file name ending "
-                         "in .png")
+        raise InvalidParameterError(f"{option} {text!r} is not a PNG path: give a file name ending "
+                                    "in .png")
     if Path(text).name.lower() == ".png":
-        raise ValueError(f"{option} {text!r} is not a PNG path: give a file name ending "
-                         "in .png")
+        raise InvalidParameterError(f"{option} {text!r} is not a PNG path: give a file name ending "
+                                    "in .png")
     try:
         check_target(text)
     except ValueError as exc:
-        raise ValueError(f"{option}: {exc}") from None
+        raise InvalidParameterError(f"{option}: {exc}") from None
     return Path(text)
 
 

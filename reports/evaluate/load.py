@@ -22,6 +22,7 @@ import pandas as pd
 
 from evalcal_core.results_io import read_results_arms, read_tidy_frame
 from evalcal_core.scores import ArmScores
+from evalcal_core.validate import InvalidParameterError
 
 SEED_COLUMNS = ("seed", "arm", "metric")
 QUESTION_COLUMNS = ("seed", "arm", "question", "score")
@@ -62,8 +63,9 @@ def read_tidy(path, *, percent=False, metric_range=None, partial_credit=False,
     (``--unpaired``) and otherwise raises the reader's error naming the arm and the seed.
     """
     if Path(path).is_dir():
-        raise ValueError(f"{path} is a directory, not a results CSV; a harness log folder "
-                         f"is one arm: --arm NAME=PATH (or --baseline and --variant)")
+        raise InvalidParameterError(f"{path} is a directory, not a results CSV; a harness log "
+                                    "folder "
+                                    f"is one arm: --arm NAME=PATH (or --baseline and --variant)")
     if cluster is not None and Path(path).is_file():
         try:
             # arms, questions and clusters as written: "NA" is a name, "1" and "1.0" two
@@ -89,15 +91,15 @@ def _clusters_of(frame, column, arm, source) -> None:
     if (per_arm > 1).any():
         a, question = per_arm[per_arm > 1].index[0]
         found = sorted(both[(both.arm == a) & (both.q == question)]["c"].unique())
-        raise ValueError(f"{source}: question {question!r} is filed under two clusters "
-                         f"({', '.join(found[:2])}) in column {column!r}")
+        raise InvalidParameterError(f"{source}: question {question!r} is filed under two clusters "
+                                    f"({', '.join(found[:2])}) in column {column!r}")
     per_q = both.groupby("q")["c"].nunique()
     if (per_q > 1).any():
         question = per_q[per_q > 1].index[0]
         rows = both[both.q == question].drop_duplicates(["arm", "c"])
         where = ", ".join(f"{r.arm}: {r.c}" for r in rows.itertuples())
-        raise ValueError(f"{source}: clusters differ between arms for question "
-                         f"{question!r} ({where}) in column {column!r}")
+        raise InvalidParameterError(f"{source}: clusters differ between arms for question "
+                                    f"{question!r} ({where}) in column {column!r}")
 
 
 def parse_arm_options(values) -> dict:
@@ -107,9 +109,10 @@ def parse_arm_options(values) -> dict:
         name, sep, path = str(text).partition("=")
         name, path = name.strip(), path.strip()
         if not sep or not name or not path:
-            raise ValueError(f"--arm must be NAME=PATH, got {text!r}")
+            raise InvalidParameterError(f"--arm must be NAME=PATH, got {text!r}")
         if name in arms:
-            raise ValueError(f"--arm {name!r} is given twice; arm names must be distinct")
+            raise InvalidParameterError(f"--arm {name!r} is given twice; arm names must be "
+                                        "distinct")
         arms[name] = path
     return arms
 
@@ -125,7 +128,7 @@ def read_log_arms(paths: dict, *, metric=None, task=None, filter=None, scale=1.0
 
     for name, path in paths.items():
         if not Path(path).exists():
-            raise ValueError(f"arm {name!r}: log {path!r} does not exist")
+            raise InvalidParameterError(f"arm {name!r}: log {path!r} does not exist")
     extra = {} if max_member_bytes is None else {"max_member_bytes": max_member_bytes}
     aligned = read_logs(paths, fmt=fmt, task=task, metric=metric, filter=filter,
                         cluster=cluster, partial_credit=partial_credit, **extra)

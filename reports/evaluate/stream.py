@@ -8,6 +8,7 @@ import numpy as np
 
 from evalcal_core.designs import Design
 from evalcal_core.scores import ArmScores
+from evalcal_core.validate import InvalidParameterError
 from protocols.streaming import eb_confidence_sequence
 
 from .render import Units
@@ -16,12 +17,12 @@ from .render import Units
 def stream_units(scores: ArmScores, design: Design) -> tuple[np.ndarray, str]:
     """``(deltas, unit)``: variant minus base per paired unit, in the file's order."""
     if scores.m != 2:
-        raise ValueError(f"--stream reads two arms as they arrive; got {scores.m} arms "
-                         f"({', '.join(scores.arms)})")
+        raise InvalidParameterError(f"--stream reads two arms as they arrive; got {scores.m} arms "
+                                    f"({', '.join(scores.arms)})")
     base, variant = scores.arm(scores.arms[0]), scores.arm(scores.arms[1])
     if design.kind == "methods_independent":
-        raise ValueError("--stream needs paired units (questions or paired seeds); with "
-                         "--unpaired seeds there are none")
+        raise InvalidParameterError("--stream needs paired units (questions or paired seeds); with "
+                                    "--unpaired seeds there are none")
     if design.kind == "methods_paired":
         return (variant.mean(axis=1) - base.mean(axis=1))[_arrival(scores.run_ids)], "seeds"
     return (variant.mean(axis=0) - base.mean(axis=0))[_arrival(scores.question_ids)], "questions"
@@ -42,8 +43,8 @@ def stream_summary(scores: ArmScores, design: Design, alpha: float, units: Units
     """The confidence sequence's last interval and where 0 first left it."""
     deltas, unit = stream_units(scores, design)
     if not units.fraction:
-        raise ValueError("--stream needs differences of fractions in [-1, 1] (accuracies); "
-                         "a --metric-range metric has no such bound")
+        raise InvalidParameterError("--stream needs differences of fractions in [-1, 1] "
+                                    "(accuracies); a --metric-range metric has no such bound")
     cs = eb_confidence_sequence(deltas, alpha)
     stopped, sign = cs.decision(0.0)
     return {"method": "empirical-Bernstein confidence sequence (Waudby-Smith & Ramdas 2024)",

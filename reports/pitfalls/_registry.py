@@ -11,6 +11,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from evalcal_core.validate import InvalidParameterError
+
 
 @dataclass(frozen=True)
 class SectionEntry:
@@ -28,13 +30,13 @@ REGISTRY: dict[int, SectionEntry] = {}
 def section(number: int, lesson: str):
     """Decorator: register ``make(ctx, scan) -> Section`` as section ``number``."""
     if not isinstance(number, int) or number < 1:
-        raise ValueError(f"The 'number' parameter of section must be an integer >= 1. "
-                         f"Got {number!r} instead.")
+        raise InvalidParameterError(f"The 'number' parameter of section must be an integer >= 1. "
+                                    f"Got {number!r} instead.")
 
     def register(make: Callable) -> Callable:
         if number in REGISTRY and REGISTRY[number].make.__qualname__ != make.__qualname__:
-            raise ValueError(f"section {number} is registered twice "
-                             f"({REGISTRY[number].make.__name__}, {make.__name__})")
+            raise InvalidParameterError(f"section {number} is registered twice "
+                                        f"({REGISTRY[number].make.__name__}, {make.__name__})")
         REGISTRY[number] = SectionEntry(number, lesson, make)
         return make
 

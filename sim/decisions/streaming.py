@@ -17,6 +17,7 @@ from __future__ import annotations
 import numpy as np
 from scipy import stats
 
+from evalcal_core.validate import InvalidParameterError
 from protocols.streaming import eb_confidence_sequence
 
 NAME = "streaming"
@@ -40,7 +41,7 @@ def simulate(params: dict, sims: int, rng) -> list[dict]:
     """Score the streaming decisions on ``sims`` watched evaluations."""
     t, disc, effect = params["questions"], params["discordance"], params["effect"]
     if abs(effect) > disc:
-        raise ValueError(f"effect {effect} needs discordance >= |effect|, got {disc}")
+        raise InvalidParameterError(f"effect {effect} needs discordance >= |effect|, got {disc}")
     base = rng.random((sims, t)) < params["accuracy"]
     discordant = rng.random((sims, t)) < disc
     variant_right = rng.random((sims, t)) < 0.5 + effect / (2.0 * disc)

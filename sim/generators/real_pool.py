@@ -10,7 +10,7 @@ import numpy as np
 
 from evalcal_core import scenarios
 from evalcal_core.params import content_digest, encode
-from evalcal_core.validate import check_int
+from evalcal_core.validate import InvalidParameterError, check_int
 
 from ._base import Generator, pool_rows, register
 
@@ -37,12 +37,13 @@ def _load(root: str, dataset: str, scenario: str, profile: str | None, csv: str 
         from real_runs.store import load_pairs
 
         if not Path(root).is_dir():
-            raise ValueError(f"real_pool: pool folder {root!r} does not exist; build it with "
-                             f"'python -m real_runs.build_pool' or pass root=PATH")
+            raise InvalidParameterError(f"real_pool: pool folder {root!r} does not exist; build "
+                                        "it with "
+                                        f"'python -m real_runs.build_pool' or pass root=PATH")
         base, variant = load_pairs(root, dataset, scenario, profile)
         if base.shape[0] == 0:
-            raise ValueError(f"real_pool: no paired runs for dataset {dataset!r}, scenario "
-                             f"{scenario!r} under {root}")
+            raise InvalidParameterError(f"real_pool: no paired runs for dataset {dataset!r}, "
+                                        f"scenario {scenario!r} under {root}")
     base = np.asarray(base, dtype=np.float64)
     variant = np.asarray(variant, dtype=np.float64)
     base.setflags(write=False)
@@ -57,10 +58,11 @@ def _null_flag(value) -> bool:
     text = str(value).strip().lower() if value is not None else ""
     if text in ("true", "false"):
         return text == "true"
-    raise ValueError(f"The 'null' parameter of generator real_pool must be true or false when "
-                     f"csv is given (true: the pool is an A/A null, its rates are "
-                     f"false-positive rates; false: its truth is its mean delta). "
-                     f"Got {value!r} instead.")
+    raise InvalidParameterError("The 'null' parameter of generator real_pool must be true or "
+                                "false when "
+                                f"csv is given (true: the pool is an A/A null, its rates are "
+                                f"false-positive rates; false: its truth is its mean delta). "
+                                f"Got {value!r} instead.")
 
 
 def default_k_cap(pool_size: int) -> int:
@@ -127,21 +129,24 @@ class RealPool(Generator):
         self._labels()
         for field in ("dataset", "scenario"):
             if not isinstance(getattr(self, field), str) or not getattr(self, field):
-                raise ValueError(f"The {field!r} parameter of generator real_pool must be a "
-                                 f"non-empty string. Got {getattr(self, field)!r} instead.")
+                raise InvalidParameterError(f"The {field!r} parameter of generator real_pool must "
+                                            f"be a non-empty string. Got {getattr(self, field)!r} "
+                                            "instead.")
         if self.csv is not None:
             object.__setattr__(self, "null", _null_flag(self.null))
         elif self.null is not None:
-            raise ValueError(f"The 'null' parameter of generator real_pool goes with csv=PATH "
-                             f"only (a store pool's scenario says whether it is a null). "
-                             f"Got {self.null!r} instead.")
+            raise InvalidParameterError("The 'null' parameter of generator real_pool goes with "
+                                        "csv=PATH "
+                                        "only (a store pool's scenario says whether it is a null). "
+                                        f"Got {self.null!r} instead.")
         if self.csv is None:
             root = Path(self.root if self.root is not None else _default_pool())
             known = sorted(p.name for p in root.iterdir() if p.is_dir()) if root.is_dir() else []
             if known and self.dataset not in known:
-                raise ValueError(f"The 'dataset' parameter of generator real_pool must be one "
-                                 f"of {', '.join(known)} (the datasets in {root}). Got "
-                                 f"{self.dataset!r} instead.")
+                raise InvalidParameterError("The 'dataset' parameter of generator real_pool must "
+                                            "be one "
+                                            f"of {', '.join(known)} (the datasets in {root}). Got "
+                                            f"{self.dataset!r} instead.")
         self.pool()  # fail at construction, not in a worker
 
     def _labels(self) -> None:
@@ -152,9 +157,11 @@ class RealPool(Generator):
         if self.csv is None:
             for key, value in extra.items():
                 if value is not None:
-                    raise ValueError(f"The {key!r} parameter of generator real_pool goes with "
-                                     f"csv=PATH only (a store pool is accuracy, named by its "
-                                     f"dataset and scenario). Got {value!r} instead.")
+                    raise InvalidParameterError(f"The {key!r} parameter of generator real_pool "
+                                                "goes with "
+                                                "csv=PATH only (a store pool is accuracy, named "
+                                                "by its "
+                                                f"dataset and scenario). Got {value!r} instead.")
             object.__setattr__(self, "dataset", self.dataset or "cifar10")
             object.__setattr__(self, "scenario", self.scenario or "S0p")
             return
@@ -162,23 +169,26 @@ class RealPool(Generator):
         object.__setattr__(self, "dataset", self.label or self.dataset or Path(self.csv).stem)
         object.__setattr__(self, "scenario", self.scenario or ("null" if null else "effect"))
         if (self.metric_low is None) != (self.metric_high is None):
-            raise ValueError(f"The 'metric_low' and 'metric_high' parameters of generator "
-                             f"real_pool go together (--metric-range LOW HIGH). Got "
-                             f"{self.metric_low!r} and {self.metric_high!r} instead.")
+            raise InvalidParameterError("The 'metric_low' and 'metric_high' parameters of "
+                                        "generator "
+                                        f"real_pool go together (--metric-range LOW HIGH). Got "
+                                        f"{self.metric_low!r} and {self.metric_high!r} instead.")
         if self.metric_low is not None:
             if not float(self.metric_low) < float(self.metric_high):
-                raise ValueError(f"The 'metric_low' parameter of generator real_pool must be "
-                                 f"below 'metric_high'. Got {self.metric_low!r} and "
-                                 f"{self.metric_high!r} instead.")
+                raise InvalidParameterError("The 'metric_low' parameter of generator real_pool "
+                                            "must be "
+                                            f"below 'metric_high'. Got {self.metric_low!r} and "
+                                            f"{self.metric_high!r} instead.")
             if self.percent:
-                raise ValueError("The 'percent' parameter of generator real_pool excludes "
-                                 "'metric_low'/'metric_high': declare the range in the "
-                                 "file's own units. Got both instead.")
+                raise InvalidParameterError("The 'percent' parameter of generator real_pool "
+                                            "excludes "
+                                            "'metric_low'/'metric_high': declare the range in the "
+                                            "file's own units. Got both instead.")
         if self.percent is not None:
             text = str(self.percent).strip().lower()
             if text not in ("true", "false", "1", "0"):
-                raise ValueError(f"The 'percent' parameter of generator real_pool must be true "
-                                 f"or false. Got {self.percent!r} instead.")
+                raise InvalidParameterError("The 'percent' parameter of generator real_pool must "
+                                            f"be true or false. Got {self.percent!r} instead.")
             object.__setattr__(self, "percent", True if text in ("true", "1") else None)
 
     @property
@@ -266,9 +276,10 @@ class RealPool(Generator):
         truth = self.fixed_effect()
         if abs(delta - truth) > 1e-9:
             _, unit, factor = self.units()
-            raise ValueError(f"The 'effect' of generator real_pool is fixed by the pool "
-                             f"({self.dataset} {self.scenario}: {factor * truth:+.4f} {unit}); "
-                             f"got {factor * delta:+.4f} {unit}. Omit --effects.")
+            raise InvalidParameterError(f"The 'effect' of generator real_pool is fixed by the pool "
+                                        f"({self.dataset} {self.scenario}: {factor * truth:+.4f} "
+                                        f"{unit}); "
+                                        f"got {factor * delta:+.4f} {unit}. Omit --effects.")
 
     def draw_seeds(self, sims: int, k: int, delta: float, rng) -> np.ndarray:
         """The pool seeds of ``sims`` experiments, shape ``(sims, k)``, without the scores.

@@ -6,7 +6,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from evalcal_core.validate import check_number
+from evalcal_core.validate import InvalidParameterError, check_number
 
 from ._base import Generator, register
 
@@ -73,13 +73,13 @@ class SeedGaussian(Generator):
         # refused here, naming sigma, rather than failing later inside a protocol.
         room = min(self.mu, 1 - self.mu) / SCORE_SIGMAS
         if self.sigma > room:
-            raise ValueError(f"The 'sigma' parameter of {self.owner} must be at most "
-                             f"{room:.4g} at mu = {self.mu:g}: scores are accuracies in "
-                             f"[0, 1] and mu +- {SCORE_SIGMAS:g} sigma must stay inside "
-                             f"(fractions: 0.005 = 0.5 pp). Got {self.sigma!r} instead.")
+            raise InvalidParameterError(f"The 'sigma' parameter of {self.owner} must be at most "
+                                        f"{room:.4g} at mu = {self.mu:g}: scores are accuracies in "
+                                        f"[0, 1] and mu +- {SCORE_SIGMAS:g} sigma must stay inside "
+                                        f"(fractions: 0.005 = 0.5 pp). Got {self.sigma!r} instead.")
         if self.noise not in NOISES:
-            raise ValueError(f"The 'noise' parameter of generator seed_gaussian must be one of "
-                             f"{NOISES}. Got {self.noise!r} instead.")
+            raise InvalidParameterError("The 'noise' parameter of generator seed_gaussian must "
+                                        f"be one of {NOISES}. Got {self.noise!r} instead.")
 
     def check_effect(self, delta: float) -> None:
         """``ValueError`` unless the variant's scores stay accuracies: ``mu + delta`` in
@@ -87,11 +87,12 @@ class SeedGaussian(Generator):
         super().check_effect(delta)
         room = SCORE_SIGMAS * self.sigma
         if not room <= self.mu + delta <= 1 - room:
-            raise ValueError(f"The effect of {self.owner} must keep the variant's accuracy "
-                             f"mu + effect = {self.mu + delta:.4g} inside [{room:.4g}, "
-                             f"{1 - room:.4g}] (mu = {self.mu:g}, {SCORE_SIGMAS:g} sigma of "
-                             f"room); effects are in pp: 1 = +1 pp. Got {100 * delta:g} pp "
-                             f"instead.")
+            raise InvalidParameterError(f"The effect of {self.owner} must keep the variant's "
+                                        "accuracy "
+                                        f"mu + effect = {self.mu + delta:.4g} inside [{room:.4g}, "
+                                        f"{1 - room:.4g}] (mu = {self.mu:g}, {SCORE_SIGMAS:g} "
+                                        "sigma of room); effects are in pp: 1 = +1 pp. Got "
+                                        f"{100 * delta:g} pp instead.")
 
     def _draw(self, sims, k, delta, rng):
         z = standard_noise(self.noise, (sims, k, 1), rng)

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 import numpy as np
 from scipy import optimize, special
 
-from evalcal_core.validate import check_int, check_number
+from evalcal_core.validate import InvalidParameterError, check_int, check_number
 
 from ._base import Generator, register
 
@@ -148,10 +148,10 @@ def _fit_iv(base, variant):
     base = np.asarray(base, dtype=float)
     variant = np.asarray(variant, dtype=float)
     if base.ndim != 2 or base.shape != variant.shape or base.shape[0] < 2:
-        raise ValueError(f"seed_question.fit needs two (k, n) arrays with k >= 2 seeds; "
-                         f"got shapes {base.shape} and {variant.shape}")
+        raise InvalidParameterError(f"seed_question.fit needs two (k, n) arrays with k >= 2 seeds; "
+                                    f"got shapes {base.shape} and {variant.shape}")
     if not (np.isin(base, (0, 1)).all() and np.isin(variant, (0, 1)).all()):
-        raise ValueError("seed_question.fit needs binary 0/1 per-question scores")
+        raise InvalidParameterError("seed_question.fit needs binary 0/1 per-question scores")
     return base, variant
 
 

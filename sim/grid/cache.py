@@ -17,6 +17,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 
 from evalcal_core.atomic import write_atomic
+from evalcal_core.validate import InvalidParameterError
 
 
 @dataclass(frozen=True)
@@ -86,8 +87,8 @@ class CellCache:
         self.dir = Path(root) / "cells"
         # before any work: a file (or a link to one) here would fail every write, hours in
         if self.dir.is_symlink() or (self.dir.exists() and not self.dir.is_dir()):
-            raise ValueError(f"cache folder {self.dir} is not a folder; remove it (a run "
-                             "creates a folder of cached cells there)")
+            raise InvalidParameterError(f"cache folder {self.dir} is not a folder; remove it (a "
+                                        "run creates a folder of cached cells there)")
 
     def path(self, spec: CellSpec) -> Path:
         """Where the row of ``spec`` is cached."""
@@ -102,7 +103,7 @@ class CellCache:
         except OSError as exc:
             return self._bad(path, f"unreadable ({type(exc).__name__})")
         if stat.S_ISDIR(info.st_mode):
-            raise ValueError(f"cache cell {path} is a directory; remove it")
+            raise InvalidParameterError(f"cache cell {path} is a directory; remove it")
         if not stat.S_ISREG(info.st_mode):
             # a FIFO would block the read forever, a device or a link point anywhere:
             # only a regular file written by :meth:`put` is a cached row

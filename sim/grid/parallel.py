@@ -7,6 +7,8 @@ import logging
 
 import joblib
 
+from evalcal_core.validate import InvalidParameterError
+
 BACKENDS = ("loky", "dask")
 #: seconds to wait for a dask scheduler before giving up with a clear error
 CONNECT_TIMEOUT_S = 10
@@ -20,8 +22,8 @@ def backend_context(backend: str, jobs: int, scheduler: str | None = None):
     none is given, starts a local cluster on loopback with ``jobs`` single-threaded workers.
     """
     if backend not in BACKENDS:
-        raise ValueError(f"The '--backend' option must be one of {BACKENDS}. "
-                         f"Got {backend!r} instead.")
+        raise InvalidParameterError(f"The '--backend' option must be one of {BACKENDS}. "
+                                    f"Got {backend!r} instead.")
     if backend == "loky":
         yield lambda: joblib.Parallel(n_jobs=jobs, backend="loky",
                                       return_as="generator_unordered")
@@ -29,17 +31,17 @@ def backend_context(backend: str, jobs: int, scheduler: str | None = None):
     try:
         from dask.distributed import Client, LocalCluster
     except ImportError:
-        raise ValueError("--backend dask needs dask.distributed: "
-                         "pip install '.[dask]'") from None
+        raise InvalidParameterError("--backend dask needs dask.distributed: "
+                                    "pip install '.[dask]'") from None
     with contextlib.ExitStack() as stack:
         if scheduler:
             try:
                 client = stack.enter_context(Client(scheduler, timeout=CONNECT_TIMEOUT_S))
             except (OSError, TimeoutError, ValueError) as exc:
                 reason = " ".join(str(exc).split())[:200] or type(exc).__name__
-                raise ValueError(f"cannot reach the dask scheduler {scheduler!r} within "
-                                 f"{CONNECT_TIMEOUT_S} s ({reason}); is it running, and is "
-                                 f"the address right?") from None
+                raise InvalidParameterError(f"cannot reach the dask scheduler {scheduler!r} within "
+                                            f"{CONNECT_TIMEOUT_S} s ({reason}); is it running, "
+                                            "and is the address right?") from None
         else:
             # Only errors from the local cluster's processes: its nanny warns at shutdown
             # ("worker process still alive ... killing"), which is not the user's concern.

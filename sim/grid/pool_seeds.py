@@ -36,6 +36,8 @@ from dataclasses import dataclass
 import numpy as np
 from scipy import stats
 
+from evalcal_core.validate import InvalidParameterError
+
 #: estimators of the pool-sampling variance
 METHODS = ("jackknife", "projection")
 DEFAULT_METHOD = "jackknife"
@@ -92,8 +94,8 @@ def pool_variance(rejections: int, sims: int, k: int, n_j, r_j, *,
         experiments are every k-subset once, as in a test against the exact jackknife).
     """
     if method not in METHODS:
-        raise ValueError(f"The 'method' parameter of pool_variance must be one of "
-                         f"{', '.join(METHODS)}. Got {method!r} instead.")
+        raise InvalidParameterError(f"The 'method' parameter of pool_variance must be one of "
+                                    f"{', '.join(METHODS)}. Got {method!r} instead.")
     n_j, r_j = np.asarray(n_j, float), np.asarray(r_j, float)
     size = n_j.size
     tilde = (rejections + 2) / (sims + 4)

@@ -9,6 +9,7 @@ import pandas as pd
 
 import protocols
 from evalcal_core.params import encode
+from evalcal_core.validate import InvalidParameterError
 
 from .cache import CellResult
 from .execute import CellRequest, execute
@@ -62,8 +63,9 @@ def applicable_protocols(generator, ks, names=None, protocol_params=None,
         if all(generator.why_not(protocol, k) for k in ks):
             if explicit:
                 why = generator.why_not(protocol, max(ks))
-                raise ValueError(f"protocol {name!r} cannot run on generator "
-                                 f"{generator.name!r} with k in {min(ks)}..{max(ks)}: it {why}")
+                raise InvalidParameterError(f"protocol {name!r} cannot run on generator "
+                                            f"{generator.name!r} with k in {min(ks)}..{max(ks)}: "
+                                            f"it {why}")
             continue
         used.update(own)
         canonical = protocols.PROTOCOLS.canonical(name, own)
@@ -71,8 +73,8 @@ def applicable_protocols(generator, ks, names=None, protocol_params=None,
         chosen[name] = (protocol, encode(canonical, defaults))
     unused = sorted(set(params) - used)
     if unused:
-        raise ValueError(f"--protocol-param {unused[0]!r} is not a parameter of any selected "
-                         f"protocol ({', '.join(chosen)})")
+        raise InvalidParameterError(f"--protocol-param {unused[0]!r} is not a parameter of any "
+                                    f"selected protocol ({', '.join(chosen)})")
     return chosen
 
 
@@ -133,8 +135,8 @@ def check_grid(generator, ks, effects_pp) -> None:
         generator.check_effect(effect / 100.0)
     max_k = generator.max_k
     if max_k is not None and max(ks) > max_k:
-        raise ValueError(f"--k {max(ks)} exceeds the {max_k} seeds that generator "
-                         f"{generator.name} can draw ({generator.describe()})")
+        raise InvalidParameterError(f"--k {max(ks)} exceeds the {max_k} seeds that generator "
+                                    f"{generator.name} can draw ({generator.describe()})")
 
 
 def grid_requests(generator, ks, effects_pp, chosen) -> list[CellRequest]:

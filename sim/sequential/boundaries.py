@@ -9,7 +9,7 @@ import math
 import numpy as np
 from scipy import optimize, special, stats
 
-from evalcal_core.validate import check_alpha
+from evalcal_core.validate import InvalidParameterError, check_alpha
 
 #: boundary kinds of :func:`z_boundaries`: Lan--DeMets spending functions and the classical
 #: constant-shape designs of Pocock (1977) and O'Brien and Fleming (1979)
@@ -45,8 +45,8 @@ def spending(t, alpha: float, kind: str) -> np.ndarray:
     if kind == "obrien_fleming":
         with np.errstate(divide="ignore"):
             return 2.0 * special.ndtr(-special.ndtri(1 - alpha / 2) / np.sqrt(t))
-    raise ValueError(f"The 'kind' parameter of spending must be 'pocock' or "
-                     f"'obrien_fleming'. Got {kind!r} instead.")
+    raise InvalidParameterError(f"The 'kind' parameter of spending must be 'pocock' or "
+                                f"'obrien_fleming'. Got {kind!r} instead.")
 
 
 class _Recursion:
@@ -114,13 +114,14 @@ def _check_looks(looks, caller: str) -> np.ndarray:
     try:
         arr = np.asarray(looks, dtype=float)
     except (TypeError, ValueError):
-        raise ValueError(f"The 'looks' parameter of {caller} must be a sequence of numbers. "
-                         f"Got {looks!r} instead.") from None
+        raise InvalidParameterError(f"The 'looks' parameter of {caller} must be a sequence of "
+                                    f"numbers. Got {looks!r} instead.") from None
     if arr.ndim != 1 or arr.size == 0 or not np.all(np.isfinite(arr)) or arr[0] <= 0 \
             or np.any(np.diff(arr) <= 0):
-        raise ValueError(f"The 'looks' parameter of {caller} must be a non-empty, strictly "
-                         f"increasing sequence of positive numbers (seeds at each look). "
-                         f"Got {looks!r} instead.")
+        raise InvalidParameterError(f"The 'looks' parameter of {caller} must be a non-empty, "
+                                    "strictly "
+                                    "increasing sequence of positive numbers (seeds at each look). "
+                                    f"Got {looks!r} instead.")
     return arr
 
 
@@ -147,8 +148,9 @@ def exit_probabilities(bounds, looks, drift: float = 0.0) -> np.ndarray:
     looks = _check_looks(looks, "exit_probabilities")
     bounds = np.asarray(bounds, dtype=float)
     if bounds.shape != looks.shape or np.any(np.isnan(bounds)) or np.any(bounds <= 0):
-        raise ValueError(f"The 'bounds' parameter of exit_probabilities must be positive, one "
-                         f"per look ({looks.size}). Got {bounds!r} instead.")
+        raise InvalidParameterError("The 'bounds' parameter of exit_probabilities must be "
+                                    "positive, one "
+                                    f"per look ({looks.size}). Got {bounds!r} instead.")
     rec = _Recursion(looks, drift)
     out = np.empty(looks.size)
     for i, b in enumerate(bounds):
@@ -181,8 +183,8 @@ def z_boundaries(looks, alpha: float = 0.05, kind: str = "obrien_fleming") -> np
     looks = _check_looks(looks, "z_boundaries")
     alpha = check_alpha(alpha, "alpha", "z_boundaries")
     if kind not in BOUNDARY_KINDS:
-        raise ValueError(f"The 'kind' parameter of z_boundaries must be one of "
-                         f"{BOUNDARY_KINDS}. Got {kind!r} instead.")
+        raise InvalidParameterError(f"The 'kind' parameter of z_boundaries must be one of "
+                                    f"{BOUNDARY_KINDS}. Got {kind!r} instead.")
     if kind.endswith("_constant"):
         shape = (np.ones(looks.size) if kind == "pocock_constant"
                  else np.sqrt(looks[-1] / looks))
@@ -235,18 +237,18 @@ def t_boundaries(looks, alpha: float = 0.05, kind: str = "obrien_fleming",
     """
     looks = _check_looks(looks, "t_boundaries")
     if looks[0] < 2 or np.any(looks != np.round(looks)):
-        raise ValueError(f"The 'looks' parameter of t_boundaries must be whole numbers of "
-                         f"seeds >= 2. Got {looks!r} instead.")
+        raise InvalidParameterError("The 'looks' parameter of t_boundaries must be whole numbers "
+                                    f"of seeds >= 2. Got {looks!r} instead.")
     alpha = check_alpha(alpha, "alpha", "t_boundaries")
     if kind not in ("pocock", "obrien_fleming"):
-        raise ValueError(f"The 'kind' parameter of t_boundaries must be 'pocock' or "
-                         f"'obrien_fleming'. Got {kind!r} instead.")
+        raise InvalidParameterError(f"The 'kind' parameter of t_boundaries must be 'pocock' or "
+                                    f"'obrien_fleming'. Got {kind!r} instead.")
     if method == "nominal":
         nominal = 2.0 * special.ndtr(-z_boundaries(looks, alpha, kind))
         return stats.t.isf(nominal / 2.0, looks - 1)
     if method != "calibrated":
-        raise ValueError(f"The 'method' parameter of t_boundaries must be 'calibrated' or "
-                         f"'nominal'. Got {method!r} instead.")
+        raise InvalidParameterError("The 'method' parameter of t_boundaries must be 'calibrated' "
+                                    f"or 'nominal'. Got {method!r} instead.")
     return np.array(_calibrated(tuple(int(j) for j in looks), alpha, kind))
 
 

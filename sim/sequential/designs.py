@@ -12,6 +12,8 @@ from typing import ClassVar
 
 import numpy as np
 
+from evalcal_core.validate import InvalidParameterError
+
 from .boundaries import e_tmix, t_boundaries
 
 
@@ -49,7 +51,7 @@ DESIGN_CLASSES: dict[str, type[Design]] = {}
 def register(cls: type[Design]) -> type[Design]:
     """Class decorator: add a design to the registry under ``cls.name``."""
     if not cls.name or cls.name in DESIGN_CLASSES:
-        raise ValueError(f"design name {cls.name!r} is empty or registered twice")
+        raise InvalidParameterError(f"design name {cls.name!r} is empty or registered twice")
     DESIGN_CLASSES[cls.name] = cls
     return cls
 
@@ -57,8 +59,9 @@ def register(cls: type[Design]) -> type[Design]:
 def get_design(name: str) -> Design:
     """The design registered as ``name``."""
     if name not in DESIGN_CLASSES:
-        raise ValueError(f"The 'design' parameter must be one of {tuple(DESIGN_CLASSES)}. "
-                         f"Got {name!r} instead.")
+        raise InvalidParameterError("The 'design' parameter must be one of "
+                                    f"{tuple(DESIGN_CLASSES)}. "
+                                    f"Got {name!r} instead.")
     return DESIGN_CLASSES[name]()
 
 

@@ -34,6 +34,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from protocols import claims, effect_sizes, multiplicity, ranking  # noqa: E402
+from protocols import joint_null as jn  # noqa: E402
 from sim import multiarm  # noqa: E402
 
 
@@ -49,7 +50,7 @@ def evaluate_ten_arms(scores, rng):
     per_seed = scores.mean(axis=-1)                          # (arms, seeds), fractions
     comps = multiplicity.all_pairs(n_arms)
     deltas = multiplicity.pair_deltas(per_seed, comps)      # (45, seeds)
-    joint = multiplicity.paired_signflip_null(deltas, rng=rng)
+    joint = jn.paired_signflip_null(deltas, rng=rng)
     raw = claims.claim_from_estimate(joint.estimate, joint.se, joint.df, "superiority")
     raw_two_sided = np.minimum(1.0, 2.0 * np.minimum(raw.p_value, 1.0 - raw.p_value))
     holm = multiplicity.adjust(raw_two_sided, "holm")
@@ -61,7 +62,7 @@ def evaluate_ten_arms(scores, rng):
     dz = effect_sizes.cohens_dz(deltas)
     ni = claims.paired_claim(deltas, "non_inferiority", 0.005)
     question_level = scores.mean(axis=1)                      # (arms, questions)
-    q_joint = multiplicity.gaussian_null(question_level, comps, 10_000, rng=rng)
+    q_joint = jn.gaussian_null(question_level, comps, 10_000, rng=rng)
     q_maxt = multiplicity.maxt_adjust(q_joint)
     return holm, maxt, ci_maxt, ci_bonf, cld, dz, ni, q_maxt
 

@@ -36,7 +36,7 @@ import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from evalcal_core.validate import InvalidParameterError
+from evalcal_core.validate import InvalidParameterError, fail
 
 from .atomic import write_atomic
 
@@ -64,7 +64,7 @@ def check_out(path, option: str = "--out") -> Path:
     for parent in [path, *path.parents]:
         if parent.exists() and not parent.is_dir():
             where = "is a file" if parent == path else f"is under the file {parent}"
-            raise InvalidParameterError(f"The {option!r} option must be a folder; {path} {where}")
+            raise fail(option, f"a folder ({path} {where})", str(path))
     try:
         path.mkdir(parents=True, exist_ok=True)
         fd, probe = tempfile.mkstemp(dir=path, prefix=".write-test.")
@@ -274,7 +274,6 @@ def check_complete(path, option: str) -> Path:
     reason = incomplete_reason(folder)
     if reason is not None:
         raise InvalidParameterError(f"The {option!r} folder {folder} is marked incomplete "
-                                    f"({reason}); "
-                                    f"rerun that command, or delete {folder / MARKER_NAME} if you "
-                                    "know the files are whole")
+                                    f"({reason}); rerun that command, or delete "
+                                    f"{folder / MARKER_NAME} if you know the files are whole")
     return path

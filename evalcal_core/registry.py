@@ -5,7 +5,7 @@ from __future__ import annotations
 import dataclasses
 from typing import ClassVar
 
-from evalcal_core.validate import InvalidParameterError
+from evalcal_core.validate import InvalidParameterError, fail
 
 
 class Registry:
@@ -53,9 +53,8 @@ class Registry:
         try:
             return self._classes[name]
         except KeyError:
-            raise InvalidParameterError(f"The {self.param!r} parameter of {self.owner} must be "
-                                        f"one of {', '.join(self.names())}. Got {name!r} "
-                                        "instead.") from None
+            raise fail(self.param, f"one of {', '.join(self.names())}", name,
+                       self.owner) from None
 
     def parameters(self, name: str) -> dict[str, object]:
         """Tunable parameters of ``name`` (its dataclass fields) with their defaults."""

@@ -17,6 +17,7 @@ run. Rows are aligned by seed (sorted) and question.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -237,8 +238,11 @@ def _read_tidy(path, *, scale: float = 1.0, allowed=None, cluster=None,
                                         f"{', '.join(frame.columns)}")
     for column in ("seed", "arm") + (("question",) if per_question else ()) + (
             (cluster,) if cluster is not None else ()):
-        # name columns hold "" where empty; the others NaN (pandas' missing spellings)
-        missing = frame[column].isna() | (frame[column].astype(str).str.strip() == "")
+        # name columns hold "" where empty; the others NaN (pandas' missing spellings); a
+        # number column has no text to be empty (and writing a million numbers as text costs)
+        missing = frame[column].isna()
+        if not pd.api.types.is_numeric_dtype(frame[column]):
+            missing |= frame[column].astype(str).str.strip() == ""
         if missing.any():
             raise InvalidParameterError(f"{path}: {_row(missing.idxmax())}: column {column!r} is "
                                         "empty")
@@ -261,12 +265,16 @@ def _read_tidy(path, *, scale: float = 1.0, allowed=None, cluster=None,
     if per_question:
         tidy["question"] = frame["question"]
         keys.append("question")
-    duplicated = tidy.duplicated(keys)
+    # each key column hashed once into integer codes (labels in first-appearance order): the
+    # duplicate check and the alignment in _to_arrays work on the codes, since iterating or
+    # comparing a column of a million Arrow strings row by row takes seconds
+    codes = {c: pd.factorize(tidy[c]) for c in keys}
+    duplicated = pd.Series(_row_key([codes[c] for c in keys])).duplicated()
     if duplicated.any():
         i = duplicated.idxmax()
         raise InvalidParameterError(f"{path}: {_row(i)}: duplicate entry for "
                                     + ", ".join(f"{c}={_show(tidy[c][i])}" for c in keys))
-    arms = list(dict.fromkeys(arm))
+    arms = [str(a) for a in codes["arm"][1]]
     if allowed is not None:
         arms = [a for a in allowed if a in arms] or list(allowed)
     elif "baseline" in arms:
@@ -278,8 +286,21 @@ def _read_tidy(path, *, scale: float = 1.0, allowed=None, cluster=None,
     labels = None
     if cluster is not None:
         labels = _cluster_of(frame, cluster, path)
-    return _to_arrays(tidy, per_question, str(path), arms if allowed is None else list(allowed),
-                      labels, cluster, ragged=ragged)
+    return _to_arrays(tidy, codes, per_question, str(path),
+                      arms if allowed is None else list(allowed), labels, cluster, ragged=ragged)
+
+
+def _row_key(found) -> np.ndarray:
+    """One integer per row, equal exactly where every key's code is: the codes of
+    ``pd.factorize`` (``(codes, uniques)`` per key) in mixed radix, or, where the product
+    of the label counts would not fit an int64, the row's index among the distinct tuples."""
+    sizes = [max(len(uniques), 1) for _, uniques in found]
+    if math.prod(sizes) < 2**62:
+        key = np.zeros(len(found[0][0]), dtype=np.int64)
+        for (codes, _), size in zip(found, sizes):
+            key = key * size + codes
+        return key
+    return pd.MultiIndex.from_arrays([codes for codes, _ in found]).factorize()[0]
 
 
 def _cluster_of(frame: pd.DataFrame, cluster: str, path: Path) -> dict:
@@ -296,37 +317,50 @@ def _plain_label(value):
     return value.item() if hasattr(value, "item") else value
 
 
-def _to_arrays(tidy: pd.DataFrame, per_question: bool, source: str, arms: list,
+def _sorted_labels(found, key) -> tuple[list, np.ndarray]:
+    """``(labels, place)``: the labels of ``pd.factorize``'s ``(codes, uniques)`` as plain
+    Python values sorted by ``key``, and each row's position among them."""
+    codes, uniques = found
+    # Plain Python labels, so messages and run ids read 3, not np.int64(3).
+    plain = [_plain_label(u) for u in uniques]
+    order = sorted(range(len(plain)), key=lambda i: key(plain[i]))
+    place = np.empty(len(plain), dtype=np.intp)
+    place[order] = np.arange(len(plain))
+    return [plain[i] for i in order], place[codes]
+
+
+def _to_arrays(tidy: pd.DataFrame, codes: dict, per_question: bool, source: str, arms: list,
                labels: dict | None = None, cluster: str | None = None,
                ragged: bool = False) -> ArmScores:
-    # Plain Python labels, so messages and run ids read 3, not np.int64(3).
-    seeds = sorted((_plain_label(s) for s in tidy["seed"].unique()),
-                   key=lambda s: (str(type(s)), s))
-    questions = (sorted((_plain_label(q) for q in tidy["question"].unique()), key=str)
-                 if per_question else [0])
-    if not per_question:
-        tidy = tidy.assign(question=0)
-    arrays, counts = [], []
-    for arm in arms:
-        part = tidy[tidy["arm"] == arm]
-        table = part.pivot(index="seed", columns="question", values="value")
-        table = table.reindex(index=seeds, columns=questions)
+    """Scatter the rows into one (arms, seeds, questions) array, NaN where a row is absent;
+    ``codes`` holds ``pd.factorize`` of the ``seed``, ``arm`` (and ``question``) columns."""
+    seeds, seed_at = _sorted_labels(codes["seed"], lambda s: (str(type(s)), s))
+    if per_question:
+        questions, question_at = _sorted_labels(codes["question"], str)
+    else:
+        questions, question_at = [0], np.zeros(len(tidy), dtype=np.intp)
+    index = {a: i for i, a in enumerate(arms)}
+    arm_codes, arm_labels = codes["arm"]
+    arm_at = np.array([index[str(a)] for a in arm_labels], dtype=np.intp)[arm_codes]
+    table = np.full((len(arms), len(seeds), len(questions)), np.nan)
+    table[arm_at, seed_at, question_at] = tidy["value"].to_numpy(dtype=float)
+    counts = []
+    for a, arm in enumerate(arms):
+        missing = np.isnan(table[a])
         # ragged: a seed the arm lacks entirely is padding; a partly missing seed is not
-        absent = (table.isna().all(axis=1) if ragged
-                  else pd.Series(False, index=table.index))
+        absent = missing.all(axis=1) if ragged else np.zeros(len(seeds), dtype=bool)
         counts.append(len(seeds) - int(absent.sum()))
-        if (table[~absent] if ragged else table).isna().any().any():
-            seed, question = next(
-                (s, q) for s in seeds for q in questions
-                if not absent[s] and pd.isna(table.loc[s, q]))
-            where = f"seed {seed!r}" + (f", question {question!r}" if per_question else "")
+        gaps = missing & ~absent[:, None]
+        if gaps.any():
+            s, q = np.argwhere(gaps)[0]          # the first in seed, then question order
+            where = f"seed {seeds[s]!r}" + (f", question {questions[q]!r}" if per_question
+                                            else "")
             raise InvalidParameterError(f"{source}: arm {arm!r} has no score for {where}: every "
                                         "seed needs every arm"
                                         + (" and every question" if per_question else ""))
-        arrays.append(table.to_numpy(dtype=float))
     clusters = (np.array([labels[q] for q in questions], dtype=str) if labels is not None
                 else None)
-    return ArmScores(arms=tuple(arms), scores=np.stack(arrays),
+    return ArmScores(arms=tuple(arms), scores=table,
                      question_ids=tuple(map(str, questions)) if per_question else ("metric",),
                      run_ids=tuple(seeds), runs_are="seeds", clusters=clusters,
                      cluster_name=cluster, metric="score" if per_question else "metric",

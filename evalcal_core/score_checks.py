@@ -71,8 +71,8 @@ def check_score_arrays(arrays, seeds, per_question, source, value_range, percent
                                             f"{_plain(scores.max())}); pass --percent, or declare "
                                             "the metric's range with --metric-range LOW HIGH")
             raise InvalidParameterError(f"{where}: most scores are fractions but "
-                                        f"{int(outside.sum())} "
-                                        f"look like percentages; write every score in one unit")
+                                        f"{int(outside.sum())} look like percentages; write every "
+                                        "score in one unit")
         raise InvalidParameterError(f"{where}; accuracy-like metrics are fractions in [0, 1]; for "
                                     "another metric declare its range with --metric-range LOW HIGH")
     if percent and not declared and scores.max() <= 0.01 and scores.max() > 0:
@@ -86,8 +86,8 @@ def check_score_arrays(arrays, seeds, per_question, source, value_range, percent
             raise InvalidParameterError(f"{source}: {arm} seed {seed!r}, question {question}: "
                                         f"score {_plain(value)} in a file of 0/1 scores "
                                         f"({int(odd.sum())} of {scores.size} are not 0 or 1); fix "
-                                        "them, "
-                                        f"or pass --partial-credit if partial scores are meant")
+                                        "them, or pass --partial-credit if partial scores are "
+                                        "meant")
 
 
 def _plain(x) -> str:

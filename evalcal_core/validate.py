@@ -43,12 +43,22 @@ def plain(value) -> str:
     return repr(value)
 
 
-def fail(name: str, rule: str, value, owner: str | None = None) -> InvalidParameterError:
-    """The error for argument ``name`` breaking ``rule`` (returned, to raise)."""
-    kind = "option" if name.startswith("--") else "parameter"
+def fail(name: str, rule: str, value=None, owner: str | None = None, *,
+         got: str | None = None) -> InvalidParameterError:
+    """The error for argument ``name`` breaking ``rule`` (returned, to raise).
+
+    ``got`` describes what was received in words (``"shape (3,)"``) where the value itself
+    is too big to show; otherwise ``value`` is shown plainly. Several names (``("x", "y")``)
+    make one message about their relation.
+    """
+    names = (name,) if isinstance(name, str) else tuple(name)
+    kind = "option" if names[0].startswith("--") else "parameter"
+    if len(names) > 1:
+        kind += "s"
     where = f" of {owner}" if owner else ""
-    return InvalidParameterError(f"The {name!r} {kind}{where} must be {rule}. Got {plain(value)} "
-                                 "instead.")
+    named = " and ".join(repr(n) for n in names)
+    return InvalidParameterError(f"The {named} {kind}{where} must be {rule}. Got "
+                                 f"{plain(value) if got is None else got} instead.")
 
 
 def _range_rule(low, high, low_open, high_open) -> str:

@@ -20,6 +20,8 @@ from __future__ import annotations
 import importlib
 import pkgutil
 
+from evalcal_core import designs
+
 from . import methods as _methods
 from ._base import PROTOCOLS, Protocol
 from ._batch import PoolScores, ScoreBatch
@@ -40,9 +42,10 @@ parameters = PROTOCOLS.parameters
 
 
 def recommended_for(kind: str) -> str:
-    """The protocol recommended for design ``kind`` (:data:`evalcal_core.designs.KINDS`):
-    the one the reports draw first and advise in words; ``""`` if none is registered."""
-    return next((n for n in names() if kind in PROTOCOLS.cls(n).recommended_for), "")
+    """The primary protocol of design ``kind`` (:data:`evalcal_core.designs.KINDS`): the one
+    ``evaluate`` reports and the calibration's reports draw first and advise in words
+    (:attr:`evalcal_core.designs.StudyDesign.primary`)."""
+    return designs.get(kind).primary
 
 
 def names() -> list[str]:

@@ -7,7 +7,7 @@ from typing import ClassVar
 
 import numpy as np
 
-from evalcal_core.designs import KIND_WORDS
+from evalcal_core.designs import KIND_WORDS, METHODS_PAIRED, designs
 from evalcal_core.registry import Registry
 from evalcal_core.validate import InvalidParameterError, check_alpha, check_int, fail
 
@@ -15,6 +15,15 @@ from ._batch import ScoreBatch
 from ._result import ProtocolResult
 
 PROTOCOLS = Registry("protocol", "name", "protocols.get")
+
+
+class _PrimaryFor:
+    """``Protocol.recommended_for``: the design kinds whose primary protocol this one is,
+    read from the design registry (:attr:`evalcal_core.designs.StudyDesign.primary`), so the
+    choice is written once, in the design's module."""
+
+    def __get__(self, obj, owner) -> frozenset[str]:
+        return frozenset(d.name for d in designs() if d.primary == owner.name)
 
 # Reasons shared by several protocols' ``pitfall_for`` (one line each, shown in tables).
 #: a per-seed test applied where the seeds are not paired
@@ -71,18 +80,15 @@ class Protocol:
     stochastic: ClassVar[bool] = False
     #: reads seed 0 only, ignoring the other k - 1 runs (results change if seed 0 moves)
     uses_first_seed_only: ClassVar[bool] = False
-    #: the protocol the reports draw first and advise for per-seed metrics of paired seeds
-    #: (``"methods_paired" in recommended_for``)
-    recommended: ClassVar[bool] = False
-    #: the design kinds it is the first choice for (drawn first, advised in words): one
-    #: protocol per kind, each among its :attr:`valid_for`
-    recommended_for: ClassVar[frozenset[str]] = frozenset()
+    #: the design kinds it is the primary protocol of (reported per comparison, drawn first,
+    #: advised in words), read from :attr:`evalcal_core.designs.StudyDesign.primary`
+    recommended_for: ClassVar[frozenset[str]] = _PrimaryFor()
     #: the pitfall it illustrates; empty for an honest protocol
     pitfall: ClassVar[str] = ""
     #: old parameter names still accepted by ``protocols.get`` (old -> current)
     aliases: ClassVar[dict[str, str]] = {}
     #: the design kinds (:data:`evalcal_core.designs.KINDS`) the protocol is honest for
-    valid_for: ClassVar[frozenset[str]] = frozenset({"methods_paired"})
+    valid_for: ClassVar[frozenset[str]] = frozenset({METHODS_PAIRED})
     #: why it misleads under a design it is not valid for (kind -> reason); kinds missing
     #: here fall back to :attr:`pitfall` or a generic reason
     pitfall_for: ClassVar[dict[str, str]] = {}

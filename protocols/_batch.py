@@ -17,7 +17,7 @@ import functools
 
 import numpy as np
 
-from evalcal_core.validate import InvalidParameterError
+from evalcal_core.validate import fail
 
 #: dtypes accepted as 0/1 scores without a float64 copy
 COMPACT_DTYPES = (np.dtype(bool), np.dtype(np.uint8))
@@ -31,22 +31,18 @@ def _as_scores(x, arg: str) -> np.ndarray:
         try:
             a = np.asarray(x, dtype=float)
         except (TypeError, ValueError):
-            raise InvalidParameterError(f"The {arg!r} parameter must be an array of "
-                                        "numbers.") from None
+            raise fail(arg, "an array of numbers", got=f"a {type(x).__name__}") from None
     if a.ndim == 1:
         # Per-seed metrics without questions: (k,) means k seeds with one score each.
         a = a[:, None]
     if a.ndim < 2:
-        raise InvalidParameterError(f"The {arg!r} parameter must have shape (..., k, n) (seeds, "
-                                    "questions) "
-                                    f"or (k,) for per-seed metrics. Got shape {a.shape} instead.")
+        raise fail(arg, "of shape (..., k, n) (seeds, questions) or (k,) for per-seed metrics",
+                   got=f"shape {a.shape}")
     if a.shape[-1] == 0 or a.shape[-2] == 0:
-        raise InvalidParameterError(f"The {arg!r} parameter must have at least one seed and one "
-                                    f"question. Got shape {a.shape} instead.")
+        raise fail(arg, "an array with at least one seed and one question", got=f"shape {a.shape}")
     if a.dtype != bool and not np.all(np.isfinite(a)):
         bad = tuple(int(i) for i in np.argwhere(~np.isfinite(a))[0])
-        raise InvalidParameterError(f"The {arg!r} parameter must be finite; it has "
-                                    f"{float(a[bad])} at index {bad}.")
+        raise fail(arg, "finite", got=f"{float(a[bad])} at index {bad}")
     return a
 
 
@@ -56,12 +52,11 @@ def _as_clusters(clusters, n: int) -> np.ndarray:
     whole = a.dtype.kind in "iu" or (a.dtype.kind == "f" and bool(np.all(np.isfinite(a)))
                                      and bool(np.all(a == np.round(a))))
     if a.dtype == bool or not whole:
-        raise InvalidParameterError("The 'clusters' parameter must be an array of integer "
-                                    "cluster codes, "
-                                    f"one per question. Got dtype {a.dtype} instead.")
+        raise fail("clusters", "an array of integer cluster codes, one per question",
+                   got=f"dtype {a.dtype}")
     if a.shape != (n,):
-        raise InvalidParameterError(f"The 'clusters' parameter must have shape (n,) = ({n},), one "
-                                    f"code per question. Got shape {a.shape} instead.")
+        raise fail("clusters", f"of shape (n,) = ({n},), one code per question",
+                   got=f"shape {a.shape}")
     codes = np.unique(a, return_inverse=True)[1].reshape(n).astype(np.intp)
     codes.setflags(write=False)
     return codes
@@ -160,8 +155,8 @@ class ScoreBatch:
         base = _as_scores(base, "base")
         variant = _as_scores(variant, "variant")
         if base.shape != variant.shape:
-            raise InvalidParameterError("The 'base' and 'variant' parameters must have the same "
-                                        f"shape. Got {base.shape} and {variant.shape} instead.")
+            raise fail(("base", "variant"), "of the same shape",
+                       got=f"{base.shape} and {variant.shape}")
         binary = _is_binary(base) and _is_binary(variant)
         if base.dtype != variant.dtype:
             base, variant = base.astype(float), variant.astype(float)

@@ -29,7 +29,7 @@ them by score tests whose variance is taken at the margin (:func:`paired_proport
 Tango's, for one 0/1 run; :func:`mean_score_claim` for repeats or partial credit), and
 ``evaluate`` uses it for every fixed-model claim with a margin. Claims over several paired
 comparisons under ``--correction maxt`` are the exact one-sided max-T tests of
-:func:`protocols.multiplicity.maxt_claim`.
+:func:`protocols.maxt_claims.maxt_claim`.
 
 A gate maps the verdict to an exit status with :data:`EXIT_STATUS`: 0 the claim is shown,
 1 it is refuted (the CI lies entirely on the wrong side: for non-inferiority a regression

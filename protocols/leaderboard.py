@@ -120,6 +120,8 @@ class PairDecisions:
     separated, degenerate : bool (..., m, m)
     rank_low, rank_high : int (..., m)
     best_set : bool (..., m)
+    order, tier : int (..., m)
+        Systems by decreasing mean, and each system's display tier (:func:`tiers`).
     """
 
     means: np.ndarray
@@ -131,10 +133,44 @@ class PairDecisions:
     rank_low: np.ndarray
     rank_high: np.ndarray
     best_set: np.ndarray
+    order: np.ndarray
+    tier: np.ndarray
+
+
+def tiers(means, separated) -> tuple[np.ndarray, np.ndarray]:
+    """Display tiers of a batch of boards: ``(order, tier)``, both of shape (..., m).
+
+    Systems sorted by decreasing mean (ties in input order); the first is the leader of
+    tier 1, and a new tier starts, led by it, at the first system ``i`` the current
+    leader is separated from (``separated[leader, i]``). A greedy reading: systems in a
+    tier are not separated from its leader.
+
+    Parameters
+    ----------
+    means : ndarray, shape (..., m)
+    separated : ndarray of bool, shape (..., m, m)
+        ``separated[..., i, j]``: ``i`` shown better than ``j``.
+    """
+    means = np.asarray(means, dtype=float)
+    m = means.shape[-1]
+    order = np.argsort(-means, axis=-1, kind="stable")
+    flat_order = order.reshape(-1, m)
+    flat_sep = np.asarray(separated, dtype=bool).reshape(-1, m, m)
+    boards = np.arange(flat_order.shape[0])
+    tier = np.empty_like(flat_order)
+    current = np.ones(boards.size, dtype=int)
+    leader = flat_order[:, 0].copy()
+    for pos in range(m):                 # m steps, every board at once
+        i = flat_order[:, pos]
+        new = flat_sep[boards, leader, i]
+        current += new
+        leader = np.where(new, i, leader)
+        tier[boards, i] = current
+    return order, tier.reshape(order.shape)
 
 
 def simultaneous_pairs(x, alpha: float = 0.05, *, draws: int = DEFAULT_DRAWS,
-                       rng=None) -> PairDecisions:
+                       rng=None, progress=None) -> PairDecisions:
     """Max-T over every pair of ``m`` systems, vectorized over a batch of boards.
 
     Parameters
@@ -146,6 +182,10 @@ def simultaneous_pairs(x, alpha: float = 0.05, *, draws: int = DEFAULT_DRAWS,
     draws : int
         Joint-null draws (one set shared by the boards: common random numbers).
     rng : numpy.random.Generator or int, optional
+    progress : callable, optional
+        Called as ``progress(count)`` after each chunk of joint-null draws with the number
+        of (board, draw) maxima just computed; they total ``boards * draws`` (a progress
+        bar's ``update``).
 
     Returns
     -------
@@ -164,10 +204,11 @@ def simultaneous_pairs(x, alpha: float = 0.05, *, draws: int = DEFAULT_DRAWS,
     scale = np.abs(flat).max(axis=(-2, -1))[:, None, None]
     degenerate = se <= SE_RTOL * np.maximum(np.abs(diff), scale)
     degenerate |= np.eye(m, dtype=bool)
-    critical = _critical(flat, se, degenerate, alpha, draws, rng)
+    critical = _critical(flat, se, degenerate, alpha, draws, rng, progress)
     separated = (diff - critical[:, None, None] * se > 0) & ~degenerate
     above = separated.sum(axis=-2)       # systems shown better than i
     below = separated.sum(axis=-1)       # systems i is shown better than
+    order, tier = tiers(means, separated)
 
     def back(a, tail):
         return a.reshape(batch_shape + tail)
@@ -175,10 +216,11 @@ def simultaneous_pairs(x, alpha: float = 0.05, *, draws: int = DEFAULT_DRAWS,
     return PairDecisions(back(means, (m,)), back(diff, (m, m)), back(se, (m, m)),
                          back(critical, ()), back(separated, (m, m)),
                          back(degenerate, (m, m)), back(1 + above, (m,)),
-                         back(m - below, (m,)), back(above == 0, (m,)))
+                         back(m - below, (m,)), back(above == 0, (m,)),
+                         back(order, (m,)), back(tier, (m,)))
 
 
-def _critical(x, se, degenerate, alpha, draws, rng):
+def _critical(x, se, degenerate, alpha, draws, rng, progress=None):
     """Per board, the 1 - alpha quantile of the max over pairs of |T| (see the module)."""
     b, m, n = x.shape
     centred = x - x.mean(axis=-1, keepdims=True)
@@ -200,13 +242,15 @@ def _critical(x, se, degenerate, alpha, draws, rng):
             z /= chi[None, start:stop, None]
             t = np.abs(z[..., :, None] - z[..., None, :]) * inv_se[lo:hi, None]
             maxima[lo:hi, start:stop] = t.reshape(hi - lo, stop - start, -1).max(axis=-1)
+            if progress is not None:
+                progress((hi - lo) * (stop - start))
     # the ceil((1 - alpha)(P + 1))-th smallest maximum (Monte Carlo p just at alpha)
     rank = min(int(np.ceil((1.0 - alpha) * (draws + 1))), draws)
     return np.sort(maxima, axis=-1)[:, rank - 1]
 
 
 def leaderboard(x, alpha: float = 0.05, *, draws: int = DEFAULT_DRAWS,
-                rng=None) -> Leaderboard:
+                rng=None, progress=None) -> Leaderboard:
     """Every pair, tiers, rank intervals and the best set of ``m`` systems.
 
     Parameters
@@ -218,6 +262,8 @@ def leaderboard(x, alpha: float = 0.05, *, draws: int = DEFAULT_DRAWS,
     draws : int
         Joint-null draws for the critical value.
     rng : numpy.random.Generator or int, optional
+    progress : callable, optional
+        As in :func:`simultaneous_pairs` (the counts total ``draws``).
 
     Returns
     -------
@@ -227,15 +273,7 @@ def leaderboard(x, alpha: float = 0.05, *, draws: int = DEFAULT_DRAWS,
     if x.ndim != 2:
         raise fail("x", "one board: an array of shape (systems, units)", f"shape {x.shape}",
                    owner="leaderboard")
-    d = simultaneous_pairs(x, alpha, draws=draws, rng=rng)
-    m = x.shape[0]
-    order = np.argsort(-d.means, kind="stable")
-    tier = np.empty(m, dtype=int)
-    current, leader = 1, order[0]
-    for i in order:                      # m steps over computed pairs: display only
-        if d.separated[leader, i]:
-            current, leader = current + 1, i
-        tier[i] = current
+    d = simultaneous_pairs(x, alpha, draws=draws, rng=rng, progress=progress)
     return Leaderboard(d.means, d.diff, d.se, float(d.critical), d.separated, d.rank_low,
-                       d.rank_high, d.best_set, order, tier, alpha, float(x.shape[1] - 1),
-                       d.degenerate)
+                       d.rank_high, d.best_set, d.order, d.tier, alpha,
+                       float(x.shape[1] - 1), d.degenerate)

@@ -28,7 +28,7 @@ import numpy as np
 from evalcal_core.atomic import write_atomic
 from evalcal_core.cli import ArgumentParser, call_main
 from evalcal_core.outdir import locked_out
-from evalcal_core.validate import InvalidParameterError, check_int
+from evalcal_core.validate import check_int, fail
 
 
 def _sync(device: str) -> None:
@@ -158,9 +158,8 @@ def _main(argv) -> int:
     check_int(args.subset, "--subset", low=1, high=1_000_000)
     check_int(args.steps, "--steps", low=1, high=100_000)
     if not Path(args.pack).exists():
-        raise InvalidParameterError(f"The '--pack' option must be a data pack (python -m "
-                                    f"real_runs.pack_data) or a data root; {args.pack} does not "
-                                    "exist")
+        raise fail("--pack", "an existing data pack (python -m real_runs.pack_data) or data "
+                   "root", args.pack)
     # --out is checked and locked before a minute of GPU time is spent; the lock is the
     # folder's own (no .lock file: a device's $OUT returns only a few files), and the one
     # output is written atomically, so the folder never holds half a report.

@@ -48,7 +48,7 @@ from pathlib import Path
 from evalcal_core.atomic import write_atomic
 from evalcal_core.cli import ArgumentParser, call_main
 from evalcal_core.outdir import LOCK_NAME, check_out
-from evalcal_core.validate import InvalidParameterError
+from evalcal_core.validate import InvalidParameterError, fail
 from real_runs.store import ARMS, CorruptRecordError, read_expected, read_record
 
 REPO = Path(__file__).resolve().parents[1]
@@ -78,8 +78,7 @@ def _identity(name: str) -> dict:
     match = _MEMBER.match(name)
     if not match:
         raise InvalidParameterError("not a store record path "
-                                    "<dataset>/<profile>/<baseline|scenario>/"
-                                    "seed-NNNNN.npz")
+                                    "<dataset>/<profile>/<baseline|scenario>/seed-NNNNN.npz")
     dataset, profile, folder, seed = match.groups()
     arm = "baseline" if folder == "baseline" else "variant"
     assert arm in ARMS
@@ -195,9 +194,8 @@ def store_lock(pool, *, wait_s: float = LOCK_WAIT_S, on_wait=None):
             except BlockingIOError:
                 if time.monotonic() >= deadline:
                     raise InvalidParameterError("another merge or training run is writing to "
-                                                f"{pool} "
-                                                f"(still after {wait_s:g} s); run the merge again "
-                                                "when it is done") from None
+                                                f"{pool} (still after {wait_s:g} s); run the merge "
+                                                "again when it is done") from None
                 if not waited and on_wait is not None:
                     on_wait()
                 waited = True
@@ -237,8 +235,7 @@ def merge(inputs, pool, *, data_root: str | None = None, write: bool = True,
     """
     pool = Path(pool)
     if not (wait_s >= 0 and math.isfinite(wait_s)):
-        raise InvalidParameterError("The 'wait_s' parameter of merge must be a finite number >= "
-                                    f"0. Got {wait_s!r} instead.")
+        raise fail("wait_s", "a finite number >= 0", wait_s, "merge")
     result = MergeResult()
     batches = [Path(p) for p in inputs if Path(p).suffix == ".json"]
     for b in batches:
@@ -287,8 +284,7 @@ def _merge_locked(sources, inputs, pool: Path, tmpdir: str, result: MergeResult,
                         and old.data_fingerprint == rec.data_fingerprint):
                     result.skipped.append(name)
                     continue
-                raise CorruptRecordError(f"the pool already holds a different result at "
-                                         f"{name}")
+                raise CorruptRecordError(f"the pool already holds a different result at {name}")
             if name in result.added:
                 continue  # the same record twice among the inputs
             if write:
@@ -349,8 +345,7 @@ def _main(argv) -> int:
                         f"the store ({LOCK_WAIT_S:g}); 0 fails at once")
     args = p.parse_args(argv)
     if not (args.wait >= 0 and math.isfinite(args.wait)):
-        p.error(f"The '--wait' option must be a finite number of seconds >= 0. "
-                f"Got {args.wait!r} instead.")
+        p.error(str(fail("--wait", "a finite number of seconds >= 0", args.wait)))
 
     def waiting():
         print(f"merge_records: waiting for another merge or training run writing to "

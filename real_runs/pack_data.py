@@ -43,7 +43,7 @@ import numpy as np
 from evalcal_core.atomic import atomic_path, write_atomic
 from evalcal_core.cli import ArgumentParser, call_main
 from evalcal_core.outdir import check_complete, check_out, run_outputs
-from evalcal_core.validate import InvalidParameterError
+from evalcal_core.validate import InvalidParameterError, fail
 from real_runs.sources import (
     N_KEYS,
     find_ag_news_root,
@@ -59,7 +59,7 @@ PACK_NAME = "evalcal-data.npz"
 SUMS_NAME = "SHA256SUMS"
 
 
-class PackError(ValueError):
+class PackError(InvalidParameterError):
     """A data pack is missing, corrupt (checksum) or not in the expected format."""
 
 
@@ -292,8 +292,7 @@ def _main(argv) -> int:
     if not args.data_root or not args.out:
         parser.error("--data-root and --out are required (or --verify PACK_DIR)")
     if not Path(args.data_root).is_dir():
-        raise InvalidParameterError(f"The '--data-root' option must be a folder laid out like "
-                                    f"/work/shared/data; {args.data_root} is not a folder")
+        raise fail("--data-root", "a folder laid out like /work/shared/data", args.data_root)
     check_out(args.out)
     for find in (find_cifar10_root, find_cifar10n_file, find_ag_news_root):
         find(args.data_root)  # a root without all three fails here, before the marker

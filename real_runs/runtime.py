@@ -7,7 +7,7 @@ import os
 import platform
 import sys
 
-from evalcal_core.validate import InvalidParameterError
+from evalcal_core.validate import InvalidParameterError, fail
 
 DEVICES = ("auto", "cpu", "cuda")
 #: CPU kernel sets a run may be pinned to: ``native`` (the best this CPU has) or ``avx2``
@@ -31,8 +31,7 @@ def pin_cpu_isa(isa: str) -> None:
         lacks AVX2.
     """
     if isa not in CPU_ISAS:
-        raise InvalidParameterError(f"The '--cpu-isa' option must be one of {', '.join(CPU_ISAS)}. "
-                                    f"Got {isa!r} instead.")
+        raise fail("--cpu-isa", f"one of {', '.join(CPU_ISAS)}", isa)
     if isa == "native":
         return
     os.environ.update(_AVX2_ENV)
@@ -44,9 +43,8 @@ def pin_cpu_isa(isa: str) -> None:
     found = torch.backends.cpu.get_cpu_capability()
     if found != "AVX2":
         raise InvalidParameterError(f"--cpu-isa avx2: torch runs {found} kernels (torch was "
-                                    "started "
-                                    "before the setting, or this CPU has no AVX2); start Python "
-                                    "with "
+                                    "started before the setting, or this CPU has no AVX2); start "
+                                    "Python with "
                                     + " ".join(f"{k}={v}" for k, v in _AVX2_ENV.items()))
 
 

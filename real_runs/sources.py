@@ -15,6 +15,7 @@ from pathlib import Path
 import numpy as np
 
 from evalcal_core.atomic import atomic_path
+from evalcal_core.validate import InvalidParameterError
 
 CIFAR10_CLASSES = ("airplane", "automobile", "bird", "cat", "deer", "dog", "frog", "horse",
                    "ship", "truck")
@@ -44,7 +45,7 @@ LABEL_KEYS = {"aggre": "aggre_label", "worse": "worse_label", "random1": "random
 N_KEYS = ("clean_label",) + tuple(LABEL_KEYS.values())
 
 
-class DataRootError(ValueError):
+class DataRootError(InvalidParameterError):
     """A data root exists but does not have the expected layout or content."""
 
 

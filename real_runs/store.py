@@ -38,7 +38,7 @@ import numpy as np
 
 from evalcal_core import scenarios
 from evalcal_core.atomic import atomic_path
-from evalcal_core.validate import InvalidParameterError
+from evalcal_core.validate import InvalidParameterError, fail
 
 FORMAT_VERSION = 1
 ARMS = ("baseline", "variant")
@@ -73,7 +73,7 @@ def _check_headers(fh, path: Path) -> None:
     fh.seek(0)
 
 
-class CorruptRecordError(ValueError):
+class CorruptRecordError(InvalidParameterError):
     """A record file is truncated, malformed, inconsistent or not the record expected."""
 
 
@@ -357,12 +357,10 @@ def check_store(root, option: str = "--pool") -> Path:
     root = Path(root)
     if not root.is_dir():
         what = "is a file" if root.exists() else "does not exist"
-        raise InvalidParameterError(f"The {option!r} option must be a run store folder; {root} "
-                                    f"{what}")
+        raise fail(option, f"a run store folder ({root} {what})", str(root))
     if not pool_profiles(root):
-        raise InvalidParameterError(f"The {option!r} option must be a run store holding a real-run "
-                                    f"pool; {root} holds none (build one with 'python -m "
-                                    f"real_runs.build_pool')")
+        raise fail(option, "a run store holding a real-run pool (build one with 'python -m "
+                   "real_runs.build_pool')", str(root))
     return root
 
 

@@ -126,8 +126,8 @@ def _check_existing(run: PlannedRun, fingerprint: str) -> bool:
     if record.config_hash != config_hash(run.config) or record.data_fingerprint != fingerprint:
         what = "config" if record.config_hash != config_hash(run.config) else "data"
         raise InvalidParameterError(f"existing record {run.path} was trained with a different "
-                                    f"{what} "
-                                    "than this sweep's; use another --out (or delete the record)")
+                                    f"{what} than this sweep's; use another --out (or delete the "
+                                    "record)")
     return True
 
 

@@ -26,7 +26,7 @@ from ._report_page import (
     quick_banner,
     to_html,
 )
-from .figures import is_pitfall, is_recommended, protocol_order
+from .figure_styles import is_pitfall, is_recommended, protocol_order
 from .words import setting_words
 
 _CSS = """

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import base64
 import html
-import io
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -188,14 +187,8 @@ class Section:
         return f"section{self.number}.png"
 
 
-def figure_png(fig) -> bytes:
-    """A matplotlib figure as PNG bytes (the figure is closed)."""
-    import matplotlib.pyplot as plt
-
-    buffer = io.BytesIO()
-    fig.savefig(buffer, format="png", dpi=100)
-    plt.close(fig)
-    return buffer.getvalue()
+#: resolution of the figures of a report page (:func:`reports._save.png_bytes`), dots per inch
+PAGE_DPI = 100
 
 
 _CSS = """

@@ -39,7 +39,7 @@ from evalcal_core.outdir import (
     mark_incomplete,
     run_outputs,
 )
-from evalcal_core.validate import InvalidParameterError
+from evalcal_core.validate import InvalidParameterError, check_alpha, fail
 from real_runs.store import DEFAULT_POOL, check_store, pool_cells, pool_profiles
 
 from . import _front_page
@@ -226,19 +226,16 @@ def _main_iv(args) -> str | None:
         A bad ``--jobs``, ``--alpha``, ``--pool``, ``--profile`` or ``--out``.
     """
     if args.jobs < 1:
-        raise InvalidParameterError(f"The '--jobs' option must be >= 1. Got {args.jobs} instead.")
-    if not 0 < args.alpha < 1:
-        raise InvalidParameterError(f"The '--alpha' option must be in (0, 1). Got {args.alpha} "
-                                    "instead.")
+        raise fail("--jobs", ">= 1", args.jobs)
+    check_alpha(args.alpha, "--alpha")
     if args.pool is not None:
         check_store(args.pool, "--pool")
     if args.profile is not None:
         store = DEFAULT_POOL if args.pool is None else Path(args.pool)
         profiles = pool_profiles(store)
         if profiles and args.profile not in profiles:
-            raise InvalidParameterError("The '--profile' option must be a profile of the store "
-                                        f"{store} "
-                                        f"({', '.join(profiles)}). Got {args.profile!r} instead.")
+            raise fail("--profile", f"a profile of the store {store} ({', '.join(profiles)})",
+                       args.profile)
     pool_missing = missing_pool(args.pool, args.profile)
     if pool_missing is not None and args.pool is not None:  # e.g. only S0 under a profile
         raise InvalidParameterError(pool_missing)

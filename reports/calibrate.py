@@ -43,8 +43,9 @@ from sim.grid import DEFAULT_REPLICATES, DEFAULT_REPS
 from sim.grid.parallel import BACKENDS
 from sim.outputs import write_csv
 
+from ._save import save_png
 from .calibration_text import summary_table
-from .figures import plot_power_curves
+from .figures import power_curves_figure
 
 PROG = "python -m sim.calibrate"
 #: files main() may write; those of an earlier run that this run does not write are removed
@@ -183,8 +184,8 @@ def write_outputs(result: CalibrationResult, config: CalibrationConfig, argv) ->
     write_atomic(out / "command.json", json.dumps({"argv": list(argv)}) + "\n")
     written.append("command.json")
     if config.plot:
-        plot_power_curves(result.grid, out / "power_curves.png", title=result.title,
-                          budget=result.budget)
+        save_png(power_curves_figure(result.grid, title=result.title, budget=result.budget),
+                 out / "power_curves.png")
         written.append("power_curves.png")
     return written
 

@@ -4,9 +4,11 @@ from __future__ import annotations
 
 import pandas as pd
 
-from evalcal_core.designs import KIND_WORDS
+from evalcal_core import designs
+from evalcal_core.designs import COMPARE_MODELS, KIND_WORDS
 from sim.labels import design_of, is_reportable
 
+from ._report_page import MIN_JUDGED_SIMS
 from .words import effect_words, setting_words
 from .words import short_label as _short_label
 
@@ -54,7 +56,8 @@ def summary_table(calibration: pd.DataFrame, budget: pd.DataFrame,
         target = float(budget["target_power"].iloc[0])
         lines.append(f"seed budget: smallest k with power >= {100 * target:.0f}% "
                      f"(MC range: the k over which the power's 95% interval straddles it)")
-        if any(design_of(g).startswith("models") for g in budget["generator"].unique()):
+        if any(designs.get(design_of(g)).compare == COMPARE_MODELS
+               for g in budget["generator"].unique()):
             lines.append("  for fixed models k counts decoding repeats of each model on the "
                          "same questions; repeats cannot remove the questions' sampling "
                          "noise (plan questions with python -m sim.plan --design models)")
@@ -68,14 +71,23 @@ def summary_table(calibration: pd.DataFrame, budget: pd.DataFrame,
             shown = shown.assign(setting=shown["generator_params"].map(_short_label))
             columns = ["setting"] + columns
         ok = shown[shown["recommended"] == "yes"]
-        if ok.empty:
+        keys = (["setting"] if several else []) + ["protocol", "why"]
+        rest = shown[shown["recommended"] != "yes"].drop_duplicates(keys)
+        quick = int(calibration["sims"].min()) < MIN_JUDGED_SIMS
+        if quick:
+            # a quick run's undecided cells say nothing about the protocol: name none, and
+            # keep only the reasons that do not depend on the number of simulations
+            lines.append(f"not judged: fewer than {MIN_JUDGED_SIMS:,} simulations per cell (a "
+                         f"quick run); rerun with --sims {MIN_JUDGED_SIMS:,} or more for a "
+                         f"recommendation")
+            rest = rest[[not is_reportable(name, generator) for name, generator
+                         in zip(rest["protocol"], budget.loc[rest.index, "generator"])]]
+        elif ok.empty:
             lines.append("no protocol is recommended (reasons below)")
         else:
             lines.append(ok[columns].to_string(index=False))
         lines.append("")
-        lines.append("not recommended:")
-        keys = (["setting"] if several else []) + ["protocol", "why"]
-        rest = shown[shown["recommended"] != "yes"].drop_duplicates(keys)
+        lines.append("pitfalls:" if quick else "not recommended:")
         for row in rest.itertuples():
             where = f"{row.setting}: " if several else ""
             lines.append(f"  {where}{row.protocol}: {row.why}")

@@ -1,4 +1,4 @@
-"""Figures of a calibration run: ``power_curves.png``, chosen by the shape of the grid.
+"""The figure of a calibration run (``power_curves.png``), laid out by the shape of the grid.
 
 * one setting, several k: line plots of the rejection rate against k, one panel per effect;
 * several settings (e.g. every real-run pool), several k: small multiples, one panel per
@@ -13,12 +13,11 @@ false-positive panels are zoomed on the nominal level; every rate above the visi
 marked by a caret at the top edge with its value. A curve identical to one drawn over it is
 shown by hollow markers and named in the panel's title. The power panels mark the target
 power and the k at which the recommended protocol reaches it (the seed budget's k when
-given). Rates are shown in percent.
+given). Rates are shown in percent. The protocols' styles are :mod:`reports.figure_styles`.
 """
 
 from __future__ import annotations
 
-import contextlib
 import contextvars
 import math
 import textwrap
@@ -26,131 +25,34 @@ import textwrap
 import numpy as np
 import pandas as pd
 
-import protocols
-from evalcal_core.atomic import atomic_path
 from reports._report_page import MIN_JUDGED_SIMS
+from reports.figure_styles import (
+    _k_words,
+    drawing_for,
+    frame_design,
+    is_pitfall,
+    is_recommended,
+    percent_ticks,
+    protocol_order,
+    protocol_styles,
+    recommended_name,
+)
 from reports.words import short_label as _short_label
 from reports.words import title_words as _title_words
-from sim.labels import DEFAULT_DESIGN, design_of
 
-#: grayscale-safe styling: line style and marker carry the identity, not only colour
-STYLES = ["-", "--", "-.", ":"]
-MARKERS = ["o", "s", "^", "D", "v", "P", "X", "*", "<", ">", "h", "p", "d"]
-#: Okabe-Ito colours (colour-blind safe), the recommended protocol's first
-HONEST_COLORS = ["#0072B2", "#D55E00", "#009E73", "#CC79A7", "#E69F00", "#56B4E9"]
-PITFALL_GRAYS = ["#555555", "#888888", "#aaaaaa"]
-PITFALL_STYLES = ["--", ":", (0, (5, 1, 1, 1))]
 #: the false-positive panels show at least 0 .. FPR_ZOOM * alpha
 FPR_ZOOM = 3.0
 
 
-#: the study design whose labels are drawn (:func:`drawing_for`); paired seeds unless set
-_DESIGN = contextvars.ContextVar("design", default=DEFAULT_DESIGN)
 #: whether the calibration drawn has enough simulations per cell to judge from
 #: (:data:`reports._report_page.MIN_JUDGED_SIMS`): a quick run names no recommended protocol
 #: and marks no seed budget
 _JUDGED = contextvars.ContextVar("judged", default=True)
 
 
-@contextlib.contextmanager
-def drawing_for(design: str):
-    """Draw and label protocols for study design ``design`` (:data:`evalcal_core.designs.KINDS`)
-    inside the block: which are pitfalls and which one is recommended depend on it."""
-    token = _DESIGN.set(design)
-    try:
-        yield
-    finally:
-        _DESIGN.reset(token)
-
-
-def frame_design(frame: pd.DataFrame) -> str:
-    """The design the generators of a calibration frame simulate (paired seeds when they
-    simulate several, or when the frame names none)."""
-    if "generator" not in frame or frame.empty:
-        return DEFAULT_DESIGN
-    designs = {design_of(g) for g in frame["generator"].unique()}
-    return designs.pop() if len(designs) == 1 else DEFAULT_DESIGN
-
-
-def _k_words() -> str:
-    """What k counts under the design drawn: seeds, or decoding runs of fixed models."""
-    if _DESIGN.get().startswith("models"):
-        return "k, runs per model (decoding repeats)"
-    return "k, seeds per arm"
-
-
-def is_recommended(name: str) -> bool:
-    """Whether protocol ``name`` is the first choice for the design drawn
-    (``Protocol.recommended_for``): it is drawn last (on top) and thickest."""
-    try:
-        return _DESIGN.get() in protocols.protocol_class(name).recommended_for
-    except ValueError:  # a name not registered here
-        return False
-
-
-def recommended_name(names=None) -> str:
-    """The recommended protocol (among ``names`` if given; '' when none is)."""
-    pool = protocols.names() if names is None else names
-    return next((n for n in pool if is_recommended(n)), "")
-
-
-def is_pitfall(name: str) -> bool:
-    """Whether protocol ``name`` is a pitfall for the design drawn, shown for teaching
-    (:meth:`protocols.Protocol.label`)."""
-    try:
-        return bool(protocols.protocol_class(name).label(_DESIGN.get()))
-    except ValueError:  # a name not registered here: treat it as honest
-        return False
-
-
-def protocol_order(names) -> list[str]:
-    """The recommended protocol, the other honest ones, then the pitfalls (each sorted)."""
-    return sorted(names, key=lambda n: (not is_recommended(n), is_pitfall(n), n))
-
-
-def protocol_styles(names) -> dict[str, dict]:
-    """Matplotlib keyword arguments per protocol, stable across the panels of a figure."""
-    styles, honest, pitfall = {}, 0, 0
-    for name in protocol_order(names):
-        if is_recommended(name):
-            styles[name] = dict(color=HONEST_COLORS[0], ls="-", marker="o", lw=3.2, ms=6,
-                                zorder=10)
-        elif not is_pitfall(name):
-            honest += 1
-            styles[name] = dict(color=HONEST_COLORS[honest % len(HONEST_COLORS)],
-                                ls=STYLES[honest % len(STYLES)],
-                                marker=MARKERS[honest % len(MARKERS)], lw=1.6, ms=4.5,
-                                zorder=6)
-        else:
-            styles[name] = dict(color=PITFALL_GRAYS[pitfall % len(PITFALL_GRAYS)],
-                                ls=PITFALL_STYLES[pitfall % len(PITFALL_STYLES)],
-                                marker=MARKERS[(pitfall + 6) % len(MARKERS)], mfc="white",
-                                lw=1.1, ms=4, zorder=3)
-            pitfall += 1
-    return styles
-
-
 # --------------------------------------------------------------------------------------------
 # Drawing helpers
 
-
-def percent_ticks(axis) -> None:
-    """Rates (fractions) on ``axis`` (``ax.yaxis``/``ax.xaxis``) labelled in percent, with
-    ticks on steps of 1, 2 or 5 times a power of ten and every label exact.
-
-    Matplotlib's default locator may step by 2.5%, which whole-percent labels round to 0, 2,
-    5, 8, 10%; here a tick is where its label says, and on a gridline.
-    """
-    from matplotlib.ticker import FuncFormatter, MaxNLocator
-
-    axis.set_major_locator(MaxNLocator(nbins=8, steps=[1, 2, 5, 10]))
-    axis.set_major_formatter(FuncFormatter(_percent_label))
-
-
-def _percent_label(x, _pos=None) -> str:
-    """``0.025 -> '2.5%'``: the fewest decimals that show the value exactly (up to 0.01%)."""
-    text = f"{100 * x:.2f}".rstrip("0").rstrip(".")
-    return ("0" if text in ("-0", "") else text) + "%"
 
 
 def _percent_axis(ax, axis="y") -> None:
@@ -390,14 +292,6 @@ def _legend(fig, styles, names, note: str = "") -> float:
     return 0.22 * rows + (0.4 if note else 0.15)
 
 
-def _save(fig, path) -> None:
-    import matplotlib.pyplot as plt
-
-    with atomic_path(path) as tmp:
-        fig.savefig(tmp, dpi=110, format="png")
-    plt.close(fig)
-
-
 # --------------------------------------------------------------------------------------------
 # The three layouts
 
@@ -573,16 +467,16 @@ def _dots(calibration, title):
     return fig
 
 
-def plot_power_curves(calibration: pd.DataFrame, path, *, title: str = "",
-                      budget: pd.DataFrame | None = None) -> None:
-    """Draw the calibration's rejection rates into ``path`` (PNG), laid out by grid shape.
+def power_curves_figure(calibration: pd.DataFrame, *, title: str = "",
+                        budget: pd.DataFrame | None = None):
+    """The calibration's rejection rates, laid out by grid shape: a new figure of one panel
+    per effect (or per setting and effect), returned for the caller to save
+    (:func:`reports._save.save_png`).
 
     Parameters
     ----------
     calibration : pandas.DataFrame
         ``calibration.csv`` rows (rates are fractions; shown in percent).
-    path : path
-        Written atomically.
     title : str, optional
         A heading; an encoded setting in it (``generator: k=v;...``) is written in words
         with units.
@@ -605,4 +499,4 @@ def plot_power_curves(calibration: pd.DataFrame, path, *, title: str = "",
                 fig = _curves_one_setting(calibration, title, budget)
     finally:
         _JUDGED.reset(judged)
-    _save(fig, path)
+    return fig

@@ -17,10 +17,10 @@ from pathlib import Path
 import numpy as np
 
 from evalcal_core import scenarios
-from evalcal_core.atomic import atomic_path
 from evalcal_core.cli import ArgumentParser, run_main
 from evalcal_core.outdir import run_outputs
 from real_runs.store import pool_cells
+from reports._save import save_png
 from reports.paper_table import paper_table
 
 DEFAULT_OUT = Path("reports") / "output" / "paper_figures"
@@ -38,11 +38,6 @@ def _pyplot():
     return plt
 
 
-def _save(fig, path: Path) -> None:
-    with atomic_path(path) as tmp:
-        fig.savefig(tmp, dpi=110)
-
-
 def _is_null(scenario: str) -> bool:
     try:
         return scenarios.scenario(scenario).null
@@ -50,17 +45,21 @@ def _is_null(scenario: str) -> bool:
         return False
 
 
-def plot_delta_ci(table, path: Path) -> None:
+def plot_delta_ci(table, *, ax=None):
     """Figure 1: mean Δ and BCa 95% CI (pp) per dataset/scenario, one marker per k.
 
     Filled markers: ``paired_bca_perm`` calls the row significant; hollow: it does not.
     True-null scenarios (no real effect: any significant row is a false positive) are shaded.
+    Draws on ``ax`` (a new figure sized to the rows when ``None``; its legend goes below the
+    axes) and returns it.
     """
-    plt = _pyplot()
     cells = list(dict.fromkeys(zip(table["dataset"], table["scenario"])))
     ks = sorted(table["k"].unique())
     rows = len(cells) * (len(ks) + 0.7)
-    fig, ax = plt.subplots(figsize=(8.6, 0.27 * rows + 2.1))
+    own = ax is None
+    if own:
+        _, ax = _pyplot().subplots(figsize=(8.6, 0.27 * rows + 2.1))
+    fig = ax.figure
     ticks, y = [], 0.0
     for dataset, scenario in cells:
         top = y
@@ -103,9 +102,9 @@ def plot_delta_ci(table, path: Path) -> None:
                       "positive")]
     fig.legend(handles=handles, loc="lower center", ncol=3, fontsize=8, frameon=False)
     ax.grid(axis="x", alpha=0.3)
-    fig.tight_layout(rect=(0.1, 0.55 / fig.get_figheight(), 1, 1))
-    _save(fig, path)
-    plt.close(fig)
+    if own:
+        fig.tight_layout(rect=(0.1, 0.55 / fig.get_figheight(), 1, 1))
+    return ax
 
 
 def _spread_labels(ax, points, min_gap_px=11.0):
@@ -127,15 +126,17 @@ def _spread_labels(ax, points, min_gap_px=11.0):
     return out
 
 
-def plot_welch_vs_signflip(table, path: Path) -> None:
+def plot_welch_vs_signflip(table, *, ax=None):
     """Figure 2: Welch p (unpaired) against sign-flip p (paired) for the effect rows.
 
     The four quadrants cut at 0.05 say which test calls the row significant; rows that
-    either test calls significant are labelled, labels spread so that none overlap.
+    either test calls significant are labelled, labels spread so that none overlap. Draws
+    on ``ax`` (a new figure when ``None``) and returns it.
     """
-    plt = _pyplot()
     rows = table[~table.scenario.map(_is_null)]
-    fig, ax = plt.subplots(figsize=(7.4, 6.2))
+    own = ax is None
+    if own:
+        _, ax = _pyplot().subplots(figsize=(7.4, 6.2))
     for k, part in rows.groupby("k"):
         ax.scatter(part.sign_flip_p, part.welch_p, marker=_MARKERS.get(k, "o"),
                    facecolor="none" if k == 3 else _GRAYS.get(k, "0.2"),
@@ -167,7 +168,7 @@ def plot_welch_vs_signflip(table, path: Path) -> None:
             transform=margin, **quadrant)
     ax.text(1.03, np.sqrt(0.05 * lo), "only Welch\nsignificant\n(sign-flip\np ≥ 0.05)",
             ha="left", va="center", transform=margin, **quadrant)
-    fig.canvas.draw()  # the transforms below need the final limits
+    ax.figure.canvas.draw()  # the transforms below need the final limits
     labelled = [(r.sign_flip_p, r.welch_p, f"{r.dataset} {r.scenario}, k={r.k}")
                 for r in rows.itertuples() if min(r.sign_flip_p, r.welch_p) < 0.05]
     for x, y, text, dy in _spread_labels(ax, labelled):
@@ -178,30 +179,33 @@ def plot_welch_vs_signflip(table, path: Path) -> None:
     ax.set_ylabel("unpaired Welch p (log scale)")
     ax.set_title("Same runs, paired vs unpaired test (dashed: p = 0.05)", fontsize=11)
     ax.legend(loc="center right", frameon=True, fontsize=8, framealpha=0.9)
-    fig.tight_layout()
-    _save(fig, path)
-    plt.close(fig)
+    if own:
+        ax.figure.tight_layout()
+    return ax
 
 
-def plot_learning_curves(root, path: Path, dataset="cifar10", scenario="S1",
-                         n_seeds=3, profile=None) -> bool:
-    """Figure 3: test accuracy (%) per epoch, baseline and variant, for the first seeds.
-
-    One colour per seed, solid baseline, dashed variant: the two arms of a seed move
-    together, while seeds differ; the box states both at the last epoch.
-    Returns False (and draws nothing) when the pool has no such runs.
-    """
+def learning_pairs(root, dataset="cifar10", scenario="S1", n_seeds=3, profile=None) -> list:
+    """The first ``n_seeds`` (baseline, variant) run records of a pool cell, for
+    :func:`plot_learning_curves`; empty when the pool has no such runs."""
     from real_runs.store import DEFAULT_POOL, load_pair_records
 
     try:
-        pairs = load_pair_records(root or DEFAULT_POOL, dataset, scenario,
-                                  profile)[:n_seeds]
+        return load_pair_records(root or DEFAULT_POOL, dataset, scenario, profile)[:n_seeds]
     except (ValueError, FileNotFoundError):
-        return False
-    if not pairs:
-        return False
-    plt = _pyplot()
-    fig, ax = plt.subplots(figsize=(7.6, 4.6))
+        return []
+
+
+def plot_learning_curves(pairs, *, dataset="cifar10", scenario="S1", ax=None):
+    """Figure 3: test accuracy (%) per epoch, baseline and variant, of ``pairs``
+    (:func:`learning_pairs`, not empty).
+
+    One colour per seed, solid baseline, dashed variant: the two arms of a seed move
+    together, while seeds differ; the box states both at the last epoch. Draws on ``ax`` (a
+    new figure when ``None``) and returns it.
+    """
+    own = ax is None
+    if own:
+        _, ax = _pyplot().subplots(figsize=(7.6, 4.6))
     colors = ["#0072B2", "#D55E00", "#009E73", "#CC79A7", "#E69F00"]
     finals_b, finals_v = [], []
     for i, (base, var) in enumerate(pairs):
@@ -227,10 +231,9 @@ def plot_learning_curves(root, path: Path, dataset="cifar10", scenario="S1",
                  "(colour = seed; solid baseline, dashed variant)", fontsize=9.5)
     ax.legend(fontsize=7.5, ncol=1, loc="lower right", frameon=True, framealpha=0.9)
     ax.grid(alpha=0.3)
-    fig.tight_layout()
-    _save(fig, path)
-    plt.close(fig)
-    return True
+    if own:
+        ax.figure.tight_layout()
+    return ax
 
 
 def build_paper_figures(root=None, out=DEFAULT_OUT, profile=None) -> list[Path]:
@@ -242,10 +245,12 @@ def build_paper_figures(root=None, out=DEFAULT_OUT, profile=None) -> list[Path]:
     out.mkdir(parents=True, exist_ok=True)
     table = paper_table(root, profile=profile)
     written = [out / "delta_ci.png", out / "welch_vs_signflip.png"]
-    plot_delta_ci(table, written[0])
-    plot_welch_vs_signflip(table, written[1])
-    if plot_learning_curves(root, out / "learning_curves.png", profile=profile):
-        written.append(out / "learning_curves.png")
+    save_png(plot_delta_ci(table).figure, written[0])
+    save_png(plot_welch_vs_signflip(table).figure, written[1])
+    pairs = learning_pairs(root, profile=profile)
+    if pairs:
+        written.append(save_png(plot_learning_curves(pairs).figure,
+                                out / "learning_curves.png"))
     return written
 
 

@@ -10,28 +10,34 @@ the total questions G m of G clusters.
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import numpy as np
 
-from evalcal_core.atomic import atomic_path
 from evalcal_core.cli import run_main
+from evalcal_core.designs import MODELS_CLUSTERED
 from sim import plan as planner
+from sim.plan_search import power_grid
+
+from ._save import save_png
 
 DEFAULT_FIGURE = "plan.png"
 
 
-def draw_plan(plan, path, *, ks=None, ns=None):
-    """Draw ``plan`` (a :class:`sim.plan.Plan`) to ``path`` (PNG); returns the path.
+def plot_plan(plan, grid, *, ax=None):
+    """Draw ``plan`` (a :class:`sim.plan_search.Plan`) and its power ``grid``
+    (:func:`sim.plan_search.power_grid`: rows, columns, power and cost) on ``ax`` (a new
+    figure when ``None``); returns the Axes.
 
-    Filled contours of power (percent); the target-power contour in black; dashed gray
-    iso-cost lines labelled in the cost unit; the chosen design as a red star.
+    Filled contours of power (percent) with a colour bar; the target-power contour in black;
+    dashed gray iso-cost lines labelled in the cost unit; the chosen design as a red star.
     """
-    import matplotlib.pyplot as plt
-
     c = plan.config
-    rows, ns, power, cost = planner.power_grid(plan, ks, ns)
-    fig, ax = plt.subplots(figsize=(7.0, 4.8))
+    rows, ns, power, cost = grid
+    own = ax is None
+    if own:
+        import matplotlib.pyplot as plt
+
+        _, ax = plt.subplots(figsize=(7.0, 4.8))
+    fig = ax.figure
     levels = np.linspace(0, 100, 11)
     filled = ax.contourf(ns, rows, 100 * power, levels=levels, cmap="viridis")
     fig.colorbar(filled, ax=ax, label="power (%)")
@@ -53,7 +59,7 @@ def draw_plan(plan, path, *, ks=None, ns=None):
         ch = plan.chosen
         y = ch["k"] if c.design == "methods" else ch["r"]
         seeds = {"methods": f"k={ch.get('k')}, ",
-                 "models_clustered": f"G={ch.get('clusters')}, "}.get(c.design, "")
+                 MODELS_CLUSTERED: f"G={ch.get('clusters')}, "}.get(c.design, "")
         ax.plot([ch["n"]], [y], marker="*", color="red", markersize=15,
                 markeredgecolor="white", linestyle="none", clip_on=False, zorder=5,
                 label=f"chosen: {seeds}n={ch['n']:,}, r={ch['r']}, cost {ch['cost']:.4g} "
@@ -68,12 +74,9 @@ def draw_plan(plan, path, *, ks=None, ns=None):
     ax.set_ylabel("seeds per arm k" if c.design == "methods" else "repeats r")
     ax.set_title(f"{c.design}: power at {effect:.3g} pp{r_word} (alpha {c.alpha:g})",
                  fontsize=10)
-    fig.tight_layout()
-    path = Path(path)
-    with atomic_path(path) as tmp:
-        fig.savefig(tmp, dpi=110, format="png")
-    plt.close(fig)
-    return path
+    if own:
+        fig.tight_layout()
+    return ax
 
 
 def main(argv=None) -> int:
@@ -91,7 +94,8 @@ def main(argv=None) -> int:
     plan = planner.run_plan_into(planner.config_from_args(args), args.out,
                                  "python -m reports.plan_figure")
     print("\n".join(planner.report_lines(plan)))
-    print(f"figure: {draw_plan(plan, args.figure)}")
+    ax = plot_plan(plan, power_grid(plan))
+    print(f"figure: {save_png(ax.figure, args.figure)}")
     return 0 if plan.chosen is not None else 1
 
 

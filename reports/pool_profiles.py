@@ -26,7 +26,7 @@ from evalcal_core import scenarios
 from evalcal_core.atomic import write_atomic
 from evalcal_core.cli import ArgumentParser, run_main
 from evalcal_core.outdir import run_outputs
-from evalcal_core.validate import InvalidParameterError, check_alpha, check_int
+from evalcal_core.validate import check_alpha, check_int, fail
 from real_runs.store import DEFAULT_POOL, check_store, pool_cells, pool_profiles
 from sim.outputs import csv_text
 
@@ -278,10 +278,8 @@ def main(argv=None) -> int:
     store = DEFAULT_POOL if args.root is None else check_store(args.root, "--root")
     held = pool_profiles(store)
     if args.profiles and not set(args.profiles) & set(held):
-        raise InvalidParameterError("The '--profiles' option must name a profile the store "
-                                    f"{store} "
-                                    f"holds ({', '.join(held)}). Got {' '.join(args.profiles)} "
-                                    "instead.")
+        raise fail("--profiles", f"a profile the store {store} holds ({', '.join(held)})",
+                   args.profiles)
     with run_outputs(args.out, PROG, known=("pool_profiles.csv", "pool_profiles.md")) as out:
         frame = pool_profiles_table(args.root, args.profiles, ks=tuple(sorted(set(args.k))),
                                     sims=args.sims, seed=args.seed, alpha=args.alpha,

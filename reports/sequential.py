@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from evalcal_core.atomic import atomic_path, write_atomic
+from evalcal_core.atomic import write_atomic
 from evalcal_core.cli import ArgumentParser, run_main
 from evalcal_core.outdir import run_outputs
 from evalcal_core.params import parse_key_values
@@ -24,6 +24,7 @@ from sim.generators import get as get_generator
 from sim.outputs import write_csv
 from sim.sequential import DESIGNS, sequential_table
 
+from ._save import save_png
 from .words import setting_words
 
 _STYLE = {"peek": ("tab:red", "-", "o"), "fixed": ("black", ":", "s"),
@@ -35,23 +36,14 @@ _LABEL = {"peek": "peek: test after every seed", "fixed": "fixed k = k_max",
           "e_tmix": "anytime-valid e-process (t mixture)"}
 
 
-def plot_sequential(frame: pd.DataFrame, path) -> None:
-    """Draw :func:`sequential_figure` of ``frame`` into the PNG file ``path`` (atomically)."""
-    import matplotlib.pyplot as plt
-
-    fig = sequential_figure(frame)
-    with atomic_path(path) as tmp:
-        fig.savefig(tmp, dpi=110, format="png")
-    plt.close(fig)
-
-
 def sequential_figure(frame: pd.DataFrame):
     """False-positive rate, power and mean seeds used against ``k_max``, one line per design.
 
     Left: rate at effect 0 with Wilson 95% bands and the nominal alpha line (hidden without
     effect-0 rows). Middle: power at the smallest non-zero effect (hidden without one).
-    Right: mean seeds used (solid: that effect, dotted: the null). The caller chooses the
-    matplotlib backend (``Agg`` for files).
+    Right: mean seeds used (solid: that effect, dotted: the null). Returns the figure; the
+    caller saves it (:func:`reports._save.save_png`) and chooses the matplotlib backend
+    (``Agg`` for files).
     """
     import matplotlib.pyplot as plt
     from matplotlib.ticker import MaxNLocator
@@ -202,7 +194,7 @@ def main(argv=None) -> int:
             import matplotlib
 
             matplotlib.use("Agg")
-            plot_sequential(frame, outputs.path / "sequential.png")
+            save_png(sequential_figure(frame), outputs.path / "sequential.png")
             outputs.wrote("sequential.png")
     if not args.quiet:
         print(_summary(frame))

@@ -387,16 +387,16 @@ def _k_cap(generator, c: CalibrationConfig) -> int:
     """Largest k of the seed-budget search for ``generator`` (real pools: a third of the
     pool unless allow_large_k; ValueError if the requested k already exceed it)."""
     if not generator.from_pool:
-        return c.k_max
+        # a generator with a finite number of runs (llm_items: its attempts) caps the search
+        return c.k_max if generator.max_k is None else min(c.k_max, generator.max_k)
     ks = c.ks
     size = generator.pool_size
     cap = default_k_cap(size)
     label = f"{generator.dataset} {generator.scenario}"
     if max(ks) > cap and not c.allow_large_k:
         raise InvalidParameterError(f"--k {max(ks)} is above a third of the {size}-seed pool "
-                                    f"{label} "
-                                    f"(at most {cap}): experiments would share most of their "
-                                    "seeds. Pass --allow-large-k to run it anyway")
+                                    f"{label} (at most {cap}): experiments would share most of "
+                                    "their seeds. Pass --allow-large-k to run it anyway")
     if c.allow_large_k:
         if max(ks) > cap:
             print(f"warning: --allow-large-k: k up to {max(ks)} draws more than a third of the "

@@ -25,6 +25,15 @@ SE, and the protocol's label for that design (``reportable`` or why it is a pitf
 Writes ``design_check.csv`` to ``--out`` and prints, per design and protocol, the worst
 cell (reportable protocols first).
 
+Small benchmarks (15-200 questions) are cells like any other: ``--questions 15 30 60 100
+200``; ``--min-cluster-size 1`` lets 10 clusters fit 15 questions. ``--llm-pools NAME``
+adds, under ``models``, one A/A cell per model of a real per-item LLM pool
+(:mod:`sim.generators.llm_items`: each model's attempts split at random into two halves,
+effect 0 by construction) at every ``--questions`` value up to the pool's items and every
+``--repeats`` value up to half its attempts. Each row also gives the Clopper-Pearson upper
+bound of the rate (``rate_cp_high``, the upper end of the two-sided 95% interval), and the
+summary the largest such bound of each protocol.
+
 The protocols that reproduce what an evaluation harness prints (lm-eval's ``acc_stderr``,
 Inspect's ``stderr()``, ...: a non-empty :attr:`protocols.Protocol.harness`) run only when
 named in ``--protocols`` or, all of them, with ``--harness-defaults``: the "harness
@@ -39,15 +48,25 @@ from dataclasses import asdict, dataclass, field
 
 import numpy as np
 import pandas as pd
+from scipy import stats
 
 import protocols
 from evalcal_core.atomic import write_atomic
 from evalcal_core.cli import ArgumentParser, run_main
-from evalcal_core.designs import KINDS
+from evalcal_core.designs import KINDS, MODELS
 from evalcal_core.outdir import run_outputs
-from evalcal_core.validate import check_alpha, check_bool, check_int, check_number, fail
+from evalcal_core.params import decode
+from evalcal_core.validate import (
+    InvalidParameterError,
+    check_alpha,
+    check_bool,
+    check_int,
+    check_number,
+    fail,
+)
 
 from . import generators
+from .generators.llm_items import load_pool
 from .grid import DEFAULT_REPLICATES, check_memory, draw_cell, protocol_rng, wilson
 
 OWNER = "sim.design_check"
@@ -97,6 +116,12 @@ class CheckGrid:
         reproductions, :func:`default_protocols`).
     harness_defaults : bool
         Add every harness reproduction (:func:`harness_protocols`) to ``protocols``.
+    llm_pools : tuple of str
+        Real per-item LLM pools (``llm_items``'s ``pool``: a shipped name or a CSV path)
+        whose models each add A/A cells to ``models``.
+    min_cluster_size : int
+        Smallest cluster of the ``models_clustered`` cells (2 by default; 1 lets G clusters
+        fit fewer than 2G questions).
     """
 
     kinds: tuple[str, ...] = KINDS
@@ -110,6 +135,8 @@ class CheckGrid:
     seed: int = 0
     protocols: tuple[str, ...] | None = field(default=None)
     harness_defaults: bool = False
+    llm_pools: tuple[str, ...] = ()
+    min_cluster_size: int = 2
 
     def __post_init__(self):
         _check_grid(self)
@@ -150,10 +177,11 @@ def _check_grid(grid: CheckGrid) -> None:
         check_number(v, "icc", OWNER, low=0, high=1, high_open=True)
     if not grid.icc:
         raise fail("icc", "a non-empty list", [], OWNER)
+    check_int(grid.min_cluster_size, "min_cluster_size", OWNER, low=1)
     if "models_clustered" in grid.kinds:
         # a cluster count that does not fit is skipped (:func:`_clustered_shapes`); when
         # none fits the kind asked for would silently give no rows at all
-        smallest = generators.generator_class("clustered_questions").min_size
+        smallest = grid.min_cluster_size
         if not any(smallest * g <= n for n in grid.questions for g in grid.clusters):
             raise fail("clusters", f"at most questions / {smallest} for some count of "
                        f"questions (each cluster holds >= {smallest} questions; largest "
@@ -162,12 +190,29 @@ def _check_grid(grid: CheckGrid) -> None:
     check_alpha(grid.alpha, "alpha", OWNER)
     check_int(grid.seed, "seed", OWNER, low=0)
     check_bool(grid.harness_defaults, "harness_defaults", OWNER)
+    _check_llm_pools(grid)
     if grid.protocols is not None:
         known = protocols.names()
         for name in grid.protocols:
             if name not in known:
                 raise fail("protocols", f"a list of registered protocols ({', '.join(known)})",
                            name, OWNER)
+
+
+def _check_llm_pools(grid: CheckGrid) -> None:
+    if grid.llm_pools and MODELS not in grid.kinds:
+        raise fail("llm_pools", "empty unless 'models' is among the kinds (the pools' A/A "
+                   "cells are models cells)", list(grid.llm_pools), OWNER)
+    for pool in grid.llm_pools:
+        try:
+            data = load_pool(str(pool))
+        except InvalidParameterError as exc:
+            raise fail("llm_pools", f"a list of LLM pools ({exc})", pool, OWNER) from None
+        items, runs = len(data.items), data.attempts // 2
+        if not any(n <= items for n in grid.questions) or min(grid.repeats) > runs:
+            raise fail("llm_pools", f"pools with cells in the grid: {pool} has {items} items "
+                       f"and {data.attempts} attempts (questions <= {items} and repeats <= "
+                       f"{runs} needed)", pool, OWNER)
 
 
 @dataclass(frozen=True)
@@ -189,13 +234,30 @@ def grid_cells(grid: CheckGrid) -> list[Cell]:
         shapes = _SHAPES[kind](grid)
         out.extend(Cell(kind, generators.get(name, **fixed, **params), k)
                    for params, k in shapes)
+        if kind == MODELS:
+            out.extend(Cell(kind, generators.get("llm_items", **params), k)
+                       for params, k in _llm_shapes(grid))
+    return out
+
+
+def _llm_shapes(grid):
+    # One A/A pool per model: its attempts split in two halves (effect 0 by construction),
+    # every question count and repeat count that the pool holds.
+    out = []
+    for pool in grid.llm_pools:
+        data = load_pool(str(pool))
+        items = len(data.items)
+        for model, n, r in itertools.product(data.models, grid.questions, grid.repeats):
+            if n <= items and 2 * r <= data.attempts:
+                out.append(({"pool": pool, "model": model,
+                             "n_items": None if n == items else n}, r))
     return out
 
 
 def _clustered_shapes(grid):
-    # a cluster count that does not fit n questions at the generator's minimum size is skipped
-    smallest = generators.generator_class("clustered_questions").min_size
-    return [({"n_questions": n, "n_clusters": g, "icc": icc}, r)
+    # a cluster count that does not fit n questions at the grid's minimum size is skipped
+    smallest = grid.min_cluster_size
+    return [({"n_questions": n, "n_clusters": g, "icc": icc, "min_size": smallest}, r)
             for n, g, icc, r in itertools.product(grid.questions, grid.clusters, grid.icc,
                                                   grid.repeats)
             if smallest * g <= n]
@@ -238,8 +300,10 @@ def cell_protocols(cell: Cell, names=None) -> dict[str, protocols.Protocol]:
 class CheckRow:
     """False-positive rate of one protocol on one cell (a row of ``design_check.csv``).
 
-    ``rate``, ``rate_low``, ``rate_high``, ``mc_se`` are fractions; ``mc_se`` is the SE of
-    the estimated rate, ``sqrt(rate (1 - rate) / sims)``.
+    ``rate``, ``rate_low``, ``rate_high``, ``rate_cp_high``, ``mc_se`` are fractions;
+    ``rate_low``/``rate_high`` the Wilson 95% interval, ``rate_cp_high`` the upper end of the
+    two-sided 95% Clopper-Pearson interval (:func:`clopper_pearson_high`), ``mc_se`` the SE
+    of the estimated rate, ``sqrt(rate (1 - rate) / sims)``.
     """
 
     kind: str
@@ -258,6 +322,7 @@ class CheckRow:
     rate: float
     rate_low: float
     rate_high: float
+    rate_cp_high: float
     mc_se: float
     holds_level: bool
 
@@ -293,9 +358,19 @@ def check_cell(cell: Cell, grid: CheckGrid) -> list[CheckRow]:
             generator=g.name, params=g.describe(), n_questions=g.n,
             n_clusters=int(params.get("n_clusters", 0)), icc=float(params.get("icc", 0.0)),
             k=k, sims=grid.sims, alpha=grid.alpha, rejections=count, rate=rate, rate_low=low,
-            rate_high=high, mc_se=math.sqrt(rate * (1 - rate) / grid.sims),
+            rate_high=high, rate_cp_high=clopper_pearson_high(count, grid.sims),
+            mc_se=math.sqrt(rate * (1 - rate) / grid.sims),
             holds_level=rate <= grid.alpha + 2 * se_alpha + 1e-12))
     return rows
+
+
+def clopper_pearson_high(count: int, sims: int, level: float = 0.95) -> float:
+    """Upper end of the two-sided Clopper-Pearson interval of ``count / sims`` (fraction):
+    the ``1 - (1 - level) / 2`` quantile of Beta(count + 1, sims - count); 1 if every
+    experiment rejected."""
+    if count >= sims:
+        return 1.0
+    return float(stats.beta.ppf(1 - (1 - level) / 2, count + 1, sims - count))
 
 
 def design_check(grid: CheckGrid, progress=None) -> pd.DataFrame:
@@ -343,15 +418,21 @@ def sort_rows(frame: pd.DataFrame) -> pd.DataFrame:
 
 
 def summary(frame: pd.DataFrame) -> pd.DataFrame:
-    """Per design and protocol: cells, cells over the level, and the worst cell's rate."""
+    """Per design, generator and protocol: cells, cells over the level, the worst cell's
+    rate, the largest Clopper-Pearson upper bound (``max_cp_high``) and whether the protocol
+    is the one recommended for the design (:func:`protocols.recommended_for`)."""
     out = []
-    for (kind, protocol), part in frame.groupby(["kind", "protocol"], sort=False):
+    for (kind, generator, protocol), part in frame.groupby(["kind", "generator", "protocol"],
+                                                           sort=False):
         worst = part.loc[part["rate"].idxmax()]
-        out.append({"kind": kind, "protocol": protocol, "label": worst["label"],
-                    "reportable": bool(worst["reportable"]), "cells": len(part),
+        out.append({"kind": kind, "generator": generator, "protocol": protocol,
+                    "label": worst["label"], "reportable": bool(worst["reportable"]),
+                    "recommended": protocols.recommended_for(kind) == protocol,
+                    "cells": len(part),
                     "over_level": int((~part["holds_level"].astype(bool)).sum()),
                     "mean_rate": float(part["rate"].mean()), "worst_rate": worst["rate"],
                     "worst_low": worst["rate_low"], "worst_high": worst["rate_high"],
+                    "max_cp_high": float(part["rate_cp_high"].max()),
                     "worst_cell": _cell_name(worst)})
     return pd.DataFrame(out)
 
@@ -361,20 +442,28 @@ def _cell_name(row) -> str:
         extra = f"n={row['n_questions']}" if row["n_questions"] > 1 else row["params"]
         return f"k={row['k']} {extra}"
     cl = f" G={row['n_clusters']} icc={row['icc']:g}" if row["n_clusters"] else ""
-    return f"n={row['n_questions']}{cl} r={row['k']}"
+    model = decode(row["params"]).get("model") if row["generator"] == "llm_items" else None
+    return f"{model + ' ' if model else ''}n={row['n_questions']}{cl} r={row['k']}"
 
 
 def format_summary(table: pd.DataFrame) -> str:
     """The printed table: one line per design and protocol."""
     # as wide as the longest protocol name (the harness reproductions have long ones)
     w = max([26, *(len(name) for name in table["protocol"])]) if len(table) else 26
-    head = (f"{'design':<20} {'protocol':<{w}} {'cells':>5} {'over':>4} {'mean':>6} "
-            f"{'worst FPR [95% Wilson]':>23}  {'worst cell':<26} label")
+    # a design simulated by another generator than its own (a real LLM pool) says which
+    designs = [r["kind"] if r["generator"] == DESIGN_GENERATORS[r["kind"]][0]
+               else f"{r['kind']} ({r['generator']})" for _, r in table.iterrows()]
+    d = max([20, *(len(x) for x in designs)])
+    c = max([26, *(len(x) for x in table["worst_cell"])]) if len(table) else 26
+    head = (f"{'design':<{d}} {'protocol':<{w}} {'cells':>5} {'over':>4} {'mean':>6} "
+            f"{'worst FPR [95% Wilson]':>23} {'max CP':>6}  {'worst cell':<{c}} label")
     lines = [head, "-" * len(head)]
-    for _, r in table.iterrows():
+    for design, (_, r) in zip(designs, table.iterrows()):
         ci = f"{r['worst_rate']:.3f} [{r['worst_low']:.3f}, {r['worst_high']:.3f}]"
-        lines.append(f"{r['kind']:<20} {r['protocol']:<{w}} {r['cells']:>5} {r['over_level']:>4} "
-                     f"{r['mean_rate']:>6.3f} {ci:>23}  {r['worst_cell']:<26} {r['label']}")
+        label = r["label"] + (" (recommended)" if r["recommended"] else "")
+        lines.append(f"{design:<{d}} {r['protocol']:<{w}} {r['cells']:>5} {r['over_level']:>4} "
+                     f"{r['mean_rate']:>6.3f} {ci:>23} {r['max_cp_high']:>6.3f}  "
+                     f"{r['worst_cell']:<{c}} {label}")
     return "\n".join(lines)
 
 
@@ -404,6 +493,13 @@ def build_parser() -> ArgumentParser:
     p.add_argument("--harness-defaults", action="store_true",
                    help="add every protocol that reproduces an evaluation harness's printed "
                         "default (lm-eval, Inspect, ...): the harness defaults table")
+    p.add_argument("--llm-pools", nargs="+", default=[],
+                   help="real per-item LLM pools (sim/llm_pools names or CSV paths): one A/A "
+                        "cell per model under models, at the --questions and --repeats the "
+                        "pool holds")
+    p.add_argument("--min-cluster-size", type=int, default=d.min_cluster_size,
+                   help="smallest cluster of the models_clustered cells (1 lets G clusters "
+                        "fit fewer than 2G questions)")
     p.add_argument("--out", default=DEFAULT_OUT, help="folder for design_check.csv")
     p.add_argument("--quiet", action="store_true", help="no progress lines")
     return p
@@ -416,7 +512,8 @@ def main(argv=None) -> int:
                      repeats=tuple(args.repeats), seeds=tuple(args.seeds), sims=args.sims,
                      alpha=args.alpha, seed=args.seed,
                      protocols=None if args.protocols is None else tuple(args.protocols),
-                     harness_defaults=args.harness_defaults)
+                     harness_defaults=args.harness_defaults, llm_pools=tuple(args.llm_pools),
+                     min_cluster_size=args.min_cluster_size)
     # locked and marked incomplete until design_check.csv is written (the grid was checked
     # when it was built)
     with run_outputs(args.out, "python -m sim.design_check") as outputs:

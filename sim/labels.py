@@ -11,12 +11,12 @@ calibration labels each protocol by the study its generator simulates.
 from __future__ import annotations
 
 import protocols
-from evalcal_core.designs import KINDS
+from evalcal_core.designs import KINDS, METHODS_PAIRED
 
 from . import generators
 
 #: the design of a frame whose generator is not registered here (an older calibration.csv)
-DEFAULT_DESIGN = "methods_paired"
+DEFAULT_DESIGN = METHODS_PAIRED
 
 
 def design_of(generator: str) -> str:
@@ -43,5 +43,6 @@ def is_reportable(protocol: str, generator: str) -> bool:
 
 
 def recommended(generator: str) -> str:
-    """The first-choice protocol for ``generator``'s design (``""`` if none)."""
+    """The primary protocol of ``generator``'s design (:attr:`evalcal_core.designs.
+    StudyDesign.primary`)."""
     return protocols.recommended_for(design_of(generator))

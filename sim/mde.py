@@ -35,9 +35,8 @@ def check_searchable(generator) -> None:
     fixed = generator.fixed_effect()
     if fixed is not None:
         raise InvalidParameterError("The '--mde' option needs a generator whose effect can be "
-                                    "varied; "
-                                    f"{generator.name} ({generator.describe()}) fixes it at "
-                                    f"{100 * fixed:+.4g} pp. Got --mde with it instead.")
+                                    f"varied; {generator.name} ({generator.describe()}) fixes it "
+                                    f"at {100 * fixed:+.4g} pp. Got --mde with it instead.")
 
 
 def search_mde(calibration: pd.DataFrame, chosen, ks, *, target_power: float,

@@ -20,11 +20,11 @@ Two generators (the numbers in metric units are stated in :class:`MultiarmConfig
     ``mu_a + sqrt(rho) Z_s + sqrt(1 - rho) W_as`` with standard normal ``Z``, ``W`` (arms
     correlated ``rho`` within a seed; a per-seed delta has sd ``sqrt(2 (1 - rho))``).
     Tests: paired t per comparison; max-T by the exact joint sign flip of
-    :func:`protocols.multiplicity.paired_signflip_null` (sampled beyond 16 seeds).
+    :func:`protocols.joint_null.paired_signflip_null` (sampled beyond 16 seeds).
 ``fixed_model``
     One run per arm on ``n`` questions with shared difficulty ``u_q ~ N(0, 1)``; score
     ``Bernoulli(logistic(1 + b_a + u_q))`` (baseline accuracy about 0.70). Tests: z on
-    per-question deltas; max-T by :func:`protocols.multiplicity.gaussian_null`.
+    per-question deltas; max-T by :func:`protocols.joint_null.gaussian_null`.
 
 A decision rejects where the adjusted p <= alpha; a claim is shown where its p < alpha.
 Everything is vectorized over the experiments of a block (:data:`BLOCK` of them); the
@@ -48,13 +48,14 @@ from evalcal_core.atomic import write_atomic
 from evalcal_core.cli import ArgumentParser, run_main
 from evalcal_core.outdir import run_outputs
 from evalcal_core.validate import (
-    InvalidParameterError,
     check_alpha,
     check_choice,
     check_int,
     check_number,
+    fail,
 )
 from protocols import claims, multiplicity
+from protocols import joint_null as jn
 
 from .grid import cell_seed, wilson
 
@@ -139,8 +140,7 @@ def _config_iv(config: MultiarmConfig, opt: bool = False) -> MultiarmConfig:
 
     m = tuple(check_int(v, name("m"), low=2, high=20) for v in config.m)
     if not m:
-        raise InvalidParameterError(f"The {name('m')!r} {'option' if opt else 'parameter'} must "
-                                    "be at least one arm count. Got none instead.")
+        raise fail(name("m"), "at least one arm count", [])
     for g in config.generators:
         check_choice(g, name("generators"), GENERATORS)
     for f in config.families:
@@ -233,10 +233,10 @@ def _maxt_p(generator, x, comps, config, stream):
         sl = slice(start, start + step)
         rng = np.random.default_rng(stream)
         if generator == "paired_seed":
-            joint = multiplicity.paired_signflip_null(multiplicity.pair_deltas(x[sl], comps),
+            joint = jn.paired_signflip_null(multiplicity.pair_deltas(x[sl], comps),
                                                       config.n_flips, rng=rng)
         else:
-            joint = multiplicity.gaussian_null(x[sl], comps, config.n_draws, rng=rng)
+            joint = jn.gaussian_null(x[sl], comps, config.n_draws, rng=rng)
         out[sl] = multiplicity.maxt_adjust(joint)
     return out
 

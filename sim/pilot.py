@@ -46,17 +46,15 @@ def _scale(values: np.ndarray, path, percent: bool) -> float:
     if percent:
         if top <= 1:
             raise InvalidParameterError(f"--percent: the scores in {path} are all within [-1, 1] "
-                                        "(largest "
-                                        f"|value| {top:g}): they look like fractions already; drop "
-                                        f"--percent")
+                                        f"(largest |value| {top:g}): they look like fractions "
+                                        "already; drop --percent")
         if top > 100:
             raise InvalidParameterError(f"--percent: {path} has a score of {top:g}, above 100%")
         return 0.01
     if top > 1:
         raise InvalidParameterError(f"--from-pilot: {path} has scores up to {top:g}, above 1: an "
-                                    "accuracy "
-                                    "in percent? Pass --percent to divide by 100 (scores are "
-                                    "fractions)")
+                                    "accuracy in percent? Pass --percent to divide by 100 (scores "
+                                    "are fractions)")
     return 1.0
 
 
@@ -100,7 +98,20 @@ def generator_from_pilot(path, *, percent: bool = False,
     alpha, power : float
         Of that budget.
     """
-    raw = read_any(path)
+    logs: list = []
+    raw = read_any(path, logs=logs)
+    if logs and logs[0].alignment.scores.runs_are == "repeats":
+        # evaluate reads these runs as repeats of a fixed model (design "models"); a seed
+        # budget for training methods fitted to them would contradict that design
+        runs = raw.k
+        raise InvalidParameterError(
+            f"--from-pilot: {path} are harness logs of repeated runs, which evaluate reads as "
+            f"fixed models "
+            f"({runs} run{'s' if runs != 1 else ''} per question are repeats, the questions "
+            f"are the sample); sim.calibrate's seed budget is for training methods compared "
+            f"on seeds. For fixed models plan questions and repeats with 'evalcal plan "
+            f"--design models'; if the runs are training seeds of two methods, write them as "
+            f"a CSV (seed,arm,question,score) and pass that")
     scale = _scale(np.concatenate([raw.base.ravel(), raw.variant.ravel()]), path, percent)
     results = check_scores(read_any(path, scale=scale) if scale != 1.0 else raw,
                            percent=scale != 1.0)
@@ -163,14 +174,18 @@ def generator_from_pilot(path, *, percent: bool = False,
         raise InvalidParameterError(f"--from-pilot: the per-seed metrics in {path} (mean "
                                     f"{100 * b.mean():.2f}%, sd {100 * sigma:.2f} pp per arm) lie "
                                     "too close to 0% or 100% for a normal model of accuracies (it "
-                                    "would "
-                                    "put scores outside [0, 1]); with enough runs, calibrate on "
-                                    "them as "
-                                    f"a pool: --generator real_pool --param csv={path} null=false "
-                                    "(k up to a third of the runs)") from None
+                                    "would put scores outside [0, 1]); with enough runs, calibrate "
+                                    f"on them as a pool: --generator real_pool --param csv={path} "
+                                    "null=false (k up to a third of the runs)") from None
+    # rho is back-solved, not estimated: say so, beside the pilot's own correlation (the one
+    # evaluate prints), so a reader does not take one for the other
+    own = (float(np.corrcoef(b, v)[0, 1]) if b.std() > 0 and v.std() > 0 else float("nan"))
+    own_text = (f"the pilot's own arm correlation is {own:.2f}" if np.isfinite(own)
+                else "the pilot's own arm correlation is undefined (an arm does not vary)")
     text = (f"fitted seed_gaussian to {path} ({results.k} seeds per arm): baseline mean "
             f"mu = {100 * fitted.mu:.2f}%, seed-to-seed sd sigma = {100 * fitted.sigma:.2f} pp "
-            f"per arm; {deltas_text}, simulated with pairing correlation rho = {rho:.2f} "
-            f"(so one seed's delta has sd {100 * fitted.delta_sd():.3f} pp); the pilot's own "
+            f"per arm; {deltas_text}; simulated with pairing correlation rho = {rho:.2f}, "
+            f"back-solved so that one seed's delta has that upper-limit sd "
+            f"({100 * fitted.delta_sd():.3f} pp), not estimated ({own_text}); the pilot's own "
             f"mean delta {effect_pp:+.2f} pp{budget}")
     return PilotFit(fitted, effect_pp, results.k, text, tuple(warnings), spread)

@@ -24,7 +24,7 @@ from dataclasses import dataclass
 import numpy as np
 from scipy import stats
 
-from evalcal_core.validate import InvalidParameterError, check_number
+from evalcal_core.validate import check_number, fail
 
 #: default probability that the budget reaches the target power, over the pilot's luck
 DEFAULT_ASSURANCE = 0.8
@@ -62,11 +62,10 @@ class DeltaSpread:
 def _spread_iv(deltas, assurance):
     d = np.asarray(deltas, dtype=float).ravel()
     if d.size < 2:
-        raise InvalidParameterError(f"The 'deltas' parameter of delta_spread must hold at least 2 "
-                                    f"per-seed deltas (a spread needs 2). Got {d.size} instead.")
+        raise fail("deltas", "at least 2 per-seed deltas (a spread needs 2)", d.size,
+                   "delta_spread")
     if not np.isfinite(d).all():
-        raise InvalidParameterError("The 'deltas' parameter of delta_spread must be finite. Got "
-                                    f"{d[~np.isfinite(d)][:3].tolist()} instead.")
+        raise fail("deltas", "finite", d[~np.isfinite(d)][:3].tolist(), "delta_spread")
     assurance = check_number(assurance, "assurance", low=0, high=1, low_open=True,
                              high_open=True)
     return d, float(assurance)

@@ -15,20 +15,21 @@ from pathlib import Path
 import pytest
 
 REPO = Path(__file__).resolve().parents[1]
-PACKAGES = ("evalcal_core", "protocols", "sim", "real_runs", "reports", "evalcal_cli")
+PACKAGES = ("evalcal_core", "protocols", "sim", "real_runs", "reports", "evalcal_cli", "evalcal")
 
-#: package (or module prefix) -> top-level names it must never import; the front door
-#: (``evalcal_cli``) is the top floor: it loads its subcommands' modules by name, and
-#: nothing imports it
+#: the top floor: the front door (``evalcal_cli``, which loads its subcommands' modules by
+#: name) and the Python functions (``evalcal``); nothing imports them
+TOP = {"evalcal_cli", "evalcal"}
+#: package (or module prefix) -> top-level names it must never import
 FORBIDDEN = {
-    "evalcal_core": {"protocols", "sim", "real_runs", "reports", "torch", "torchvision",
-                     "evalcal_cli"},
-    "protocols": {"sim", "real_runs", "reports", "torch", "torchvision", "evalcal_cli"},
-    "sim.generators": {"protocols", "reports", "torch", "torchvision", "evalcal_cli"},
-    "sim": {"reports", "torch", "torchvision", "matplotlib", "evalcal_cli"},
-    "real_runs": {"sim", "protocols", "reports", "evalcal_cli"},
-    "reports": {"torch", "torchvision", "evalcal_cli"},
+    "evalcal_core": {"protocols", "sim", "real_runs", "reports", "torch", "torchvision", *TOP},
+    "protocols": {"sim", "real_runs", "reports", "torch", "torchvision", *TOP},
+    "sim.generators": {"protocols", "reports", "torch", "torchvision", *TOP},
+    "sim": {"reports", "torch", "torchvision", "matplotlib", *TOP},
+    "real_runs": {"sim", "protocols", "reports", *TOP},
+    "reports": {"torch", "torchvision", *TOP},
     "evalcal_cli": {"torch", "torchvision"},
+    "evalcal": {"torch", "torchvision"},
 }
 
 #: the training modules: the only ones that may import torch (lazily or not)
@@ -114,6 +115,9 @@ def test_every_module_respects_the_layers():
     ("real_runs.store", "from sim.cells import draw_cell", "real_runs.store imports sim"),
     ("reports.build", "import evalcal_cli", "reports.build imports evalcal_cli"),
     ("evalcal_cli", "import torch", "evalcal_cli imports torch"),
+    ("reports.evaluate.api", "import evalcal", "reports.evaluate.api imports evalcal"),
+    ("sim.calibration", "from evalcal import calibrate", "sim.calibration imports evalcal"),
+    ("evalcal._api", "import torch", "evalcal._api imports torch"),
 ])
 def test_a_forbidden_import_is_caught(module, source, expected):
     """The checker itself: each forbidden import added to a module is reported."""
@@ -126,6 +130,8 @@ def test_a_forbidden_import_is_caught(module, source, expected):
     ("real_runs.engine", "import torch"),
     ("reports.build", "from sim import calibrate"),
     ("protocols.methods.new", "from .._base import Protocol"),
+    ("evalcal._api", "from sim.calibration import run_calibration"),
+    ("evalcal._api", "from reports.evaluate.api import compare"),
 ])
 def test_allowed_imports_pass(module, source):
     assert violations(module, source) == []

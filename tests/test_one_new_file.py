@@ -1,11 +1,13 @@
-"""A new protocol or report section is one new file and no edit elsewhere: registered here
-as throwaways, they are picked up by the calibration grid and by the report's section list.
+"""A new protocol, study design or report section is one new file and no edit elsewhere:
+registered here as throwaways, they are picked up by the calibration grid, the design list
+(``KINDS``, ``KIND_WORDS``) and the report's section list.
 (Log readers: tests/readers/test_reader_plugin.py; sequential designs:
 tests/sim/test_sequential.py::test_a_registered_design_is_simulated_with_the_others.)"""
 
 from __future__ import annotations
 
 import importlib
+import shutil
 import sys
 import textwrap
 
@@ -13,6 +15,7 @@ import numpy as np
 import pytest
 
 import protocols
+from evalcal_core import designs
 from reports import pitfalls
 from reports.pitfalls import _registry
 from sim import generators
@@ -58,6 +61,38 @@ def test_a_protocol_module_dropped_in_is_calibrated(tmp_path, monkeypatch):
         protocols.PROTOCOLS._classes.update(classes)
         sys.modules.pop("throwaway_protocol", None)
     assert "never_rejects" not in protocols.names()
+
+
+DESIGN_MODULE = '''
+from ._base import COMPARE_MODELS, StudyDesign, register
+
+DESIGN = register(StudyDesign(
+    name="models_throwaway", order=-1, words="models, throwaway", compare=COMPARE_MODELS,
+    primary="paired_t_questions", generator="question_mixture", description="throwaway",
+    rule=lambda design: design.compare == COMPARE_MODELS and design.n_questions == 7))
+'''
+
+
+def test_a_design_module_dropped_in_is_registered_and_listed(tmp_path, monkeypatch):
+    """A copy of the design package with one more module lists it first (its order), with its
+    words, and its rule, tried first, decides the kind of the designs it accepts; the package
+    itself is untouched."""
+    copy = tmp_path / "designs_copy"
+    shutil.copytree(designs.__path__[0], copy, ignore=shutil.ignore_patterns("__pycache__"))
+    (copy / "throwaway.py").write_text(textwrap.dedent(DESIGN_MODULE))
+    monkeypatch.syspath_prepend(str(tmp_path))
+    try:
+        pkg = importlib.import_module("designs_copy")
+        assert pkg.names() == ["models_throwaway", *designs.KINDS]
+        assert pkg.KINDS[0] == "models_throwaway"
+        assert pkg.KIND_WORDS["models_throwaway"] == "models, throwaway"
+        assert pkg.get("models_throwaway").primary == "paired_t_questions"
+        assert pkg.Design(compare="models", n_questions=7).kind == "models_throwaway"
+        assert pkg.Design(compare="models", n_questions=8).kind == pkg.MODELS
+    finally:
+        for name in [m for m in sys.modules if m.split(".")[0] == "designs_copy"]:
+            sys.modules.pop(name)
+    assert "models_throwaway" not in designs.names()
 
 
 def test_a_report_section_registered_is_listed_in_order():

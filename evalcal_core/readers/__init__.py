@@ -32,16 +32,8 @@ from evalcal_core.registry import Registry
 from evalcal_core.scores import ArmScores
 from evalcal_core.validate import InvalidParameterError
 
-from ._base import (
-    DEFAULT_MAX_MEMBER_BYTES,
-    Reader,
-    ReadOptions,
-    RunLog,
-    check_path,
-    check_regular,
-    ids,
-    num,
-)
+from ._base import Reader, ReadOptions, RunLog, ids, num
+from ._files import DEFAULT_MAX_MEMBER_BYTES, check_path, check_regular
 
 __all__ = ["DEFAULT_MAX_MEMBER_BYTES", "LogAlignment", "ReadOptions", "Reader", "RunLog",
            "add_log_arguments", "align_logs", "check_path", "check_regular", "detect",
@@ -326,8 +318,8 @@ def _clusters(logs: Mapping[str, RunLog], common: list):
         labels = {m[q] for m in maps}
         if len(labels) > 1:
             raise InvalidParameterError(f"--cluster {first.cluster_name!r}: question {q} has "
-                                        "different "
-                                        f"clusters in the arms ({', '.join(sorted(labels))})")
+                                        "different clusters in the arms "
+                                        f"({', '.join(sorted(labels))})")
     return np.array([maps[0][q] for q in common], dtype=str), first.cluster_name
 
 
@@ -355,7 +347,7 @@ def read_logs(paths: Mapping[str, str | os.PathLike], *, fmt: str | None = None,
 
 
 def _two_arm_table(path: Path) -> bool:
-    from ._base import head
+    from ._files import head
 
     if path.suffix.lower() not in (".csv", ".tsv", ".txt"):
         return False

@@ -1,21 +1,11 @@
-"""What every log reader shares: the per-log result, the reader base class, safe file access.
-
-Safe access means: only regular files are opened (a FIFO would block, a device never ends),
-symbolic-link loops are named as such, JSON nested past Python's recursion limit is a one-line
-``ValueError``, and zip members are inflated as a stream with a running size cap, so a zip bomb
-is refused after reading at most the cap.
+"""What every log reader shares: the per-log result, the reader base class, and the helpers
+that turn parsed records into a score matrix. Safe file access (size caps, zip members) is
+:mod:`evalcal_core.readers._files`.
 """
 
 from __future__ import annotations
 
-import errno
-import json
-import os
 import re
-import stat
-import struct
-import zipfile
-import zlib
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -25,17 +15,10 @@ import numpy as np
 
 from evalcal_core.validate import InvalidParameterError
 
-#: default cap on what one zip member may inflate to, in bytes (the CLI's --max-member-mb)
-DEFAULT_MAX_MEMBER_BYTES = 512 * 2**20
-#: cap, in bytes, on a side file read for metadata only (lm-eval ``results_*.json``, HELM
-#: ``run_spec.json``): such files are a few kilobytes, so a bigger one is skipped with a note
-#: rather than parsed whole (Python's ``json`` does not stream)
-SIDE_FILE_CAP = 64 * 2**20
+from ._files import DEFAULT_MAX_MEMBER_BYTES, is_regular
+
 #: what a reader may say its runs are (see :data:`evalcal_core.scores.RUN_KINDS`)
 _SHOW_IDS = 5
-_CHUNK = 1 << 20
-_ZIP_MAGIC = b"PK\x03\x04"
-_ZSTD = 93  # zip compression method of Zstandard (APPNOTE 4.4.5)
 
 
 @dataclass(frozen=True)
@@ -187,288 +170,6 @@ class Reader:
         return path.stem
 
 
-# --- safe file access -------------------------------------------------------------------------
-
-def check_path(path: Path) -> os.stat_result:
-    """``os.stat`` of ``path``; one-line ``ValueError`` for what cannot be read.
-
-    A missing file, a broken link and a symbolic-link loop are told apart; nothing is opened.
-    """
-    try:
-        return os.stat(path)
-    except FileNotFoundError:
-        if os.path.islink(path):
-            raise InvalidParameterError(f"{path}: a broken symbolic link (its target "
-                                        f"{os.readlink(path)!r} does not exist)") from None
-        raise InvalidParameterError(f"{path}: does not exist (no such file or folder)") from None
-    except OSError as exc:
-        if exc.errno == errno.ELOOP:
-            raise InvalidParameterError(f"{path}: a symbolic link loop (the link points back to "
-                                        f"itself); pass the real file") from None
-        raise InvalidParameterError(f"{path}: cannot be read ({exc.strerror})") from None
-
-
-def check_regular(path: Path) -> os.stat_result:
-    """``os.stat`` of a regular file; ``ValueError`` for FIFOs, devices, sockets, folders."""
-    info = check_path(path)
-    if stat.S_ISDIR(info.st_mode):
-        raise InvalidParameterError(f"{path}: is a folder; pass a file")
-    if not stat.S_ISREG(info.st_mode):
-        kind = ("a FIFO (named pipe)" if stat.S_ISFIFO(info.st_mode) else
-                "a socket" if stat.S_ISSOCK(info.st_mode) else
-                "a device" if stat.S_ISCHR(info.st_mode) or stat.S_ISBLK(info.st_mode) else
-                "not a regular file")
-        raise InvalidParameterError(f"{path}: is {kind}, not a regular file; logs are read from "
-                                    "regular files only")
-    return info
-
-
-def is_regular(path: Path) -> bool:
-    """Whether ``path`` is a readable regular file (no error; for folder searches)."""
-    try:
-        return stat.S_ISREG(os.stat(path).st_mode)
-    except OSError:
-        return False
-
-
-def head(path: Path, size: int = 4096) -> bytes:
-    """The first ``size`` bytes of a regular file (empty when it cannot be read)."""
-    if not is_regular(path):
-        return b""
-    try:
-        with open(path, "rb") as fh:
-            return fh.read(size)
-    except OSError:
-        return b""
-
-
-def load_json(data, where: str, what: str):
-    """``json.loads`` with one-line errors naming ``where``; deep nesting included."""
-    if isinstance(data, bytes):
-        try:
-            data = data.decode("utf-8")
-        except UnicodeDecodeError as exc:
-            raise InvalidParameterError(f"{where}: not UTF-8 text ({exc.reason})") from None
-    if not data.strip():
-        raise InvalidParameterError(f"{where}: empty file")
-    try:
-        return json.loads(data)
-    except RecursionError:
-        raise InvalidParameterError(f"{where}: JSON nested too deeply to read (past Python's "
-                                    f"recursion limit); expected {what}") from None
-    except json.JSONDecodeError as exc:
-        raise InvalidParameterError(f"{where}: not valid JSON ({exc.msg} at line {exc.lineno} "
-                                    f"column {exc.colno}); expected {what}") from None
-    except ValueError as exc:
-        # An integer of more than 4,300 digits (Python's int_max_str_digits) is refused by
-        # json itself with a message that names no file.
-        raise InvalidParameterError(f"{where}: not readable JSON ({_first_line(exc)}); expected "
-                                    f"{what}") from None
-
-
-def read_side_json(path: Path, cap: int | None = None) -> tuple:
-    """A small JSON side file read for metadata only: ``(object or None, note or None)``.
-
-    Side files (lm-eval's ``results_*.json``, HELM's ``run_spec.json``) only name the run,
-    model or seed, so a missing or unreadable one is ``None`` and the scores are read
-    without it. One larger than ``cap`` bytes (default :data:`SIDE_FILE_CAP`, 64 MiB) is
-    not read at all: ``None`` with a note naming the file and the cap, for the user to see.
-    """
-    cap = SIDE_FILE_CAP if cap is None else cap
-    if not is_regular(path):
-        return None, None
-    try:
-        size = path.stat().st_size
-        if size > cap:
-            return None, _side_note(path, f"is {mib(size)}", cap)
-        with path.open("rb") as fh:
-            # The size is checked again on what was read, in case the file grows meanwhile.
-            data = fh.read(cap + 1)
-    except OSError:
-        return None, None
-    if len(data) > cap:
-        return None, _side_note(path, "grows past", cap)
-    try:
-        return json.loads(data.decode("utf-8")), None
-    except (UnicodeDecodeError, ValueError, RecursionError):
-        return None, None  # metadata only: the scores do not depend on it
-
-
-def _side_note(path: Path, size_words: str, cap: int) -> str:
-    return (f"{path}: {size_words}, more than the {mib(cap)} read from a metadata side file; "
-            f"skipped (run name, model and seed come from the file names instead)")
-
-
-def too_big(path, size_words: str, cap: int) -> ValueError:
-    """The one-line error for a log file (or one line of it) past the size cap."""
-    return InvalidParameterError(f"{path}: {size_words} the {mib(cap)} cap on one log file or "
-                                 "archive "
-                                 f"member; raise it with --max-member-mb if the file is trusted")
-
-
-def read_json_file(path: Path, what: str, cap: int = DEFAULT_MAX_MEMBER_BYTES):
-    """A whole JSON file of at most ``cap`` bytes, checked to be a regular file first.
-
-    JSON logs are parsed whole (Python's ``json`` does not stream), so a file's size is
-    capped like an archive member's: a multi-gigabyte file is one line, not an exhausted
-    machine. The size is checked before reading and the read stops past the cap, in case
-    the file grows or its size is not what ``stat`` says.
-    """
-    check_regular(path)
-    try:
-        size = path.stat().st_size
-        if size > cap:
-            raise too_big(path, f"is {mib(size)}, more than", cap)
-        with path.open("rb") as fh:
-            data = fh.read(cap + 1)
-    except OSError as exc:
-        raise InvalidParameterError(f"{path}: cannot be read ({exc.strerror})") from None
-    if len(data) > cap:
-        raise too_big(path, "grows past", cap)
-    return load_json(data, str(path), what)
-
-
-def mib(size: int) -> str:
-    return f"{size / 2**20:g} MiB"
-
-
-class Archive:
-    """A zip archive whose members are read as streams under a size cap.
-
-    Members compressed with Zstandard (method 93, which Inspect writes and Python's
-    ``zipfile`` before 3.14 cannot read) are inflated with the ``zstandard`` package.
-    """
-
-    def __init__(self, path: Path, max_member_bytes: int = DEFAULT_MAX_MEMBER_BYTES,
-                 what: str = "zip archive"):
-        check_regular(path)
-        self.path = path
-        self.cap = max_member_bytes
-        try:
-            self.zip = zipfile.ZipFile(path)
-        except (zipfile.BadZipFile, OSError) as exc:
-            raise InvalidParameterError(f"{path}: not a zip archive, or a truncated one ({exc}); "
-                                        f"expected {what}") from None
-        self.infos = {info.filename: info for info in self.zip.infolist()}
-        for name in self.infos:
-            if unsafe_member(name):
-                self.zip.close()
-                raise InvalidParameterError(f"{path}: member {name!r} has a path-traversal name "
-                                            "('..', an absolute path or a drive); refused, as no "
-                                            f"harness writes one; expected {what}")
-
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc):
-        self.zip.close()
-
-    def names(self) -> list[str]:
-        return list(self.infos)
-
-    def _fail(self, name: str, text: str) -> ValueError:
-        return InvalidParameterError(f"{self.path}: member {name}: {text}")
-
-    def _too_big(self, name: str, size: int | None = None) -> ValueError:
-        said = f"declares {mib(size)}, more than" if size is not None else "inflates past"
-        return self._fail(name, f"{said} the {mib(self.cap)} cap on one member (a zip bomb?); "
-                                f"raise it with --max-member-mb if the file is trusted")
-
-    def read(self, name: str) -> bytes:
-        """The inflated bytes of member ``name``, at most the cap; CRC checked."""
-        info = self.infos[name]
-        if info.flag_bits & 0x1:
-            raise self._fail(name, "is encrypted; decrypt the archive first")
-        if info.file_size > self.cap:
-            raise self._too_big(name, info.file_size)
-        chunks, total, crc = [], 0, 0
-        try:
-            for chunk in self._stream(info):
-                total += len(chunk)
-                if total > self.cap:
-                    raise self._too_big(name)
-                if total > info.file_size:
-                    # Never hold more than the header declared: a lying bomb stops here.
-                    raise self._fail(name, f"inflates past the {info.file_size} bytes its "
-                                           "header declares (a zip bomb or a damaged archive)")
-                crc = zlib.crc32(chunk, crc)
-                chunks.append(chunk)
-        except ValueError:
-            raise
-        except (zipfile.BadZipFile, EOFError, OSError, zlib.error, NotImplementedError,
-                RuntimeError) as exc:
-            raise self._fail(name, f"cannot be inflated ({_first_line(exc)}); a truncated "
-                                   f"or damaged archive?") from None
-        if total != info.file_size or crc != info.CRC:
-            raise self._fail(name, f"inflates to {total} bytes with CRC {crc:08x}, the "
-                                   f"archive says {info.file_size} with {info.CRC:08x}; a "
-                                   f"truncated or damaged archive")
-        return b"".join(chunks)
-
-    def _stream(self, info: zipfile.ZipInfo):
-        if info.compress_type == _ZSTD:
-            yield from self._zstd_stream(info)
-            return
-        with self.zip.open(info) as member:
-            # zipfile checks the CRC itself once the end is read; a bad one is BadZipFile.
-            while chunk := member.read(_CHUNK):
-                yield chunk
-
-    def _zstd_stream(self, info: zipfile.ZipInfo):
-        try:
-            import zstandard
-        except ImportError:
-            raise self._fail(info.filename, "is Zstandard-compressed (as Inspect writes), "
-                                            "which needs the zstandard package: pip install "
-                                            "zstandard") from None
-        with open(self.path, "rb") as fh:
-            fh.seek(info.header_offset)
-            local = fh.read(30)
-            if len(local) < 30 or not local.startswith(_ZIP_MAGIC):
-                raise self._fail(info.filename, "its local header is missing; a damaged "
-                                                "archive")
-            name_len, extra_len = struct.unpack("<HH", local[26:30])
-            fh.seek(info.header_offset + 30 + name_len + extra_len)
-            raw = _Limited(fh, info.compress_size)
-            reader = zstandard.ZstdDecompressor().stream_reader(raw, read_across_frames=True)
-            try:
-                while chunk := reader.read(_CHUNK):
-                    yield chunk
-            except zstandard.ZstdError as exc:
-                raise zlib.error(str(exc)) from None
-            if raw.left:
-                raise zlib.error(f"{raw.left} compressed bytes left after the end of the data")
-
-
-class _Limited:
-    """The next ``size`` bytes of ``fh`` as a file for the decompressor."""
-
-    def __init__(self, fh, size: int):
-        self.fh, self.left = fh, size
-
-    def read(self, n: int = -1) -> bytes:
-        n = self.left if n is None or n < 0 else min(n, self.left)
-        data = self.fh.read(n)
-        self.left -= len(data)
-        return data
-
-
-def unsafe_member(name: str) -> bool:
-    """Whether a zip member's name climbs out of the archive (``..``, ``/x``, ``C:``, ``\\``).
-
-    Nothing here extracts members, but such a name is never written by a harness: a
-    ``samples/../../x.json`` would otherwise be read as a sample with id ``../../x``.
-    """
-    parts = name.replace("\\", "/").split("/")
-    return (name.startswith(("/", "\\")) or ".." in parts
-            or re.match(r"^[A-Za-z]:", name) is not None)
-
-
-def _first_line(exc: BaseException) -> str:
-    text = str(exc).strip()
-    return text.splitlines()[0] if text else type(exc).__name__
-
-
 # --- shared helpers ---------------------------------------------------------------------------
 
 def num(x) -> str:
@@ -578,9 +279,8 @@ def matrix(cells: dict, source: str, word: str, field: str, runs_order=None) -> 
         filled[r_index[r], q_index[q]] = True
     if not filled.all():
         i, j = np.argwhere(~filled)[0]
-        raise InvalidParameterError(f"{source}: {qname(word, questions[j])} has no {field!r} "
-                                    "score in "
-                                    f"{runs[i]} (every question needs a score in each of the "
+        raise InvalidParameterError(f"{source}: {qname(word, questions[j])} has no {field!r} score "
+                                    f"in {runs[i]} (every question needs a score in each of the "
                                     f"{len(runs)} runs: {ids(runs)})")
     finite = np.isfinite(scores)
     if not finite.all():

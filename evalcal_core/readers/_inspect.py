@@ -48,8 +48,8 @@ def value(value, where: str, field: str) -> float:
     if value is None:
         # Score.unscored() stores NaN, which Inspect's JSON writer turns into null.
         raise InvalidParameterError(f"{where}: field {field!r} is null, an unscored sample that "
-                                    "Inspect "
-                                    f"leaves out of its metrics; re-score it or drop the question")
+                                    "Inspect leaves out of its metrics; re-score it or drop the "
+                                    "question")
     if isinstance(value, dict):
         raise InvalidParameterError(f"{where}: field {field!r} holds several values "
                                     f"({', '.join(map(str, value))}), not one score; pass --metric "
@@ -130,8 +130,8 @@ def run_log(path, spec: dict, samples: list, opts: ReadOptions, fmt: str) -> Run
     epochs = config.get("epochs")
     if isinstance(epochs, int) and not isinstance(epochs, bool) and epochs != len(runs):
         raise InvalidParameterError(f"{path}: field 'eval.config.epochs' is {epochs} but the "
-                                    "samples "
-                                    f"hold {len(runs)} epoch(s) ({ids(runs)}); a truncated log?")
+                                    f"samples hold {len(runs)} epoch(s) ({ids(runs)}); a truncated "
+                                    "log?")
     model = spec.get("model")
     task = spec.get("task")
     return RunLog(scores=result, questions=questions, runs=runs, metric=chosen,

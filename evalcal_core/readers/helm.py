@@ -20,23 +20,21 @@ from ._base import (
     ReadOptions,
     RunLog,
     choose,
-    head,
     ids,
     matrix,
     note_cluster,
     number,
     put,
     qname,
-    read_json_file,
-    read_side_json,
 )
+from ._files import head, read_json_file, read_side_json
 
 
 def _run(path: Path) -> tuple[str, str | None, str | None]:
     """Run name, model and a note of a HELM run folder, from ``run_spec.json`` or its name.
 
     ``run_spec.json`` is metadata only (HELM names the run folder after the run spec), so
-    one past :data:`~evalcal_core.readers._base.SIDE_FILE_CAP` is skipped with the note.
+    one past :data:`~evalcal_core.readers._files.SIDE_FILE_CAP` is skipped with the note.
     """
     name, model = path.parent.name, None
     spec, note = read_side_json(path.parent / "run_spec.json")
@@ -64,8 +62,8 @@ def _mean(stat: dict, chosen: str, where: str) -> float:
         if not math.isfinite(count) or count <= 0:
             # Python's json reads Infinity and NaN; sum / inf would be a silent 0.0.
             raise InvalidParameterError(f"{where}: field '{chosen}.count' is {stat['count']}; a "
-                                        "count "
-                                        "must be a finite positive number, so the stat has no mean")
+                                        "count must be a finite positive number, so the stat has "
+                                        "no mean")
         return number(stat["sum"], where, f"{chosen}.sum") / count
     raise InvalidParameterError(f"{where}: field '{chosen}.mean' is missing")
 

@@ -15,7 +15,8 @@ from pathlib import Path
 from evalcal_core.validate import InvalidParameterError
 
 from . import register
-from ._base import Archive, Reader, ReadOptions, RunLog, head, load_json
+from ._base import Reader, ReadOptions, RunLog
+from ._files import Archive, head, load_json
 from ._inspect import check_spec, check_task, run_log, sample_entry
 
 _SAMPLE = re.compile(r"^samples/(?P<id>.+)_epoch_(?P<epoch>\d+)\.json$")

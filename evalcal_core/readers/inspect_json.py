@@ -12,7 +12,8 @@ from pathlib import Path
 from evalcal_core.validate import InvalidParameterError
 
 from . import register
-from ._base import Reader, ReadOptions, RunLog, head, read_json_file
+from ._base import Reader, ReadOptions, RunLog
+from ._files import head, read_json_file
 from ._inspect import check_spec, check_task, run_log, sample_entry
 
 # The top-level keys Inspect writes first (EvalLog field order: version, status, eval).

@@ -20,22 +20,14 @@ from pathlib import Path
 from evalcal_core.validate import InvalidParameterError
 
 from . import register
-from ._base import (
+from ._base import Reader, ReadOptions, RunLog, choose, matrix, number, put, qname, show
+from ._files import (
     DEFAULT_MAX_MEMBER_BYTES,
-    Reader,
-    ReadOptions,
-    RunLog,
     check_regular,
-    choose,
     head,
     is_regular,
     load_json,
-    matrix,
-    number,
-    put,
-    qname,
     read_side_json,
-    show,
     too_big,
 )
 
@@ -63,7 +55,7 @@ def _results(path: Path, date: str | None) -> tuple[dict | None, str | None]:
 
     Metadata only (the seed that labels a run, the model): the scores do not depend on it,
     so an unreadable one is ``None`` and one past
-    :data:`~evalcal_core.readers._base.SIDE_FILE_CAP` is not read (``None`` and a note).
+    :data:`~evalcal_core.readers._files.SIDE_FILE_CAP` is not read (``None`` and a note).
     """
     exact = path.parent / f"results_{date}.json"
     candidates = [exact] if is_regular(exact) else sorted(
@@ -201,9 +193,8 @@ def _scores(path: Path, lines: list, opts: ReadOptions) -> tuple[str, str, dict]
         value = values[chosen]
         if isinstance(value, _NotNumber) and value.aggregate:
             raise InvalidParameterError(f"{where}: field {chosen!r} is {value.shown}, not a "
-                                        "number: the "
-                                        "harness aggregates this metric over the corpus, so it "
-                                        "has no per-question score")
+                                        "number: the harness aggregates this metric over the "
+                                        "corpus, so it has no per-question score")
         if isinstance(value, _NotNumber):
             raise InvalidParameterError(f"{where}: field {chosen!r} must be a number, got "
                                         f"{value.shown}")
@@ -253,9 +244,8 @@ class LmEvalReader(Reader):
             by_task = {opts.task: by_task[opts.task]}
         elif len(tasks) > 1 and opts.cluster != "task":
             raise InvalidParameterError(f"{root}: holds several tasks ({', '.join(tasks)}); pass "
-                                        "--task "
-                                        "to pick one, or --cluster task to read them all with "
-                                        "each task a cluster")
+                                        "--task to pick one, or --cluster task to read them all "
+                                        "with each task a cluster")
         return cls._read_runs(by_task, root, opts)
 
     @classmethod

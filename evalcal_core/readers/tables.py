@@ -20,19 +20,8 @@ import pandas as pd
 from evalcal_core.validate import InvalidParameterError
 
 from . import register
-from ._base import (
-    Reader,
-    ReadOptions,
-    RunLog,
-    check_regular,
-    choose,
-    head,
-    matrix,
-    note_cluster,
-    put,
-    qname,
-    show,
-)
+from ._base import Reader, ReadOptions, RunLog, choose, matrix, note_cluster, put, qname, show
+from ._files import check_regular, head
 
 
 def _load(path: Path, fmt: str) -> pd.DataFrame:
@@ -40,9 +29,8 @@ def _load(path: Path, fmt: str) -> pd.DataFrame:
     if fmt == "parquet":
         if not any(importlib.util.find_spec(m) for m in ("pyarrow", "fastparquet")):
             raise InvalidParameterError(f"{path}: reading Parquet needs pyarrow (pip install "
-                                        "pyarrow, "
-                                        "or the [parquet] extra) or fastparquet, which this "
-                                        "environment lacks; or save the table as CSV")
+                                        "pyarrow, or the [parquet] extra) or fastparquet, which "
+                                        "this environment lacks; or save the table as CSV")
         try:
             return pd.read_parquet(path)
         except (OSError, ValueError) as exc:
@@ -80,9 +68,8 @@ def read_table(path: Path, fmt: str, opts: ReadOptions) -> RunLog:
     if missing:
         flag = " (--metric)" if missing[0] == value_column and opts.metric is not None else ""
         raise InvalidParameterError(f"{path}: column {missing[0]!r}{flag} is missing: needs "
-                                    "columns "
-                                    f"seed, arm, question, {value_column} (several arms) or "
-                                    f"question, {value_column}[, run] (one arm); found "
+                                    f"columns seed, arm, question, {value_column} (several arms) "
+                                    f"or question, {value_column}[, run] (one arm); found "
                                     f"{', '.join(frame.columns) or 'none'}")
     if frame.empty:
         raise InvalidParameterError(f"{path}: empty file (a header but no rows)")
@@ -130,8 +117,8 @@ def read_table(path: Path, fmt: str, opts: ReadOptions) -> RunLog:
     if bad.any():
         i = int(np.argmax(bad))
         raise InvalidParameterError(f"{path}: row {i + 2}: {qname('question', questions[i])}: "
-                                    "column "
-                                    f"{value_column!r} must be a number, got {show(raw.iloc[i])}")
+                                    f"column {value_column!r} must be a number, got "
+                                    f"{show(raw.iloc[i])}")
     labels_of = _text(frame, cluster, path) if cluster is not None else None
     cells: dict = {}
     seen: dict = {}

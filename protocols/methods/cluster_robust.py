@@ -64,6 +64,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from evalcal_core.designs import METHODS_INDEPENDENT, MODELS, MODELS_CLUSTERED
 from evalcal_core.validate import check_choice, check_number
 
 from .._base import (
@@ -222,7 +223,7 @@ class _ClusterProtocol(Protocol):
     needs_clusters = True
     paired = True
     pitfall = "clusters of questions as the only noise, seeds ignored"
-    pitfall_for = {"methods_independent": SEEDS_IGNORED, "models": NEEDS_CLUSTERS}
+    pitfall_for = {METHODS_INDEPENDENT: SEEDS_IGNORED, MODELS: NEEDS_CLUSTERS}
 
     def decision_note(self, batch) -> str:
         return (f"{batch.n_clusters:,} clusters of questions are the units; the estimate is "
@@ -343,8 +344,7 @@ class ClusterCR2(_ClusterProtocol):
 
     name = "cluster_cr2"
     summary = "cluster-robust paired t-test: CR2 SE, Imbens-Kolesar df"
-    valid_for = frozenset({"models_clustered"})
-    recommended_for = frozenset({"models_clustered"})
+    valid_for = frozenset({MODELS_CLUSTERED})
     df: str = "ik"
     min_effective_clusters: float = MIN_EFFECTIVE_CLUSTERS
 
@@ -387,8 +387,8 @@ class ClusterCR1(_ClusterProtocol):
     summary = "cluster-robust paired z-test: CR1 SE, normal quantiles"
     valid_for = frozenset()
     pitfall_for = {**_ClusterProtocol.pitfall_for,
-                   "models_clustered": "CR1 with normal quantiles over-rejects with few "
-                                       "clusters"}
+                   MODELS_CLUSTERED: "CR1 with normal quantiles over-rejects with few "
+                                     "clusters"}
 
     def _evaluate(self, batch, alpha, rng):
         estimate, variance = cr1_intercept(batch.question_deltas, batch.clusters,
@@ -474,8 +474,8 @@ class ClusterWild(_ClusterProtocol):
     stochastic = True
     valid_for = frozenset()
     pitfall_for = {**_ClusterProtocol.pitfall_for,
-                   "models_clustered": "off its level with few clusters (6.3% at 5% with 6, "
-                                       "0.4% with 3); use cluster_cr2"}
+                   MODELS_CLUSTERED: "off its level with few clusters (6.3% at 5% with 6, "
+                                     "0.4% with 3); use cluster_cr2"}
     aliases = {"B": "n_resamples"}
 
     def __post_init__(self):

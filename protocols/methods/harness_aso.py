@@ -30,6 +30,8 @@ from typing import ClassVar
 import numpy as np
 from scipy.stats import norm
 
+from evalcal_core.designs import MODELS, MODELS_CLUSTERED
+
 from .._base import REPEATS_NOT_SEEDS, Protocol, check_draws, register
 from .._resample import _chunks
 from .._result import make_result
@@ -149,7 +151,7 @@ class _AsoProtocol(Protocol):
     min_k = 2
     stochastic = True
     valid_for = frozenset()
-    pitfall_for = {"models": REPEATS_NOT_SEEDS, "models_clustered": REPEATS_NOT_SEEDS}
+    pitfall_for = {MODELS: REPEATS_NOT_SEEDS, MODELS_CLUSTERED: REPEATS_NOT_SEEDS}
 
     def __post_init__(self):
         check_draws(self.n_resamples, "n_resamples", self.name, low=2)

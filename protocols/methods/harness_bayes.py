@@ -15,6 +15,8 @@ from dataclasses import dataclass
 import numpy as np
 from scipy.special import betaln, logsumexp
 
+from evalcal_core.designs import MODELS, MODELS_CLUSTERED
+
 from .._base import Protocol, register
 from .._result import make_result
 
@@ -74,9 +76,9 @@ class HarnessBetaBinomial(Protocol):
     needs_questions = True
     valid_for = frozenset()
     pitfall = "pools the k runs' answers as independent trials: seed-to-seed variance ignored"
-    pitfall_for = {"models": "independent posteriors, pairing of the questions ignored; each "
-                             "side at alpha",
-                   "models_clustered": "treats clustered questions as independent trials"}
+    pitfall_for = {MODELS: "independent posteriors, pairing of the questions ignored; each "
+                           "side at alpha",
+                   MODELS_CLUSTERED: "treats clustered questions as independent trials"}
 
     def _evaluate(self, batch, alpha, rng):
         total = batch.k * batch.n

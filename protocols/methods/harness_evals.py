@@ -17,6 +17,8 @@ from dataclasses import dataclass
 import numpy as np
 from scipy.stats import norm
 
+from evalcal_core.designs import METHODS_INDEPENDENT, MODELS, MODELS_CLUSTERED
+
 from .._base import Protocol, check_draws, register
 from .._result import make_result
 
@@ -94,9 +96,9 @@ class HarnessEvalsBootstrap(Protocol):
     stochastic = True
     valid_for = frozenset()
     pitfall = "two half-sample SE bars that do not overlap; seeds pooled as events"
-    pitfall_for = {"methods_independent": _SEEDS_POOLED,
-                   "models": "overlap of two SE bars, pairing unused: conservative, loses power",
-                   "models_clustered": "treats clustered questions as independent events"}
+    pitfall_for = {METHODS_INDEPENDENT: _SEEDS_POOLED,
+                   MODELS: "overlap of two SE bars, pairing unused: conservative, loses power",
+                   MODELS_CLUSTERED: "treats clustered questions as independent events"}
 
     def __post_init__(self):
         check_draws(self.n_resamples, "n_resamples", self.name, low=2)

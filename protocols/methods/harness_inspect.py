@@ -41,6 +41,8 @@ from dataclasses import dataclass
 import numpy as np
 from scipy import special, stats
 
+from evalcal_core.designs import MODELS, MODELS_CLUSTERED
+
 from .._base import CLUSTERS_IGNORED, SEEDS_IGNORED, register
 from .._bootstrap_z import ReplicateZProtocol
 from .._replicate_law import question_mean_law, rows
@@ -146,7 +148,7 @@ class HarnessInspectStderrCluster(_PerModelHarness):
     summary = "Inspect stderr(cluster=) per model: the 95% intervals do not overlap"
     harness = "Inspect stderr(cluster=...), interval overlap"
     needs_clusters = True
-    pitfall_for = {"models": FOR_CLUSTERS, "models_clustered": OVERLAP_UNPAIRED}
+    pitfall_for = {MODELS: FOR_CLUSTERS, MODELS_CLUSTERED: OVERLAP_UNPAIRED}
 
     def _evaluate(self, batch, alpha, rng):
         codes, g = batch.clusters, batch.n_clusters
@@ -180,7 +182,7 @@ class HarnessInspectBootstrap(ReplicateZProtocol):
     needs_questions = True
     pitfall = SEEDS_IGNORED
     valid_for = frozenset()
-    pitfall_for = {"models": OVERLAP_UNPAIRED, "models_clustered": CLUSTERS_IGNORED}
+    pitfall_for = {MODELS: OVERLAP_UNPAIRED, MODELS_CLUSTERED: CLUSTERS_IGNORED}
 
     def _evaluate(self, batch, alpha, rng):
         b = self.n_resamples
@@ -214,7 +216,7 @@ class HarnessInspectCiWilson(_PerModelHarness):
     summary = "Inspect ci_wilson() per model: the two Wilson 95% intervals do not overlap"
     harness = "Inspect ci_wilson(), interval overlap"
     binary = True
-    pitfall_for = {"models": OVERLAP_UNPAIRED, "models_clustered": CLUSTERS_IGNORED}
+    pitfall_for = {MODELS: OVERLAP_UNPAIRED, MODELS_CLUSTERED: CLUSTERS_IGNORED}
 
     def _evaluate(self, batch, alpha, rng):
         qb, qv = batch.question_base, batch.question_variant
@@ -241,7 +243,7 @@ class HarnessInspectCiWilsonCluster(_PerModelHarness):
     harness = "Inspect ci_wilson(cluster=...) (Korn-Graubard), interval overlap"
     binary = True
     needs_clusters = True
-    pitfall_for = {"models": FOR_CLUSTERS, "models_clustered": OVERLAP_UNPAIRED}
+    pitfall_for = {MODELS: FOR_CLUSTERS, MODELS_CLUSTERED: OVERLAP_UNPAIRED}
 
     def _evaluate(self, batch, alpha, rng):
         codes, g = batch.clusters, batch.n_clusters

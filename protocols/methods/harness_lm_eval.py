@@ -37,6 +37,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from evalcal_core.designs import MODELS, MODELS_CLUSTERED
+
 from .._base import CLUSTERS_IGNORED, SEEDS_IGNORED, Protocol, register
 from .._decisions import data_scale, z_decision
 from .._result import make_result
@@ -114,7 +116,7 @@ class HarnessLmEvalOverlap(_PerModelHarness):
     name = "harness_lm_eval_overlap"
     summary = "lm-eval acc +- 1.96 acc_stderr per model: the intervals do not overlap"
     harness = "lm-eval acc_stderr (mean_stderr), interval overlap"
-    pitfall_for = {"models": OVERLAP_UNPAIRED, "models_clustered": CLUSTERS_IGNORED}
+    pitfall_for = {MODELS: OVERLAP_UNPAIRED, MODELS_CLUSTERED: CLUSTERS_IGNORED}
 
     def _evaluate(self, batch, alpha, rng):
         _, se_b = mean_stderr(batch.question_base)
@@ -140,7 +142,7 @@ class HarnessLmEvalComparator(_PerModelHarness):
     name = "harness_lm_eval_comparator"
     summary = "lm-eval model_comparator.py: unpaired z-test from acc and acc_stderr"
     harness = "lm-eval scripts/model_comparator.py calculate_z_value, p < alpha"
-    pitfall_for = {"models": UNPAIRED_QUESTIONS, "models_clustered": CLUSTERS_IGNORED}
+    pitfall_for = {MODELS: UNPAIRED_QUESTIONS, MODELS_CLUSTERED: CLUSTERS_IGNORED}
 
     def _evaluate(self, batch, alpha, rng):
         qb, qv = batch.question_base, batch.question_variant

@@ -20,7 +20,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from evalcal_core.validate import InvalidParameterError
+from evalcal_core.designs import METHODS_INDEPENDENT, MODELS, MODELS_CLUSTERED
+from evalcal_core.validate import fail
 
 from .._base import REPEATS_NOT_SEEDS, Protocol, check_draws, register
 from .._resample import _chunks
@@ -111,8 +112,7 @@ def _stratified_bootstrap(x, y, n_resamples, rng, statistic):
 def _runs(x, y):
     x, y = np.asarray(x, dtype=float), np.asarray(y, dtype=float)
     if x.shape != y.shape or x.ndim < 1:
-        raise InvalidParameterError("The 'x' and 'y' parameters must have the same shape (..., "
-                                    f"k). Got {x.shape} and {y.shape} instead.")
+        raise fail(("x", "y"), "of the same shape (..., k)", got=f"{x.shape} and {y.shape}")
     return x, y
 
 
@@ -230,9 +230,9 @@ class HarnessRliableInterval(_RliableProtocol):
     summary = "rliable stratified bootstrap 95% interval of the mean difference excludes 0"
     harness = "rliable get_interval_estimates (stratified bootstrap, percentile); CI excludes 0"
     pitfall = "a percentile bootstrap of few runs: too narrow at small k, pairing unused"
-    pitfall_for = {"methods_independent": "a percentile bootstrap of few runs: too narrow at "
-                                          "small k",
-                   "models": REPEATS_NOT_SEEDS, "models_clustered": REPEATS_NOT_SEEDS}
+    pitfall_for = {METHODS_INDEPENDENT: "a percentile bootstrap of few runs: too narrow at "
+                                        "small k",
+                   MODELS: REPEATS_NOT_SEEDS, MODELS_CLUSTERED: REPEATS_NOT_SEEDS}
 
     def _evaluate(self, batch, alpha, rng):
         xb, xv = batch.seed_base, batch.seed_variant
@@ -267,7 +267,7 @@ class HarnessRliablePoi(_RliableProtocol):
     summary = "rliable probability of improvement: 95% interval of P(X > Y) excludes 0.5"
     harness = "rliable probability_of_improvement + stratified bootstrap; lower bound > 0.5"
     pitfall = "a percentile bootstrap of a rank statistic of few runs: too narrow at small k"
-    pitfall_for = {"models": REPEATS_NOT_SEEDS, "models_clustered": REPEATS_NOT_SEEDS}
+    pitfall_for = {MODELS: REPEATS_NOT_SEEDS, MODELS_CLUSTERED: REPEATS_NOT_SEEDS}
 
     def _evaluate(self, batch, alpha, rng):
         xb, xv = batch.seed_base, batch.seed_variant

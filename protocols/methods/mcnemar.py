@@ -7,6 +7,7 @@ from dataclasses import dataclass
 import numpy as np
 from scipy import special, stats
 
+from evalcal_core.designs import METHODS_INDEPENDENT, MODELS, MODELS_CLUSTERED
 from evalcal_core.validate import check_bool, check_choice, fail
 
 from .._base import CLUSTERS_IGNORED, SEEDS_IGNORED, Protocol, register
@@ -226,8 +227,8 @@ class McNemar(Protocol):
     paired = True
     pitfall = "one run, " + SEEDS_IGNORED.replace(", ", ": ")
     uses_first_seed_only = True
-    valid_for = frozenset({"models"})
-    pitfall_for = {"methods_independent": pitfall, "models_clustered": CLUSTERS_IGNORED}
+    valid_for = frozenset({MODELS})
+    pitfall_for = {METHODS_INDEPENDENT: pitfall, MODELS_CLUSTERED: CLUSTERS_IGNORED}
 
     def __post_init__(self):
         if self.exact is not None and not isinstance(self.exact, (bool, np.bool_)):

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from evalcal_core.designs import METHODS_INDEPENDENT, METHODS_PAIRED, MODELS, MODELS_CLUSTERED
 from evalcal_core.validate import check_choice, check_int
 
 from .._base import REPEATS_NOT_SEEDS, UNPAIRED_SEEDS, Protocol, check_draws, register
@@ -45,9 +46,9 @@ class _PairedDeltaProtocol(Protocol):
     min_k = 2
     paired = True
     stochastic = True
-    valid_for = frozenset({"methods_paired"})
-    pitfall_for = {"methods_independent": UNPAIRED_SEEDS, "models": REPEATS_NOT_SEEDS,
-                   "models_clustered": REPEATS_NOT_SEEDS}
+    valid_for = frozenset({METHODS_PAIRED})
+    pitfall_for = {METHODS_INDEPENDENT: UNPAIRED_SEEDS, MODELS: REPEATS_NOT_SEEDS,
+                   MODELS_CLUSTERED: REPEATS_NOT_SEEDS}
 
     def __post_init__(self):
         check_draws(self.n_resamples, "n_resamples", self.name, low=2)
@@ -80,8 +81,6 @@ class PairedBcaPerm(_PairedDeltaProtocol):
     """
 
     name = "paired_bca_perm"
-    recommended = True
-    recommended_for = frozenset({"methods_paired"})
     summary = "the paper's protocol: BCa CI on mean delta and exact sign-flip p, both needed"
 
     def _evaluate(self, batch, alpha, rng):
@@ -104,9 +103,9 @@ class Bca(_PairedDeltaProtocol):
     summary = "BCa bootstrap CI on the mean delta alone"
     pitfall = "a bootstrap CI at small k"
     valid_for = frozenset()
-    pitfall_for = {"methods_independent": "a bootstrap CI at small k, on arbitrarily "
-                                          "matched seeds",
-                   "models": REPEATS_NOT_SEEDS, "models_clustered": REPEATS_NOT_SEEDS}
+    pitfall_for = {METHODS_INDEPENDENT: "a bootstrap CI at small k, on arbitrarily "
+                                        "matched seeds",
+                   MODELS: REPEATS_NOT_SEEDS, MODELS_CLUSTERED: REPEATS_NOT_SEEDS}
 
     def _evaluate(self, batch, alpha, rng):
         d = batch.seed_deltas

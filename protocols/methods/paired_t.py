@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from evalcal_core.designs import METHODS_INDEPENDENT, METHODS_PAIRED, MODELS, MODELS_CLUSTERED
+
 from .._base import (
     CLUSTERS_IGNORED,
     REPEATS_NOT_SEEDS,
@@ -28,9 +30,9 @@ class PairedT(Protocol):
     summary = "paired t-test on per-seed deltas"
     min_k = 2
     paired = True
-    valid_for = frozenset({"methods_paired"})
-    pitfall_for = {"methods_independent": UNPAIRED_SEEDS, "models": REPEATS_NOT_SEEDS,
-                   "models_clustered": REPEATS_NOT_SEEDS}
+    valid_for = frozenset({METHODS_PAIRED})
+    pitfall_for = {METHODS_INDEPENDENT: UNPAIRED_SEEDS, MODELS: REPEATS_NOT_SEEDS,
+                   MODELS_CLUSTERED: REPEATS_NOT_SEEDS}
 
     def _evaluate(self, batch, alpha, rng):
         d = batch.seed_deltas
@@ -68,9 +70,8 @@ class PairedTQuestions(Protocol):
     needs_questions = True
     paired = True
     pitfall = SEEDS_IGNORED
-    valid_for = frozenset({"models"})
-    recommended_for = frozenset({"models"})
-    pitfall_for = {"methods_independent": SEEDS_IGNORED, "models_clustered": CLUSTERS_IGNORED}
+    valid_for = frozenset({MODELS})
+    pitfall_for = {METHODS_INDEPENDENT: SEEDS_IGNORED, MODELS_CLUSTERED: CLUSTERS_IGNORED}
 
     def _evaluate(self, batch, alpha, rng):
         dq = batch.question_deltas

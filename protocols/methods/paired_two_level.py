@@ -6,6 +6,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from evalcal_core.designs import METHODS_INDEPENDENT, METHODS_PAIRED, MODELS, MODELS_CLUSTERED
+
 from .._base import REPEATS_NOT_SEEDS, UNPAIRED_SEEDS, Protocol, register
 from .._decisions import data_scale, t_decision
 from .._resample import TIE_RTOL
@@ -193,9 +195,9 @@ class PairedTwoLevel(Protocol):
     #: --families two_level``); from n = 4 on it holds its level.
     min_n = 4
     paired = True
-    valid_for = frozenset({"methods_paired"})
-    pitfall_for = {"methods_independent": UNPAIRED_SEEDS, "models": REPEATS_NOT_SEEDS,
-                   "models_clustered": REPEATS_NOT_SEEDS}
+    valid_for = frozenset({METHODS_PAIRED})
+    pitfall_for = {METHODS_INDEPENDENT: UNPAIRED_SEEDS, MODELS: REPEATS_NOT_SEEDS,
+                   MODELS_CLUSTERED: REPEATS_NOT_SEEDS}
 
     def _evaluate(self, batch, alpha, rng):
         if batch.binary and batch.k * batch.n <= MAX_EXACT_KN:

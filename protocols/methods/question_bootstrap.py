@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from evalcal_core.designs import METHODS_INDEPENDENT, MODELS, MODELS_CLUSTERED
+
 from .._base import CLUSTERS_IGNORED, SEEDS_IGNORED, register
 from .._bootstrap_z import ReplicateZProtocol, z_result_from_sd
 from .._replicate_law import question_mean_law, rows
@@ -38,10 +40,10 @@ class QuestionBootstrap(ReplicateZProtocol):
     needs_questions = True
     pitfall = "a question bootstrap that ignores pairing"
     valid_for = frozenset()
-    pitfall_for = {"methods_independent": SEEDS_IGNORED,
-                   "models": "ignores the pairing of the questions: loses the power of "
-                             "pairing",
-                   "models_clustered": CLUSTERS_IGNORED}
+    pitfall_for = {METHODS_INDEPENDENT: SEEDS_IGNORED,
+                   MODELS: "ignores the pairing of the questions: loses the power of "
+                           "pairing",
+                   MODELS_CLUSTERED: CLUSTERS_IGNORED}
 
     def _evaluate(self, batch, alpha, rng):
         qb, qv = batch.question_base, batch.question_variant
@@ -91,10 +93,10 @@ class PairedQuestionBootstrap(ReplicateZProtocol):
     paired = True
     pitfall = SEEDS_IGNORED
     valid_for = frozenset()
-    pitfall_for = {"methods_independent": SEEDS_IGNORED,
-                   "models": "a normal test on a plug-in bootstrap SE: over-rejects at small "
-                             "n; use paired_t_questions",
-                   "models_clustered": CLUSTERS_IGNORED}
+    pitfall_for = {METHODS_INDEPENDENT: SEEDS_IGNORED,
+                   MODELS: "a normal test on a plug-in bootstrap SE: over-rejects at small "
+                           "n; use paired_t_questions",
+                   MODELS_CLUSTERED: CLUSTERS_IGNORED}
 
     def _evaluate(self, batch, alpha, rng):
         dq = batch.question_deltas

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from evalcal_core.designs import METHODS_INDEPENDENT, MODELS, MODELS_CLUSTERED
+
 from .._base import register
 from .._bootstrap_z import ReplicateZProtocol, z_result_from_sd
 from .._replicate_law import rows, run_pick_law
@@ -33,7 +35,7 @@ class RunBootstrap(ReplicateZProtocol):
     pitfall = "a run bootstrap that resamples decoding noise only"
     divide_by_sqrt_b = False
     valid_for = frozenset()
-    pitfall_for = dict.fromkeys(("methods_independent", "models", "models_clustered"), pitfall)
+    pitfall_for = dict.fromkeys((METHODS_INDEPENDENT, MODELS, MODELS_CLUSTERED), pitfall)
 
     def _evaluate(self, batch, alpha, rng):
         k, b = batch.k, self.n_resamples
@@ -78,4 +80,4 @@ class RunBootstrapSqrtB(RunBootstrap):
     summary = "run bootstrap with SE / sqrt(B)"
     pitfall = "dividing the bootstrap SE by sqrt(B)"
     divide_by_sqrt_b = True
-    pitfall_for = dict.fromkeys(("methods_independent", "models", "models_clustered"), pitfall)
+    pitfall_for = dict.fromkeys((METHODS_INDEPENDENT, MODELS, MODELS_CLUSTERED), pitfall)

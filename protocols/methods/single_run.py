@@ -6,7 +6,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from evalcal_core.validate import InvalidParameterError, check_number
+from evalcal_core.designs import METHODS_INDEPENDENT, MODELS, MODELS_CLUSTERED
+from evalcal_core.validate import check_number, fail
 
 from .._base import Protocol, register
 from .._result import make_result
@@ -42,11 +43,10 @@ class SingleRun(Protocol):
     pitfall = "one run is not evidence"
     uses_first_seed_only = True
     valid_for = frozenset()
-    pitfall_for = {"methods_independent": pitfall,
-                   "models": "a difference with no test: the sampling of the questions is "
-                             "ignored",
-                   "models_clustered": "a difference with no test: the sampling of the "
-                                       "questions is ignored"}
+    pitfall_for = {METHODS_INDEPENDENT: pitfall,
+                   MODELS: "a difference with no test: the sampling of the questions is ignored",
+                   MODELS_CLUSTERED: "a difference with no test: the sampling of the "
+                                     "questions is ignored"}
 
     def __post_init__(self):
         if self.threshold is not None:
@@ -61,10 +61,8 @@ class SingleRun(Protocol):
         fractions = batch.binary or all(float(a.min()) >= 0.0 and float(a.max()) <= 1.0
                                         for a in (batch.seed_base, batch.seed_variant))
         if not fractions:
-            raise InvalidParameterError(
-                "The 'threshold' parameter of single_run must be given (in the metric's "
-                "units) for scores outside [0, 1]: its default, 0.01 = 1 pp, is for "
-                "accuracies. Got None instead.")
+            raise fail("threshold", "given (in the metric's units) for scores outside [0, 1]: "
+                       "its default, 0.01 = 1 pp, is for accuracies", None, "single_run")
         return ACCURACY_THRESHOLD
 
     def decision_note(self, batch) -> str:

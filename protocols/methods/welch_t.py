@@ -6,6 +6,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from evalcal_core.designs import METHODS_INDEPENDENT, METHODS_PAIRED, MODELS, MODELS_CLUSTERED
+
 from .._base import REPEATS_NOT_SEEDS, Protocol, register
 from .._decisions import t_decision
 from .._result import make_result
@@ -26,11 +28,10 @@ class WelchT(Protocol):
     #: the reason under ``methods_paired``: valid there, conservative on positively
     #: correlated pairs, but it throws away what the pairing buys
     pitfall = "an unpaired test on paired seeds"
-    valid_for = frozenset({"methods_independent"})
-    recommended_for = frozenset({"methods_independent"})
-    pitfall_for = {"methods_paired": "an unpaired test on paired seeds: loses the power of "
-                                     "pairing",
-                   "models": REPEATS_NOT_SEEDS, "models_clustered": REPEATS_NOT_SEEDS}
+    valid_for = frozenset({METHODS_INDEPENDENT})
+    pitfall_for = {METHODS_PAIRED: "an unpaired test on paired seeds: loses the power of "
+                                   "pairing",
+                   MODELS: REPEATS_NOT_SEEDS, MODELS_CLUSTERED: REPEATS_NOT_SEEDS}
 
     def _evaluate(self, batch, alpha, rng):
         p, lo, hi, sig, estimate = welch_decision(batch.seed_base, batch.seed_variant, alpha)

@@ -7,6 +7,7 @@ from dataclasses import dataclass
 import numpy as np
 from scipy import stats
 
+from evalcal_core.designs import METHODS_INDEPENDENT, METHODS_PAIRED, MODELS, MODELS_CLUSTERED
 from evalcal_core.validate import check_int
 
 from .._base import REPEATS_NOT_SEEDS, UNPAIRED_SEEDS, Protocol, check_draws, register
@@ -62,9 +63,9 @@ class Wilcoxon(Protocol):
     min_k = 2
     paired = True
     stochastic = True
-    valid_for = frozenset({"methods_paired"})
-    pitfall_for = {"methods_independent": UNPAIRED_SEEDS, "models": REPEATS_NOT_SEEDS,
-                   "models_clustered": REPEATS_NOT_SEEDS}
+    valid_for = frozenset({METHODS_PAIRED})
+    pitfall_for = {METHODS_INDEPENDENT: UNPAIRED_SEEDS, MODELS: REPEATS_NOT_SEEDS,
+                   MODELS_CLUSTERED: REPEATS_NOT_SEEDS}
 
     def __post_init__(self):
         check_int(self.max_exact_k, "max_exact_k", self.name, low=1, high=24)

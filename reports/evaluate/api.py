@@ -6,23 +6,22 @@ checks (a bad value is the same one-line ``ValueError``); the result is the
 :class:`~reports.evaluate.cli.Evaluation` the command prints, with a pandas ``frame`` of the
 comparisons and an HTML view for notebooks::
 
-    from reports.evaluate import compare
+    from reports.evaluate import compare          # or: import evalcal; evalcal.compare
     result = compare("runs.csv", reference="base", correction="holm")
-    result.frame                       # one row per comparison (pp for accuracies)
+    result.to_frame()                  # one row per comparison (pp for accuracies)
     print(result)                      # the terminal text
-    result.render("markdown")          # or "latex", "json"; result.to_dict() for --json
+    result.to_markdown()               # render("markdown"); "latex", "json" too
+    result.to_dict()                   # the --json body
 """
 
 from __future__ import annotations
 
-import contextlib
-import io
 import tempfile
 from pathlib import Path
 
 import pandas as pd
 
-from evalcal_core.validate import InvalidParameterError
+from evalcal_core.keywords import keywords_to_argv, parse_argv
 
 from .cli import Evaluation, build_parser, config_from_args, evaluate
 
@@ -59,29 +58,16 @@ def compare(results=None, *, arms=None, **options) -> Evaluation:
     Returns
     -------
     Evaluation
-        ``frame``, ``to_dict()``, ``render(fmt)``, ``exit_status`` (the gate's verdict as the
-        command's exit status when ``claim`` is given), ``analysis`` (every number).
+        ``to_frame()``, ``to_markdown()``, ``to_dict()`` (the ``--json`` body),
+        ``render(fmt)``, ``exit_status`` (the gate's verdict as the command's exit status
+        when ``claim`` is given), ``analysis`` (every number).
 
     Raises
     ------
     ValueError
         One line naming the option, the value and what is allowed, as the command prints.
     """
-    unknown = sorted(set(options) - set(_OPTIONS))
-    if unknown:
-        raise InvalidParameterError(f"compare() got unknown option(s) {', '.join(unknown)}; "
-                                    f"allowed: {', '.join(_OPTIONS)}")
-    argv = []
-    for key, value in options.items():
-        if value is None or value is False:
-            continue
-        flag = _OPTIONS[key]
-        if value is True:
-            argv.append(flag)
-        elif isinstance(value, (list, tuple)):
-            argv += [flag, *(str(v) for v in value)]
-        else:
-            argv += [flag, str(value)]
+    argv = keywords_to_argv(options, _OPTIONS, "compare")
     for name, path in (arms or {}).items():
         argv += ["--arm", f"{name}={path}"]
     if options.get("claim") is not None:
@@ -96,12 +82,5 @@ def compare(results=None, *, arms=None, **options) -> Evaluation:
 
 
 def _run(argv) -> Evaluation:
-    parser = build_parser()
-    message = io.StringIO()
-    try:
-        with contextlib.redirect_stderr(message):
-            args = parser.parse_args(argv)
-    except SystemExit as exc:   # argparse's own usage errors, as one line
-        text = " ".join(message.getvalue().split()).replace(f"{parser.prog}: error: ", "")
-        raise InvalidParameterError(f"compare(): {text}") from exc
-    return evaluate(config_from_args(args))
+    # argparse's own usage errors come back as one line
+    return evaluate(config_from_args(parse_argv(build_parser(), argv, "compare")))

@@ -8,6 +8,8 @@ mean, so a cluster is one unit). Independent seeds have no pairing to exploit: r
 
 from __future__ import annotations
 
+import sys
+
 import numpy as np
 
 from evalcal_core.designs import Design
@@ -23,9 +25,8 @@ def board_units(scores: ArmScores, design: Design, codes) -> tuple[np.ndarray, s
     x = scores.scores
     if design.kind == "methods_independent":
         raise InvalidParameterError("--leaderboard compares systems on paired units (questions, "
-                                    "paired "
-                                    "seeds or clusters); with --unpaired seeds there is none: "
-                                    "compare the arms without --leaderboard")
+                                    "paired seeds or clusters); with --unpaired seeds there is "
+                                    "none: compare the arms without --leaderboard")
     if design.kind == "methods_paired":
         return x.mean(axis=2), "seeds"
     q = x.mean(axis=1)
@@ -42,7 +43,14 @@ def rank_board(scores: ArmScores, design: Design, codes, *, alpha: float, seed: 
     if x.shape[1] < 3:
         raise InvalidParameterError(f"--leaderboard needs at least 3 paired {unit}; got "
                                     f"{x.shape[1]}")
-    return lb.leaderboard(x, alpha, rng=np.random.default_rng(seed)), unit
+    from tqdm import tqdm
+
+    # a bar on stderr only when it is a terminal (tqdm's disable=None) and only after 1 s:
+    # 500 systems take seconds, not the minutes of --correction on 124,750 pairs
+    with tqdm(total=lb.DEFAULT_DRAWS, desc=f"max-T over {x.shape[0]} systems' pairs",
+              unit="draw", file=sys.stderr, disable=None, delay=1.0, leave=False) as bar:
+        board = lb.leaderboard(x, alpha, rng=np.random.default_rng(seed), progress=bar.update)
+    return board, unit
 
 
 def board_rows(board, names, units: Units) -> list[dict]:

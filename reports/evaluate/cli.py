@@ -17,6 +17,7 @@ from evalcal_core.readers import names as log_formats
 from evalcal_core.results_io import MAX_RANGE, check_arm_scores
 from evalcal_core.validate import InvalidParameterError, check_alpha, check_int, check_number
 from protocols import PROTOCOLS, names, protocol_class
+from protocols.claims import EXIT_STATUS
 from protocols.claims import check_margin as check_claim_margin
 
 from .board import board_json, board_summary, board_text, rank_board
@@ -25,7 +26,7 @@ from .design import cluster_codes, design_json, design_line, infer_design
 from .load import parse_arm_options, read_log_arms, read_tidy
 from .protocols_table import evaluate_protocols, format_table, notes_for
 from .render import Units, as_json, clean, header_lines, latex, markdown, text, visible
-from .stream import stream_lines, stream_summary
+from .stream import STREAM_METHODS, stream_lines, stream_summary
 
 PROG = "python -m reports.evaluate"
 CLAIMS = ("superiority", "non-inferiority", "equivalence")
@@ -78,6 +79,7 @@ class EvalConfig:
     forest: str | None = None
     leaderboard: bool = False
     stream: bool = False
+    stream_method: str = STREAM_METHODS[0]
 
 
 def build_parser() -> ArgumentParser:
@@ -133,7 +135,11 @@ def build_parser() -> ArgumentParser:
     c.add_argument("--stream", action="store_true",
                    help="two arms: also read the paired differences in the file's order as "
                         "an anytime-valid confidence sequence (valid however often you "
-                        "look) and say where 0 first left it")
+                        "look) and say where 0 first left it; with --claim, the claim's "
+                        "anytime-valid verdict, which --gate then reads")
+    c.add_argument("--stream-method", choices=STREAM_METHODS, default=None,
+                   help="the confidence sequence of --stream: betting (default) or "
+                        "empirical-bernstein (wider)")
     c.add_argument("--leaderboard", action="store_true",
                    help="many systems: every pair at once (max-T), as tiers, simultaneous "
                         "rank intervals and the set of possibly-best systems, instead of "
@@ -162,7 +168,9 @@ def build_parser() -> ArgumentParser:
     g.add_argument("--max-member-mb", type=float, default=None, metavar="MB",
                    help="largest size a member of a zipped log (Inspect .eval) may inflate to "
                         "(512)")
-    p.add_argument("--forest", metavar="PATH.png", help="write a forest plot")
+    p.add_argument("--forest", metavar="PATH.png",
+                   help="write a forest plot (with --leaderboard: the ranked plot of the "
+                        "rank intervals and tiers)")
     return p
 
 
@@ -196,13 +204,19 @@ def config_from_args(args) -> EvalConfig:
     if args.unpaired and args.compare == "models":
         raise InvalidParameterError("--unpaired applies to --compare methods (independent seeds); "
                                     "models are compared on the same questions, always paired")
+    if args.stream_method is not None and not args.stream:
+        raise InvalidParameterError(f"--stream-method {args.stream_method} chooses the sequence "
+                                    "of --stream: give --stream too")
+    if args.stream and args.claim is not None and args.alpha >= 0.5:
+        raise InvalidParameterError(f"--alpha {args.alpha:g} with --stream and --claim must be "
+                                    "< 0.5 (the claim reads the 1 - 2 alpha sequence)")
     if args.stream and args.leaderboard:
         raise InvalidParameterError("--stream reads two arms; --leaderboard ranks many: give one")
     if args.leaderboard and (args.claim is not None or args.reference is not None
-                             or args.forest is not None or args.correction != "holm"):
+                             or args.correction != "holm"):
         raise InvalidParameterError("--leaderboard compares every pair with its own max-T "
-                                    "correction: "
-                                    "it takes no --claim, --reference, --forest or --correction")
+                                    "correction: it takes no --claim, --reference or "
+                                    "--correction")
     if args.forest is not None:
         from .forest import check_forest_path  # before any work: a bad path costs nothing
         check_forest_path(args.forest)
@@ -254,7 +268,8 @@ def config_from_args(args) -> EvalConfig:
         metric_range=None if args.metric_range is None else tuple(args.metric_range),
         partial_credit=args.partial_credit, seed=args.seed, json=args.json,
         format=output, log_format=log_format, max_member_bytes=max_member,
-        forest=args.forest, leaderboard=args.leaderboard, stream=args.stream)
+        forest=args.forest, leaderboard=args.leaderboard, stream=args.stream,
+        stream_method=args.stream_method or STREAM_METHODS[0])
 
 
 def check_margin(margin, metric_range, percent, claim) -> float:
@@ -331,9 +346,12 @@ class Evaluation:
 
     @property
     def exit_status(self) -> int:
-        """The command's exit status: ``--gate``'s verdict, else 0."""
+        """The command's exit status: ``--gate``'s verdict (the anytime-valid one with
+        ``--stream``), else 0."""
         if self.analysis is None:
             return 0
+        if self.config.gate and self.stream is not None and "claim" in self.stream:
+            return EXIT_STATUS[self.stream["claim"]["verdict"]]
         gate = self.analysis.gate
         return gate if (self.config.gate and gate is not None) else 0
 
@@ -346,7 +364,8 @@ class Evaluation:
         if self.board is not None:
             return {"design": design_json(self.design), **extra,
                     "leaderboard": board_json(self.board, list(scores.arms), units,
-                                              self.board_unit)}
+                                              self.board_unit),
+                    **({"forest": config.forest} if config.forest else {})}
         body = as_json(self.analysis, units, extra=extra)
         if scores.m == 2 and not scores.ragged:
             body["rows"] = clean([_row_json(r, units) for r in self.rows])
@@ -378,6 +397,14 @@ class Evaluation:
         if self.board is not None:
             return pd.DataFrame(body["leaderboard"]["rows"])
         return pd.DataFrame(body["comparisons"])
+
+    def to_frame(self):
+        """:attr:`frame`: the comparisons (or the leaderboard) as a DataFrame."""
+        return self.frame
+
+    def to_markdown(self) -> str:
+        """``render("markdown")``: what ``--format markdown`` prints."""
+        return self.render("markdown")
 
     def __str__(self) -> str:
         return self.render("text")
@@ -412,7 +439,7 @@ class Evaluation:
                    protocol_table=self.table)
         if self.stream is not None:
             out += "\n\n" + "\n".join(stream_lines(self.stream, list(self.scores.arms),
-                                                    self.units))
+                                                    self.units, gate=self.config.gate))
         return out
 
 
@@ -449,8 +476,9 @@ def evaluate(config: EvalConfig) -> Evaluation:
         # the notes name the arms: one line each in the text table (newlines escaped)
         table = format_table(rows, skipped, [visible(n) for n in notes], config.alpha,
                              unit=units.short or "metric units")
-    stream = (stream_summary(scores, design, check_alpha(config.alpha), units)
-              if config.stream else None)
+    stream = (stream_summary(scores, design, check_alpha(config.alpha), units,
+                             method=config.stream_method, claim=config.claim,
+                             margin=config.margin) if config.stream else None)
     return Evaluation(config, analysis, units, scores, rows, skipped, notes, table, pre,
                       loaded.paired_logs, design=design, stream=stream)
 
@@ -459,7 +487,11 @@ def run_config(config: EvalConfig, out=None) -> int:
     """Run one evaluation and write its output; the exit status (``--gate`` decides it)."""
     out = out or sys.stdout
     result = evaluate(config)
-    if config.forest:
+    if config.forest and result.board is not None:
+        from .board_plot import write_board_plot
+        write_board_plot(result.board, list(result.scores.arms), config.forest,
+                         fraction=result.units.fraction, unit=result.board_unit)
+    elif config.forest:
         from .forest import forest_plot
         forest_plot(result.analysis, result.units, config.forest)
     out.write(result.render("json" if config.json else config.format) + "\n")

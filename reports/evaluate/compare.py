@@ -1,6 +1,8 @@
 """Comparisons between arms: one reportable protocol per comparison, adjusted for multiplicity.
 
-Which protocol (the design's *primary* protocol, reported for every comparison):
+Which protocol (the design's *primary* protocol, reported for every comparison; each design's
+module in :mod:`evalcal_core.designs` names it, :meth:`~evalcal_core.designs.StudyDesign.
+primary_for`):
 
 ==================== ====================================================================
 design               primary protocol
@@ -22,7 +24,7 @@ step-down max-T over joint sign flips of the paired units (seeds or clusters; th
 law for questions), with intervals ``estimate +- q * se`` from the max-|t| quantile ``q`` of
 the uncentred and the centred flips, whichever is larger (:func:`protocols.multiplicity.
 simultaneous_ci`); claims under ``maxt`` are exact one-sided max-T tests at the margin
-(:func:`protocols.multiplicity.maxt_claim`). Independent seeds under ``maxt`` get Dunnett's
+(:func:`protocols.maxt_claims.maxt_claim`). Independent seeds under ``maxt`` get Dunnett's
 (many-to-one) or Tukey's (all pairs) exact single-step tests and intervals, which hold with 2
 or 3 seeds per arm where a bootstrap of 3 values is degenerate. ``none``: raw p and intervals
 (a warning is printed).
@@ -40,12 +42,22 @@ from dataclasses import dataclass, field
 import numpy as np
 from scipy import stats
 
-from evalcal_core.designs import Design
+from evalcal_core.designs import (
+    COMPARE_METHODS,
+    METHODS_INDEPENDENT,
+    METHODS_PAIRED,
+    MODELS,
+    MODELS_CLUSTERED,
+    Design,
+)
 from evalcal_core.scores import ArmScores
 from evalcal_core.validate import InvalidParameterError
 from protocols import claims as claims_mod
+from protocols import dunnett_tukey as dtk
 from protocols import effect_sizes as es
 from protocols import get, protocol_class, ranking
+from protocols import joint_null as jn
+from protocols import maxt_claims as mxc
 from protocols import multiplicity as mt
 from protocols.methods.welch_t import welch_decision
 
@@ -109,18 +121,6 @@ class Analysis:
     notes: tuple = ()
 
 
-def primary_protocol(design: Design, binary: bool) -> str:
-    """The protocol each comparison reports under ``design`` (see the module table)."""
-    kind = design.kind
-    if kind == "methods_paired":
-        return "paired_t"
-    if kind == "methods_independent":
-        return "welch_t"
-    if kind == "models_clustered":
-        return "cluster_cr2"
-    return "mcnemar" if (design.runs == 1 and binary) else "paired_t_questions"
-
-
 #: most comparisons of all pairs computed one by one (63 arms make 1,953). Each pair runs
 #: the primary protocol twice (minutes for 500 arms' 124,750 pairs, with no output);
 #: ``--leaderboard`` decides every pair in one joint computation
@@ -138,9 +138,8 @@ def check_pair_count(m: int) -> None:
     pairs = m * (m - 1) // 2
     if pairs > MAX_PAIRS:
         raise InvalidParameterError(f"{m} arms make {pairs:,} pairs (more than {MAX_PAIRS:,} "
-                                    "compared "
-                                    "one by one): use --leaderboard (every pair at once, tiers and "
-                                    "rank intervals) or --reference ARM")
+                                    "compared one by one): use --leaderboard (every pair at once, "
+                                    "tiers and rank intervals) or --reference ARM")
 
 
 def pairs_of(arms, reference: str | None) -> list[tuple[str, str]]:
@@ -155,12 +154,12 @@ def pairs_of(arms, reference: str | None) -> list[tuple[str, str]]:
 
 def _units(base: np.ndarray, variant: np.ndarray, design: Design) -> np.ndarray:
     """The paired units' deltas for d_z: per seed (methods) or per question (models)."""
-    if design.kind == "methods_paired":
+    if design.kind == METHODS_PAIRED:
         return variant.mean(axis=1) - base.mean(axis=1)
     return variant.mean(axis=0) - base.mean(axis=0)
 
 
-def joint_null(scores: ArmScores, design: Design, comps, codes, rng) -> mt.JointNull:
+def joint_null(scores: ArmScores, design: Design, comps, codes, rng) -> jn.JointNull:
     """The joint null of all comparisons for max-T (:mod:`protocols.multiplicity`).
 
     Paired seeds: joint sign flips of the per-seed deltas; independent seeds: a bootstrap of
@@ -169,14 +168,14 @@ def joint_null(scores: ArmScores, design: Design, comps, codes, rng) -> mt.Joint
     their mean is the mean over questions).
     """
     x = scores.scores
-    if design.kind == "methods_paired":
-        return mt.paired_signflip_null(mt.pair_deltas(x.mean(axis=2), comps), N_FLIPS, rng=rng)
-    if design.kind == "methods_independent":
-        return mt.unpaired_bootstrap_null(x.mean(axis=2), comps, N_FLIPS, rng=rng)
-    if design.kind == "models_clustered":
+    if design.kind == METHODS_PAIRED:
+        return jn.paired_signflip_null(mt.pair_deltas(x.mean(axis=2), comps), N_FLIPS, rng=rng)
+    if design.kind == METHODS_INDEPENDENT:
+        return jn.unpaired_bootstrap_null(x.mean(axis=2), comps, N_FLIPS, rng=rng)
+    if design.kind == MODELS_CLUSTERED:
         units, weights = _flip_units(scores, design, comps, codes)
-        return mt.paired_signflip_null(units, N_FLIPS, rng=rng, unit_weights=weights)
-    return mt.gaussian_null(x.mean(axis=1), comps, N_FLIPS, rng=rng)
+        return jn.paired_signflip_null(units, N_FLIPS, rng=rng, unit_weights=weights)
+    return jn.gaussian_null(x.mean(axis=1), comps, N_FLIPS, rng=rng)
 
 
 def _flip_units(scores: ArmScores, design: Design, comps, codes):
@@ -184,9 +183,9 @@ def _flip_units(scores: ArmScores, design: Design, comps, codes):
     how each unit's expectation scales with the effect (seeds: 1; clusters' sums scaled by
     ``G / n``: ``n_g G / n``); ``(None, None)`` for designs whose null is not a sign flip."""
     x = scores.scores
-    if design.kind == "methods_paired":
+    if design.kind == METHODS_PAIRED:
         return mt.pair_deltas(x.mean(axis=2), comps), None
-    if design.kind == "models_clustered":
+    if design.kind == MODELS_CLUSTERED:
         q = x.mean(axis=1)
         g = int(codes.max()) + 1
         n = q.shape[1]
@@ -211,10 +210,10 @@ def _unpaired_exact(scores: ArmScores, comps, reference, alpha, claim_alpha, see
     else:
         res = stats.tukey_hsd(*x)
         p_adj = np.array([res.pvalue[i, j] for i, j in comps], dtype=float)
-    ci = mt.unpaired_exact_ci(x, comps, alpha, family)
+    ci = dtk.unpaired_exact_ci(x, comps, alpha, family)
     cl = []
     if claim_alpha is not None:
-        ci2 = mt.unpaired_exact_ci(x, comps, claim_alpha, family)
+        ci2 = dtk.unpaired_exact_ci(x, comps, claim_alpha, family)
         cl = [(None, lo, hi) for lo, hi in zip(ci2.low, ci2.high)]
     name = "Dunnett" if family == "many_to_one" else "Tukey"
     note = (f"max-T for independent seeds: {name}'s exact single-step test and intervals "
@@ -230,7 +229,7 @@ def _unpaired_exact_unequal(scores: ArmScores, comps, reference, alpha, claim_al
     x = [scores.arm(a).mean(axis=1) for a in scores.arms]
     family = "many_to_one" if reference is not None else "all_pairs"
     levels = [1 - alpha] + ([1 - claim_alpha] if claim_alpha is not None else [])
-    p_adj, cis = mt.unpaired_exact_unequal(x, comps, levels, family, rng=seed)
+    p_adj, cis = dtk.unpaired_exact_unequal(x, comps, levels, family, rng=seed)
     df = sum(len(v) for v in x) - len(x)
     bounds = list(zip(*cis[0]))
     cl = [(None, lo, hi) for lo, hi in zip(*cis[1])] if claim_alpha is not None else []
@@ -252,7 +251,7 @@ def _run(name: str, base, variant, alpha, seed, codes, design):
     kwargs = {"exact": True} if name == "mcnemar" else {}
     protocol = get(name, **kwargs)
     extra = {"clusters": codes} if getattr(protocol_class(name), "needs_clusters", False) else {}
-    if design.kind == "methods_independent" or name in ("paired_t", "welch_t"):
+    if design.kind == METHODS_INDEPENDENT or name in ("paired_t", "welch_t"):
         base, variant = base.mean(axis=1), variant.mean(axis=1)
     if base.shape != variant.shape:
         # independent seeds of unequal counts: the protocols take equal shapes
@@ -307,13 +306,13 @@ def compare_arms(scores: ArmScores, design: Design, *, alpha=0.05, correction="h
         check_pair_count(len(scores.arms))
     pairs = pairs_of(scores.arms, reference)
     c = len(pairs)
-    primary = primary_protocol(design, binary)
+    primary = design.study.primary_for(design, binary)
     codes = cluster_codes(scores)
     bonf = correction in ("holm", "bonferroni", "bh")
     sim_alpha = alpha / c if bonf else alpha
     claim_alpha = min(2 * alpha / c if bonf else 2 * alpha, 0.999)
     raw, sim, cl = [], [], []
-    scored_at_margin = bool(design.kind == "models" and fraction and claim is not None
+    scored_at_margin = bool(design.kind == MODELS and fraction and claim is not None
                             and (claim != "superiority" or margin))
     # each one-sided test of a score-tested claim (Bonferroni unless uncorrected)
     margin_alpha = alpha if correction == "none" else alpha / c
@@ -344,7 +343,7 @@ def compare_arms(scores: ArmScores, design: Design, *, alpha=0.05, correction="h
     if correction == "maxt":
         index = {a: i for i, a in enumerate(scores.arms)}
         comps = [(index[v], index[b]) for b, v in pairs]
-        if design.kind == "methods_independent":
+        if design.kind == METHODS_INDEPENDENT:
             p_adj, bounds, cl, note = _unpaired_exact(scores, comps, reference, alpha,
                                                       claim_alpha if claim else None, seed)
             notes.append(note)
@@ -353,7 +352,7 @@ def compare_arms(scores: ArmScores, design: Design, *, alpha=0.05, correction="h
             p_adj = mt.maxt_adjust(joint)
             ci = mt.simultaneous_ci(joint, alpha, method="maxt")
             how = "every sign pattern (exact)" if joint.exact else f"{N_FLIPS:,} resamples"
-            if design.kind == "models_clustered":
+            if design.kind == MODELS_CLUSTERED:
                 # Sign-flip intervals of clusters' sums covered 91-93% with 3-6 effective
                 # clusters at real effects (sim.decisions.models_arms): the simultaneous
                 # intervals are the primary protocol's at alpha / C instead.
@@ -379,7 +378,7 @@ def compare_arms(scores: ArmScores, design: Design, *, alpha=0.05, correction="h
                 ci2 = mt.simultaneous_ci(joint, claim_alpha, method="maxt")
                 cl = [(None, lo, hi) for lo, hi in zip(ci2.low, ci2.high)]
                 if units is not None:
-                    mc = mt.maxt_claim(units, claim.replace("-", "_"), margin or None, alpha,
+                    mc = mxc.maxt_claim(units, claim.replace("-", "_"), margin or None, alpha,
                                        n_flips=N_FLIPS, rng=np.random.default_rng(seed),
                                        unit_weights=unit_weights)
                     decided_verdicts = [str(v) for v in mc.verdict]
@@ -393,10 +392,10 @@ def compare_arms(scores: ArmScores, design: Design, *, alpha=0.05, correction="h
     rer_alpha = alpha if correction == "none" else alpha / c
     means = tuple(float(scores.arm(a).mean()) for a in scores.arms)
     mean_of = dict(zip(scores.arms, means))
-    if design.kind != "methods_independent":
+    if design.kind != METHODS_INDEPENDENT:
         # one batched interval inversion for every comparison (not one root-finding each)
         unit_deltas = np.stack([_units(scores.arm(b), scores.arm(v), design) for b, v in pairs])
-        if design.kind == "models_clustered":
+        if design.kind == MODELS_CLUSTERED:
             # the cluster-robust CI of the mean over the sd: never contradicts the verdict
             dz = es.cohens_dz_from_mean_ci(unit_deltas, np.array([r[1] for r in raw]),
                                            np.array([r[2] for r in raw]), alpha)
@@ -406,7 +405,7 @@ def compare_arms(scores: ArmScores, design: Design, *, alpha=0.05, correction="h
     for i, (b, v) in enumerate(pairs):
         est, lo, hi, p_raw, degenerate = raw[i]
         sim_lo, sim_hi = (float(x) for x in bounds[i])
-        if design.kind == "methods_independent":
+        if design.kind == METHODS_INDEPENDENT:
             d, d_lo, d_hi = _cohen_d(scores.arm(b).mean(axis=1), scores.arm(v).mean(axis=1),
                                      alpha)
             d_kind = "d"
@@ -416,10 +415,10 @@ def compare_arms(scores: ArmScores, design: Design, *, alpha=0.05, correction="h
         rer = rer_lo = rer_hi = None
         err = 1.0 - mean_of[b]
         if fraction and err > 0:
-            if design.kind in ("methods_paired", "models"):
+            if design.kind in (METHODS_PAIRED, MODELS):
                 # paired units (seeds, or questions of fixed models): the delta-method CI
                 # of protocols.effect_sizes, at the simultaneous level
-                axis = 1 if design.kind == "methods_paired" else 0
+                axis = 1 if design.kind == METHODS_PAIRED else 0
                 r = es.relative_error_reduction(scores.arm(b).mean(axis=axis),
                                                 scores.arm(v).mean(axis=axis), rer_alpha)
                 rer, rer_lo, rer_hi = (float(r.estimate), float(r.ci_low), float(r.ci_high))
@@ -444,12 +443,12 @@ def compare_arms(scores: ArmScores, design: Design, *, alpha=0.05, correction="h
             rer_high=rer_hi, claim=verdict))
     # ragged (independent) seeds: the smallest arm's count
     k = min(scores.seed_counts) if scores.ragged else scores.r
-    g = (k if design.compare == "methods"
-         else design.n_clusters if design.kind == "models_clustered" else scores.n)
+    g = (k if design.compare == COMPARE_METHODS
+         else design.n_clusters if design.kind == MODELS_CLUSTERED else scores.n)
     # d_z (and d) are over seeds for methods, over questions for models
-    g_d = k if design.compare == "methods" else scores.n
+    g_d = k if design.compare == COMPARE_METHODS else scores.n
     if g_d < DZ_FEW:
-        notes.append(f"{'d' if design.kind == 'methods_independent' else 'd_z'} from "
+        notes.append(f"{'d' if design.kind == METHODS_INDEPENDENT else 'd_z'} from "
                      f"{g_d} units (fewer than {DZ_FEW}): its interval is wide and the point "
                      f"value unstable.")
     if scores.ragged and scores.m == 2:

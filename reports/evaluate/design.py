@@ -19,11 +19,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from evalcal_core.designs import Design
+from evalcal_core.designs import COMPARE_METHODS, COMPARE_MODELS, COMPARES, Design
 from evalcal_core.scores import ArmScores
 from evalcal_core.validate import InvalidParameterError
-
-COMPARE = ("methods", "models")
 
 
 @dataclass(frozen=True)
@@ -75,35 +73,35 @@ def infer_design(scores: ArmScores, *, compare: str | None = None, unpaired: boo
         raise InvalidParameterError(_missing_seed(scores))
     if scores.r == 1 and scores.n == 1:
         raise InvalidParameterError(f"{scores.source}: one run per arm with one score each: there "
-                                    "is no "
-                                    f"noise to estimate; give several seeds or per-question scores")
+                                    "is no noise to estimate; give several seeds or per-question "
+                                    "scores")
     if compare is None:
         if scores.r == 1:
-            compare = "models"
+            compare = COMPARE_MODELS
             inferred.append("one run per arm; override with --compare")
         elif scores.runs_are == "repeats":
-            compare = "models"
+            compare = COMPARE_MODELS
             inferred.append(f"runs are repeats ({runs_from or 'repeated decoding'}) of "
                             f"fixed models; override with --compare")
         elif scores.runs_are == "seeds":
-            compare = "methods"
+            compare = COMPARE_METHODS
             inferred.append(f"runs are training seeds ({runs_from or 'seeds'}); "
                             + ("independent by --unpaired" if unpaired else
                                "paired by seed; --unpaired if they are not")
                             + "; override with --compare")
         else:
-            compare = "methods"
+            compare = COMPARE_METHODS
             inferred.append("runs of unknown kind treated as paired training seeds; "
                             "--compare models if they are repeats of fixed models")
-    if compare not in COMPARE:
+    if compare not in COMPARES:
         raise InvalidParameterError(f"--compare must be methods or models, got {compare!r}")
-    if unpaired and compare == "models":
+    if unpaired and compare == COMPARE_MODELS:
         raise InvalidParameterError("--unpaired applies to --compare methods (independent seeds); "
                                     "models are compared on the same questions, always paired")
-    if compare == "models" and scores.n < 2:
+    if compare == COMPARE_MODELS and scores.n < 2:
         raise InvalidParameterError("--compare models needs per-question scores (the questions "
                                     "are the units); a file of per-seed metrics compares methods")
-    if compare == "methods" and scores.r < 2:
+    if compare == COMPARE_METHODS and scores.r < 2:
         raise InvalidParameterError(f"--compare methods needs two or more seeds per arm, got "
                                     f"{scores.r}; with one run per arm compare models")
     if scores.ragged and min(scores.seed_counts) < 2:
@@ -112,7 +110,7 @@ def infer_design(scores: ArmScores, *, compare: str | None = None, unpaired: boo
                                     f"estimates each arm's variance); arm {arm!r} has {k}")
     cluster, n_clusters = None, 0
     if scores.clusters is not None:
-        if compare == "methods":
+        if compare == COMPARE_METHODS:
             raise InvalidParameterError("--cluster applies to --compare models (questions "
                                         "clustered); with methods the seeds are the units")
         labels = np.asarray(scores.clusters)

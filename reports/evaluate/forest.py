@@ -100,6 +100,14 @@ def forest_plot(analysis, units, path) -> str:
     ax.set_title(f"{plot_label(analysis.primary)}, {analysis.design.describe()}{margin}",
                  fontsize=9)
     ax.set_ylim(-0.6, len(comps) - 0.3)
+    return save_png(fig, path)
+
+
+def save_png(fig, path) -> str:
+    """Write ``fig`` to ``path`` (checked by :func:`check_forest_path`) as a PNG,
+    atomically, close it and return the path; the one save of every ``--forest`` plot."""
+    import matplotlib.pyplot as plt
+
     fig.tight_layout()
     try:
         with atomic_path(path) as tmp:

@@ -64,8 +64,8 @@ def read_tidy(path, *, percent=False, metric_range=None, partial_credit=False,
     """
     if Path(path).is_dir():
         raise InvalidParameterError(f"{path} is a directory, not a results CSV; a harness log "
-                                    "folder "
-                                    f"is one arm: --arm NAME=PATH (or --baseline and --variant)")
+                                    "folder is one arm: --arm NAME=PATH (or --baseline and "
+                                    "--variant)")
     if cluster is not None and Path(path).is_file():
         try:
             # arms, questions and clusters as written: "NA" is a name, "1" and "1.0" two

@@ -12,6 +12,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from evalcal_core.designs import METHODS_PAIRED
 from evalcal_core.validate import check_alpha
 from protocols import PROTOCOLS, ScoreBatch, get, min_sign_flip_pvalue, names, protocol_class
 
@@ -47,7 +48,7 @@ def _or_none(x: float) -> float | None:
     return None if math.isnan(x) else float(x)
 
 
-def evaluate_protocols(base, variant, *, kind="methods_paired", alpha=0.05, protocols=None,
+def evaluate_protocols(base, variant, *, kind=METHODS_PAIRED, alpha=0.05, protocols=None,
                        rng=0, params=None, clusters=None, factor=100.0):
     """Apply protocols to two arms' ``(k, n)`` scores.
 
@@ -156,14 +157,14 @@ def summarise_deltas(deltas, unit: str) -> str:
             f"{int((d > 0).sum())} positive, {int((d < 0).sum())} negative.")
 
 
-def notes_for(base, variant, alpha, rows=(), *, kind="methods_paired", factor=100.0,
+def notes_for(base, variant, alpha, rows=(), *, kind=METHODS_PAIRED, factor=100.0,
               unit="pp", names_=("baseline", "variant")) -> list[str]:
     """Advice a user needs to read the table (``rows``: the verdicts, for their notes)."""
     k, n = base.shape
     b_name, v_name = names_
     notes = [f"{k} runs, {n} question(s) per run; estimates are {v_name} minus {b_name} "
              f"in {unit}."]
-    if k >= 2 and kind == "methods_paired":
+    if k >= 2 and kind == METHODS_PAIRED:
         notes.append(_sign_flip_note(k, alpha))
         r_b, r_v = base.mean(axis=1), variant.mean(axis=1)
         if k >= 3 and r_b.std() > 0 and r_v.std() > 0:

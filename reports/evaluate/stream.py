@@ -1,6 +1,13 @@
 """``evaluate --stream``: the anytime-valid reading of two arms' paired differences in the
 order the units arrived — by question or seed id, numerically when the ids are numbers, the
-order harnesses number their samples (numbers: :mod:`protocols.streaming`)."""
+order harnesses number their samples (numbers: :mod:`protocols.streaming`).
+
+The units are the design's: questions for fixed models, paired seeds for methods, and
+clusters (each the mean delta of its questions, in the order of its first question) when
+the questions are clustered. With ``--claim`` the claim is decided on the ``1 - 2 alpha``
+sequence at the first unit where it is shown or refuted, and ``--gate`` reads that
+verdict.
+"""
 
 from __future__ import annotations
 
@@ -9,9 +16,13 @@ import numpy as np
 from evalcal_core.designs import Design
 from evalcal_core.scores import ArmScores
 from evalcal_core.validate import InvalidParameterError
-from protocols.streaming import eb_confidence_sequence
+from protocols.claims import EXIT_STATUS
+from protocols.streaming import METHODS, confidence_sequence, stream_claim
 
 from .render import Units
+
+#: the sequences ``--stream-method`` chooses from; the first is the default
+STREAM_METHODS = METHODS
 
 
 def stream_units(scores: ArmScores, design: Design) -> tuple[np.ndarray, str]:
@@ -25,7 +36,16 @@ def stream_units(scores: ArmScores, design: Design) -> tuple[np.ndarray, str]:
                                     "--unpaired seeds there are none")
     if design.kind == "methods_paired":
         return (variant.mean(axis=1) - base.mean(axis=1))[_arrival(scores.run_ids)], "seeds"
-    return (variant.mean(axis=0) - base.mean(axis=0))[_arrival(scores.question_ids)], "questions"
+    order = _arrival(scores.question_ids)
+    deltas = (variant.mean(axis=0) - base.mean(axis=0))[order]
+    if design.kind != "models_clustered" or scores.clusters is None:
+        return deltas, "questions"
+    # a cluster's mean is known once its questions are in: clusters in the order their
+    # first question arrived (a CS for the mean of the cluster means)
+    labels = np.asarray(scores.clusters)[order]
+    _, first, codes = np.unique(labels, return_index=True, return_inverse=True)
+    means = np.bincount(codes, weights=deltas) / np.bincount(codes)
+    return means[np.argsort(first, kind="stable")], "clusters"
 
 
 def _arrival(ids) -> np.ndarray:
@@ -39,26 +59,40 @@ def _arrival(ids) -> np.ndarray:
     return np.argsort(np.array(keys, dtype=object if keys is ids else float), kind="stable")
 
 
-def stream_summary(scores: ArmScores, design: Design, alpha: float, units: Units) -> dict:
-    """The confidence sequence's last interval and where 0 first left it."""
+def stream_summary(scores: ArmScores, design: Design, alpha: float, units: Units,
+                   method: str = METHODS[0], claim: str | None = None,
+                   margin: float | None = None) -> dict:
+    """The sequence's last interval, where 0 first left it and, with ``claim``, the
+    claim's anytime-valid verdict at ``margin`` (fractions) and the unit it was reached at."""
     deltas, unit = stream_units(scores, design)
     if not units.fraction:
         raise InvalidParameterError("--stream needs differences of fractions in [-1, 1] "
                                     "(accuracies); a --metric-range metric has no such bound")
-    cs = eb_confidence_sequence(deltas, alpha)
+    cs = confidence_sequence(deltas, alpha, method)
     stopped, sign = cs.decision(0.0)
-    return {"method": "empirical-Bernstein confidence sequence (Waudby-Smith & Ramdas 2024)",
-            "unit": unit, "n": int(deltas.size), "alpha": alpha,
-            "low": float(cs.low[-1]), "high": float(cs.high[-1]),
-            "stopped_at": int(stopped), "direction": int(sign),
-            "low_at_stop": float(cs.low[stopped - 1]) if stopped else None,
-            "high_at_stop": float(cs.high[stopped - 1]) if stopped else None}
+    low, high = cs.interval_at(cs.n)
+    out = {"method": cs.method, "label": cs.label, "unit": unit, "n": cs.n, "alpha": alpha,
+           "low": float(low), "high": float(high), "stopped_at": int(stopped),
+           "direction": int(sign), "low_at_stop": None, "high_at_stop": None}
+    if stopped:
+        at_low, at_high = cs.interval_at(int(stopped))
+        out.update(low_at_stop=float(at_low), high_at_stop=float(at_high))
+    if claim is not None:
+        margin = 0.0 if margin is None else float(margin)
+        verdict = stream_claim(deltas, claim, margin, alpha, method)
+        at = int(verdict.stopped_at)
+        claim_cs = confidence_sequence(deltas, 2.0 * alpha, method)
+        c_low, c_high = claim_cs.interval_at(at if at else cs.n)
+        out["claim"] = {"claim": claim, "margin": margin, "verdict": str(verdict.verdict),
+                        "decided_at": at, "level": 1.0 - 2.0 * alpha,
+                        "low": float(c_low), "high": float(c_high)}
+    return out
 
 
-def stream_lines(s: dict, names, units: Units) -> list[str]:
+def stream_lines(s: dict, names, units: Units, gate: bool = False) -> list[str]:
     """The streaming reading as text lines."""
     level = f"{100 * (1 - s['alpha']):g}%"
-    lines = [f"anytime-valid ({s['method']}; {level}, valid however often you look): after "
+    lines = [f"anytime-valid ({s['label']}; {level}, valid however often you look): after "
              f"{s['n']:,} {s['unit']} {names[1]} - {names[0]} lies in "
              f"{units.interval(s['low'], s['high'])} {units.short}".rstrip()]
     if s["stopped_at"]:
@@ -70,4 +104,17 @@ def stream_lines(s: dict, names, units: Units) -> list[str]:
     else:
         lines.append("0 never left the sequence: no anytime-valid decision yet (more "
                      f"{s['unit']} or a larger difference needed)")
+    c = s.get("claim")
+    if c is not None:
+        margin = f"{units.factor * c['margin']:g} {units.short}".rstrip()
+        where = (f"after {s['unit'][:-1]} {c['decided_at']:,}" if c["decided_at"]
+                 else f"after all {s['n']:,} {s['unit']}")
+        lines.append(f"{c['claim']} at margin {margin}, anytime-valid: {c['verdict']} {where} "
+                     f"({100 * c['level']:g}% sequence there: "
+                     f"{units.interval(c['low'], c['high'])} {units.short})".rstrip())
+        if gate:
+            status = EXIT_STATUS[c["verdict"]]
+            lines.append(f"--gate exit status {status}: from this anytime-valid verdict (valid "
+                         "after any number of looks), not from the fixed-n claim above (valid "
+                         "for one look only)")
     return lines

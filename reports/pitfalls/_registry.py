@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from evalcal_core.validate import InvalidParameterError
+from evalcal_core.validate import InvalidParameterError, fail
 
 
 @dataclass(frozen=True)
@@ -30,8 +30,7 @@ REGISTRY: dict[int, SectionEntry] = {}
 def section(number: int, lesson: str):
     """Decorator: register ``make(ctx, scan) -> Section`` as section ``number``."""
     if not isinstance(number, int) or number < 1:
-        raise InvalidParameterError(f"The 'number' parameter of section must be an integer >= 1. "
-                                    f"Got {number!r} instead.")
+        raise fail("number", "an integer >= 1", number, "section")
 
     def register(make: Callable) -> Callable:
         if number in REGISTRY and REGISTRY[number].make.__qualname__ != make.__qualname__:

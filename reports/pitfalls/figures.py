@@ -1,8 +1,8 @@
 """Figures of ``reports.pitfalls``: one function per section, each returning PNG bytes.
 
 Identity is carried by line style and marker as well as colour (grayscale-safe); protocols
-keep the styles of :mod:`reports.figures` (the recommended one thick and blue, pitfalls grey and
-dashed); rates are in percent with their 95% Wilson band and the nominal alpha as a dotted
+keep the styles of :mod:`reports.figure_styles` (the recommended one thick and blue, pitfalls
+grey and dashed); rates are in percent with their 95% Wilson band and the nominal alpha as a dotted
 line; legends sit below the axes so they never cover data. Every figure takes the run's
 alpha as an argument.
 """
@@ -13,7 +13,7 @@ import matplotlib.pyplot as plt
 import numpy as np
 from scipy import stats
 
-from reports.figures import (
+from reports.figure_styles import (
     MARKERS,
     STYLES,
     is_pitfall,
@@ -22,7 +22,8 @@ from reports.figures import (
     recommended_name,
 )
 
-from .._report_page import figure_png
+from .._report_page import PAGE_DPI
+from .._save import png_bytes
 
 #: colour-blind-safe colours that also differ in lightness (Okabe-Ito subset)
 COLORS = ["#000000", "#0072B2", "#D55E00", "#009E73", "#CC79A7", "#E69F00"]
@@ -47,7 +48,7 @@ def _label(name: str) -> str:
 def rate_lines(ax, frame, x: str, group: str, order=None, labels=None) -> None:
     """One line per value of ``group``: ``rate`` against ``x`` with its Wilson band.
 
-    Protocols (``group == "protocol"``) get their :func:`reports.figures.protocol_styles`.
+    Protocols (``group == "protocol"``) get their :func:`reports.figure_styles.protocol_styles`.
     """
     order = list(order) if order is not None else sorted(frame[group].unique())
     styles = protocol_styles(order) if group == "protocol" else None
@@ -89,7 +90,7 @@ def _finish(fig, axes, ncol=4) -> bytes:
                    frameon=False, fontsize=9)
         bottom = (0.15 + 0.27 * rows) / fig.get_figheight()
     fig.tight_layout(rect=(0, bottom, 1, 1))
-    return figure_png(fig)
+    return png_bytes(fig, dpi=PAGE_DPI)
 
 
 def single_run_figure(deltas_pp, sd_pp: float, pools: dict) -> bytes:

@@ -5,7 +5,7 @@ from __future__ import annotations
 from sim import generators
 
 from .._report_page import MIN_JUDGED_SIMS, Section
-from ..figures import drawing_for
+from ..figure_styles import drawing_for
 from . import figures as figs
 from ._registry import section
 

@@ -6,7 +6,8 @@ from reports.sequential import sequential_figure
 from sim import generators
 from sim.sequential import sequential_table
 
-from .._report_page import Section, figure_png
+from .._report_page import PAGE_DPI, Section
+from .._save import png_bytes
 from ._registry import section
 
 PEEK_K_MIN = 3
@@ -34,7 +35,7 @@ def section_peeking(ctx, scan) -> Section:
                f"--protocol {PEEK_PROTOCOL}{alpha_flag}")
     s = Section(8, "Adding seeds until it is significant", commands=[command],
                 csvs=["section8.csv"])
-    s.figure = figure_png(sequential_figure(cite.frame))
+    s.figure = png_bytes(sequential_figure(cite.frame), dpi=PAGE_DPI)
 
     def at(design, k_max, effect=0.0):
         return cite.row(design=design, k_max=k_max, effect_pp=effect)

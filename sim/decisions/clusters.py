@@ -26,11 +26,12 @@ from dataclasses import dataclass
 import numpy as np
 
 import protocols
+from evalcal_core.designs import MODELS_CLUSTERED
 from evalcal_core.validate import check_int, check_number, fail
 from sim.generators.clustered_questions import ClusteredQuestions
 
 NAME = "clusters"
-DESIGN = "models_clustered"
+DESIGN = MODELS_CLUSTERED
 
 #: nominal two-sided level of every decision scored here
 ALPHA = 0.05

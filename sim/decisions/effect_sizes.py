@@ -20,11 +20,12 @@ from __future__ import annotations
 import numpy as np
 
 import protocols
+from evalcal_core.designs import METHODS_PAIRED
 from protocols import effect_sizes as es
 from sim.generators import get as get_generator
 
 NAME = "effect_sizes"
-DESIGN = "methods_paired"
+DESIGN = METHODS_PAIRED
 ALPHA = 0.05
 
 #: questions per run in the ``two_level`` cells: enough for a real question component,

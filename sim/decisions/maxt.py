@@ -17,7 +17,7 @@ Decisions scored, each exactly as ``evaluate`` computes it (the functions of
 * ``welch_t (unequal k)`` — Welch's test and interval on independent seeds of unequal
   counts and spreads (``--unpaired`` with ragged arms);
 * claims at the margin (every comparison's true difference is exactly ``-margin``):
-  ``non_inferiority, maxt`` (:func:`protocols.multiplicity.maxt_claim`),
+  ``non_inferiority, maxt`` (:func:`protocols.maxt_claims.maxt_claim`),
   ``non_inferiority, holm`` (the Bonferroni ``1 - 2 alpha / C`` t interval), and the old
   read-off of the uncentred max-T interval; the same for equivalence.
 """
@@ -27,12 +27,16 @@ from __future__ import annotations
 import numpy as np
 from scipy import stats
 
+from evalcal_core.designs import METHODS_PAIRED
 from protocols import claims
+from protocols import dunnett_tukey as dtk
+from protocols import joint_null as jn
+from protocols import maxt_claims as mxc
 from protocols import multiplicity as mt
 from protocols.methods.welch_t import welch_decision
 
 NAME = "maxt"
-DESIGN = "methods_paired"
+DESIGN = METHODS_PAIRED
 
 ALPHA = 0.05
 RHO = 0.5
@@ -103,7 +107,7 @@ def _intervals(p, sims, rng):
     truth = mt.contrast_matrix(comps, arms) @ mu
     x = _paired_scores(arms, k, mu, sims, rng)
     d = mt.pair_deltas(x, comps)
-    joint = mt.paired_signflip_null(d, N_FLIPS, rng=rng)
+    joint = jn.paired_signflip_null(d, N_FLIPS, rng=rng)
     ci = mt.simultaneous_ci(joint, ALPHA)
     old_c = mt.maxt_critical(joint.null, ALPHA, weights=joint.weights)
     old_lo = joint.estimate - old_c[:, None] * joint.se
@@ -139,13 +143,13 @@ def _claims(p, sims, rng):
     mu[1:] = -margin                                   # every comparison at its margin
     x = _paired_scores(arms, k, mu, sims, rng)
     d = mt.pair_deltas(x, comps)
-    new = mt.maxt_claim(d, claim, margin, ALPHA, n_flips=N_FLIPS, rng=rng)
+    new = mxc.maxt_claim(d, claim, margin, ALPHA, n_flips=N_FLIPS, rng=rng)
     out = [_outcome(f"{claim}, maxt", "rejection", (new.verdict == "shown").any(-1).sum(),
                     sims)]
     # the Bonferroni read-off (holm, bonferroni, bh): t interval at 1 - 2 alpha / C
     bonf = claims.paired_claim(d, claim, margin, ALPHA / c)
     out.append(_outcome(f"{claim}, holm", "rejection", bonf.shown.any(-1).sum(), sims))
-    joint = mt.paired_signflip_null(d, N_FLIPS, rng=rng)
+    joint = jn.paired_signflip_null(d, N_FLIPS, rng=rng)
     old_c = mt.maxt_critical(joint.null, 2 * ALPHA, weights=joint.weights)
     lo = joint.estimate - old_c[:, None] * joint.se
     hi = joint.estimate + old_c[:, None] * joint.se
@@ -154,7 +158,7 @@ def _claims(p, sims, rng):
                         old.any(-1).sum(), sims))
     # power: every comparison truly 0 (inside the margin)
     x0 = _paired_scores(arms, k, np.zeros(arms), sims, rng)
-    p0 = mt.maxt_claim(mt.pair_deltas(x0, comps), claim, margin, ALPHA, n_flips=N_FLIPS,
+    p0 = mxc.maxt_claim(mt.pair_deltas(x0, comps), claim, margin, ALPHA, n_flips=N_FLIPS,
                        rng=rng)
     out.append(_outcome(f"{claim}, maxt, all shown at delta 0", "power",
                         (p0.verdict == "shown").all(-1).sum(), sims))
@@ -167,7 +171,7 @@ def _unpaired(p, sims, rng):
     mu = _means(arms, p["effect"], "all") * np.sqrt(2.0)   # sd of a difference of means: 1
     truth = mt.contrast_matrix(comps, arms) @ mu
     x = rng.standard_normal((sims, arms, k)) + mu[:, None]
-    ci = mt.unpaired_exact_ci(x, comps, ALPHA, p["family"])
+    ci = dtk.unpaired_exact_ci(x, comps, ALPHA, p["family"])
     out = [_outcome("exact interval (dunnett/tukey)", "coverage",
                     _covers(ci.low, ci.high, truth).sum(), sims)]
     null_cols = truth == 0

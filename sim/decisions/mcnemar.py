@@ -23,11 +23,12 @@ from __future__ import annotations
 
 import numpy as np
 
+from evalcal_core.designs import MODELS
 from evalcal_core.validate import check_int, check_number, fail
 from protocols.methods.mcnemar import mcnemar_tables
 
 NAME = "mcnemar"
-DESIGN = "models"
+DESIGN = MODELS
 
 #: nominal two-sided level of every decision scored here
 ALPHA = 0.05

@@ -28,10 +28,12 @@ import numpy as np
 from scipy import optimize, special
 
 import protocols
+from evalcal_core.designs import MODELS
+from protocols import joint_null as jn
 from protocols import multiplicity as mt
 
 NAME = "models_arms"
-DESIGN = "models"
+DESIGN = MODELS
 
 ALPHA = 0.05
 ARMS = 5
@@ -96,12 +98,12 @@ def simulate(params: dict, sims: int, rng) -> list[dict]:
         # cluster sums scaled so their mean is the mean over questions (as evaluate does)
         sums = np.einsum("san,ng->sag", x, np.eye(groups)[codes])
         sizes = np.bincount(codes, minlength=groups)
-        joint = mt.paired_signflip_null(mt.pair_deltas(sums * groups / n, comps), N_DRAWS,
+        joint = jn.paired_signflip_null(mt.pair_deltas(sums * groups / n, comps), N_DRAWS,
                                         rng=rng, unit_weights=sizes * groups / n)
         primary = protocols.get("cluster_cr2")
         extra = {"clusters": codes}
     else:
-        joint = mt.gaussian_null(x, comps, N_DRAWS, rng=rng)
+        joint = jn.gaussian_null(x, comps, N_DRAWS, rng=rng)
         primary = protocols.get("mcnemar", exact=True)
         extra = {}
     ci = mt.simultaneous_ci(joint, ALPHA)

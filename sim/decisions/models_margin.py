@@ -31,12 +31,13 @@ import math
 
 import numpy as np
 
+from evalcal_core.designs import MODELS
 from evalcal_core.validate import check_int, check_number, fail
 from protocols import claims
 from protocols.methods.mcnemar import newcombe_paired_interval
 
 NAME = "models_margin"
-DESIGN = "models"
+DESIGN = MODELS
 
 #: level of each one-sided test of every claim scored here
 ALPHA = 0.05

@@ -10,10 +10,11 @@ closed-form power in the decision label (reported, not judged).
 
 from __future__ import annotations
 
-from sim import plan
+from evalcal_core.designs import METHODS_PAIRED
+from sim import plan_model as plan
 
 NAME = "planner"
-DESIGN = "methods_paired"
+DESIGN = METHODS_PAIRED
 ALPHA = 0.05
 
 #: the README example's components (pp): sd_seed, sd_question, sd_inter, sd_repeat

@@ -1,15 +1,30 @@
-"""Anytime-valid comparisons (:mod:`protocols.streaming`) against peeking.
+"""Anytime-valid comparisons (:mod:`protocols.streaming`) against peeking, checked after
+every item.
 
-Generator (design ``models``): two fixed models answer ``T`` binary questions one after
-another; base correct with probability ``accuracy``; the pair is discordant with
-probability ``discordance``, and on a discordant question the variant is the right one with
-probability ``1/2 + effect / (2 discordance)`` (so the mean paired delta is exactly
-``effect``). The watcher looks after every question.
+Generators (design ``models``: two fixed models, one paired delta per question, in
+arrival order):
 
-Outcomes: ``confidence sequence misses the truth at some time`` (judged against alpha: the
-sequence's guarantee), ``stop: 0 left the sequence`` (a false stop at effect 0, judged;
-power otherwise), and ``peeking t-test every 50 questions (old)`` (what looking at a fixed-n
-test does, for contrast).
+``binary``
+    ``T`` binary questions; the pair is discordant with probability ``discordance``, and
+    on a discordant question the variant is the right one with probability ``1/2 + effect
+    / (2 discordance)`` (so the mean paired delta is exactly ``effect``).
+``uniform``
+    seqbench's simulation (Leite, Ospina & Ferraz 2026, ``experiments/configs/
+    main_sim_2026-09-25.R``, paired, one seed): per-item losses ``u_i`` and ``u_i - effect
+    + e_i``, ``e_i ~ U(-h, h)``, so the paired delta is ``effect + U(-h, h)`` (sd ``h /
+    sqrt(3)``); ``h = 0.052`` is their low-noise setting, ``0.173`` the high one.
+
+Outcomes, for each sequence of :data:`protocols.streaming.METHODS`: the ``1 - alpha``
+sequence missing the truth at some look (judged); its three-way decision at the margin
+(a false declaration: "better" while ``effect <= M``, "worse" while ``effect >= -M``,
+"equivalent" while ``|effect| > M``, seqbench's convention; judged); each claim at the
+margin on the ``1 - 2 alpha`` sequence (a false claim where its null holds, judged; power
+elsewhere); "0 left the sequence" (judged at effect 0). Beside them, marked ``(old)``, the
+same decisions read off a fixed-n t interval recomputed after every item from the second
+one (a look with zero variance decides nothing): naive peeking. Where seqbench published a
+median stopping n (:data:`SEQBENCH_MEDIAN`), the share of experiments decided by then is
+reported (>= 50%: our median is at or below theirs); :func:`stopping_medians` gives the
+medians themselves (``python -m sim.decisions.streaming``).
 """
 
 from __future__ import annotations
@@ -17,19 +32,42 @@ from __future__ import annotations
 import numpy as np
 from scipy import stats
 
-from evalcal_core.validate import InvalidParameterError
-from protocols.streaming import eb_confidence_sequence
+from evalcal_core.cli import ArgumentParser, run_main
+from evalcal_core.validate import InvalidParameterError, check_int
+from protocols.streaming import (
+    CLAIMS,
+    METHODS,
+    claim_decision,
+    confidence_sequence,
+    read_margin,
+    three_way,
+)
 
 NAME = "streaming"
 DESIGN = "models"
 ALPHA = 0.05
-#: questions between two looks of the peeking t-test shown for contrast
-PEEK_EVERY = 50
+#: the margin of every claim and three-way decision (fractions: 2 pp), seqbench's
+MARGIN = 0.02
+#: items per watched evaluation (seqbench's n_max)
+LOOKS = 2000
 
-CELLS = [{"questions": t, "accuracy": a, "discordance": dsc, "effect": e}
-         for t in (200, 1000) for a, dsc in ((0.7, 0.2), (0.9, 0.05))
-         for e in (0.0, 0.03)]
-QUICK_CELLS = [CELLS[0]]
+#: seqbench's published median stopping n of its three-way decision (alpha 5%, margin
+#: 0.02, n_max 2,000, paired, one seed, h = 0.052), ``paper/rjournal/data/T2_cost.csv``
+#: of castlaboratory/seqbench, by effect and sequence (Hoeffding: 2,000, the cap, at every
+#: effect below 0.2)
+SEQBENCH_MEDIAN = {0.0: {"betting": 388, "empirical-bernstein": 773},
+                   0.01: {"betting": 737, "empirical-bernstein": 1497},
+                   0.05: {"betting": 254.5, "empirical-bernstein": 495},
+                   0.1: {"betting": 97, "empirical-bernstein": 186},
+                   0.2: {"betting": 44, "empirical-bernstein": 83}}
+#: the noise of seqbench's setting that :data:`SEQBENCH_MEDIAN` is for
+SEQBENCH_H = 0.052
+
+CELLS = ([{"data": "binary", "questions": LOOKS // 2, "discordance": dsc, "effect": e}
+          for dsc in (0.2, 0.05) for e in (0.0, -MARGIN, MARGIN, 0.04)]
+         + [{"data": "uniform", "questions": LOOKS, "h": h, "effect": e}
+            for h in (SEQBENCH_H, 0.173) for e in (0.0, -MARGIN, MARGIN, 0.05)])
+QUICK_CELLS = [{"data": "uniform", "questions": 300, "h": SEQBENCH_H, "effect": MARGIN}]
 
 
 def _outcome(decision, measure, hits, sims):
@@ -37,31 +75,159 @@ def _outcome(decision, measure, hits, sims):
             "alpha": ALPHA}
 
 
+def draw(params: dict, sims: int, rng) -> np.ndarray:
+    """``sims`` watched streams of paired deltas, shape ``(sims, questions)``."""
+    t, effect = params["questions"], params["effect"]
+    if params["data"] == "binary":
+        disc = params["discordance"]
+        if abs(effect) > disc:
+            raise InvalidParameterError(f"effect {effect} needs discordance >= |effect|, "
+                                        f"got {disc}")
+        discordant = rng.random((sims, t)) < disc
+        variant_right = rng.random((sims, t)) < 0.5 + effect / (2.0 * disc)
+        # a discordant pair has exactly one right answer: delta +1 or -1
+        return np.where(discordant, np.where(variant_right, 1.0, -1.0), 0.0)
+    if params["data"] == "uniform":
+        h = params["h"]
+        if abs(effect) + h > 1.0:
+            raise InvalidParameterError(f"effect {effect} + h {h} must stay within [-1, 1]")
+        return effect + rng.uniform(-h, h, size=(sims, t))
+    raise InvalidParameterError(f"data {params['data']!r} is not a generator of {NAME}; "
+                                "allowed: binary, uniform")
+
+
+def _false_three_way(verdict, effect):
+    """A declaration whose statement about ``effect`` is false (seqbench's truth: at
+    ``|effect| = M`` "equivalent" is true, "better" and "worse" are false)."""
+    return (((verdict == "better") & (effect <= MARGIN))
+            | ((verdict == "worse") & (effect >= -MARGIN))
+            | ((verdict == "equivalent") & (abs(effect) > MARGIN)))
+
+
+def _claim_null(claim, effect) -> bool:
+    """Whether ``claim``'s null hypothesis holds at ``effect`` (its false claims judged)."""
+    return {"superiority": effect <= MARGIN, "non-inferiority": effect <= -MARGIN,
+            "equivalence": abs(effect) >= MARGIN}[claim]
+
+
+class PeekingT:
+    """The fixed-n t interval recomputed after every item (not a confidence sequence):
+    the same :meth:`sides` as a sequence, so the same decision code reads it."""
+
+    def __init__(self, d: np.ndarray, alpha: float):
+        n = np.arange(1, d.shape[-1] + 1, dtype=float)
+        mean = np.cumsum(d, axis=-1) / n
+        with np.errstate(divide="ignore", invalid="ignore"):
+            var = (np.cumsum(d * d, axis=-1) - n * mean**2) / (n - 1)
+            half = stats.t.ppf(1 - alpha / 2, np.maximum(n - 1, 1)) * np.sqrt(var / n)
+        decided = (n >= 2) & (var > 1e-12)
+        self.low = np.where(decided, mean - half, -np.inf)
+        self.high = np.where(decided, mean + half, np.inf)
+
+    def sides(self, value):
+        """``(under, over)`` at each look, running (a peeker stops at the first)."""
+        return (np.logical_or.accumulate(self.low > value, axis=-1),
+                np.logical_or.accumulate(self.high < value, axis=-1))
+
+
+def _score(name, cs, cs_claims, effect, sims, seqbench=None):
+    """Every outcome of one sequence (or of peeking) on the cell's streams."""
+    measure0 = "rejection" if effect == 0 else "power"
+    out = []
+    under, over = cs.sides(effect)
+    out.append(_outcome(f"{name}: misses the truth at some look", "rejection",
+                        (under | over).any(axis=-1).sum(), sims))
+    way = three_way(cs, MARGIN)
+    out.append(_outcome(f"{name}: three-way at {100 * MARGIN:g} pp, false declaration",
+                        "rejection", _false_three_way(way.verdict, effect).sum(), sims))
+    if seqbench is not None:
+        decided = (way.stopped_at > 0) & (way.stopped_at <= seqbench)
+        out.append(_outcome(f"{name}: three-way decided by look {int(seqbench)} "
+                            f"(seqbench median {seqbench:g})", "power", decided.sum(), sims))
+    reading = read_margin(cs_claims, MARGIN)
+    for claim in CLAIMS:
+        shown = claim_decision(reading, claim).verdict == "shown"
+        out.append(_outcome(f"{name}: {claim} at {100 * MARGIN:g} pp shown",
+                            "rejection" if _claim_null(claim, effect) else "power",
+                            shown.sum(), sims))
+    under0, over0 = cs.sides(0.0)
+    out.append(_outcome(f"{name}: stop when 0 leaves", measure0,
+                        (under0 | over0).any(axis=-1).sum(), sims))
+    return out
+
+
 def simulate(params: dict, sims: int, rng) -> list[dict]:
-    """Score the streaming decisions on ``sims`` watched evaluations."""
-    t, disc, effect = params["questions"], params["discordance"], params["effect"]
-    if abs(effect) > disc:
-        raise InvalidParameterError(f"effect {effect} needs discordance >= |effect|, got {disc}")
-    base = rng.random((sims, t)) < params["accuracy"]
-    discordant = rng.random((sims, t)) < disc
-    variant_right = rng.random((sims, t)) < 0.5 + effect / (2.0 * disc)
-    # a discordant pair has exactly one right answer: delta +1 or -1
-    d = np.where(discordant, np.where(variant_right, 1.0, -1.0), 0.0)
-    del base          # concordant pairs add 0 whatever the base answered
-    cs = eb_confidence_sequence(d, ALPHA)
-    miss = ((cs.low > effect) | (cs.high < effect)).any(axis=-1)
-    stopped = cs.first_exclusion(0.0) > 0
-    looks = np.arange(PEEK_EVERY, t + 1, PEEK_EVERY)
-    csum, csq = np.cumsum(d, axis=-1), np.cumsum(d * d, axis=-1)
-    n = looks.astype(float)
-    mean = csum[:, looks - 1] / n
-    var = (csq[:, looks - 1] - n * mean**2) / (n - 1)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        tstat = mean / np.sqrt(var / n)
-    peek = (np.abs(np.nan_to_num(tstat)) > stats.t.ppf(1 - ALPHA / 2, n - 1)).any(axis=-1)
-    measure = "rejection" if effect == 0 else "power"
-    return [_outcome("confidence sequence misses the truth at some time", "rejection",
-                     miss.sum(), sims),
-            _outcome("stop: 0 left the confidence sequence", measure, stopped.sum(), sims),
-            _outcome(f"peeking t-test every {PEEK_EVERY} questions (old)", measure,
-                     peek.sum(), sims)]
+    """Score the streaming decisions on ``sims`` evaluations watched after every item."""
+    d = draw(params, sims, rng)
+    effect = params["effect"]
+    median = (SEQBENCH_MEDIAN.get(effect) if params["data"] == "uniform"
+              and params.get("h") == SEQBENCH_H and params["questions"] == LOOKS else None)
+    out = []
+    for method in METHODS:
+        out += _score(f"{method} sequence", confidence_sequence(d, ALPHA, method),
+                      confidence_sequence(d, 2 * ALPHA, method), effect, sims,
+                      None if median is None else median[method])
+    out += [dict(o, decision=o["decision"] + " (old)") for o in
+            _score("peeking t interval after every item", PeekingT(d, ALPHA),
+                   PeekingT(d, 2 * ALPHA), effect, sims)]
+    return out
+
+
+def stopping_times(effect: float, sims: int = 2000, *, rng=None, looks: int = LOOKS,
+                   h: float = SEQBENCH_H) -> dict:
+    """The look at which the three-way decision at the margin stops (``looks`` when it
+    never does), per sequence, on ``sims`` of seqbench's ``uniform`` streams (alpha 5%,
+    margin 2 pp): ``{method: ndarray of shape (sims,)}``, the same streams for both."""
+    d = draw({"data": "uniform", "questions": looks, "h": h, "effect": effect}, sims,
+             np.random.default_rng(rng))
+    out = {}
+    for method in METHODS:
+        stop = three_way(confidence_sequence(d, ALPHA, method), MARGIN).stopped_at
+        out[method] = np.where(stop > 0, stop, looks)
+    return out
+
+
+def stopping_medians(effects=tuple(SEQBENCH_MEDIAN), sims: int = 2000, *, rng=None,
+                     looks: int = LOOKS, h: float = SEQBENCH_H) -> dict:
+    """Median stopping look of :func:`stopping_times`, ``{effect: {method: median}}``.
+
+    Parameters
+    ----------
+    effects : sequence of float
+        Mean paired deltas (fractions).
+    sims : int
+        Watched evaluations per effect.
+    rng : numpy.random.Generator, int or None
+        Split into one child stream per effect (``SeedSequence.spawn``).
+    looks, h : int, float
+        Items per evaluation (the cap) and the noise half-width (fractions).
+    """
+    seed = np.random.default_rng(rng).bit_generator.seed_seq
+    return {effect: {m: float(np.median(t)) for m, t in
+                     stopping_times(effect, sims, rng=child, looks=looks, h=h).items()}
+            for effect, child in zip(effects, seed.spawn(len(effects)))}
+
+
+def main(argv=None) -> int:
+    """Print the median stopping looks beside seqbench's published ones (Markdown)."""
+    p = ArgumentParser(prog="python -m sim.decisions.streaming",
+                       description="Median stopping n of the three-way decision at a 2 pp "
+                                   "margin on seqbench's setting, beside its published "
+                                   "figures.")
+    p.add_argument("--sims", type=int, default=2000, help="evaluations per effect (2000)")
+    p.add_argument("--seed", type=int, default=0, help="root seed (0)")
+    args = p.parse_args(argv)
+    sims = check_int(args.sims, "--sims", low=10)
+    medians = stopping_medians(sims=sims, rng=check_int(args.seed, "--seed", low=0))
+    print(f"| effect | {' | '.join(f'{m} (seqbench)' for m in METHODS)} |")
+    print("|---|" + "---|" * len(METHODS))
+    for effect, row in medians.items():
+        cells = [f"{row[m]:g} ({SEQBENCH_MEDIAN[effect][m]:g})" for m in METHODS]
+        print(f"| {effect:g} | {' | '.join(cells)} |")
+    print(f"{sims:,} evaluations per effect, {LOOKS:,} items at most, h = {SEQBENCH_H}, "
+          f"margin {MARGIN}, alpha {ALPHA}")
+    return 0
+
+
+if __name__ == "__main__":
+    run_main(main, "python -m sim.decisions.streaming")

@@ -18,9 +18,10 @@ from __future__ import annotations
 import numpy as np
 
 import protocols
+from evalcal_core.designs import METHODS_PAIRED
 
 NAME = "two_level"
-DESIGN = "methods_paired"
+DESIGN = METHODS_PAIRED
 ALPHA = 0.05
 #: fraction units of one sd_resid (keeps 0.5 +- D / 2 inside [0, 1])
 _UNIT = 0.01

@@ -8,6 +8,7 @@ from typing import ClassVar
 
 import numpy as np
 
+from evalcal_core.designs import METHODS_PAIRED
 from evalcal_core.params import encode
 from evalcal_core.registry import Registry
 from evalcal_core.validate import check_int, check_number
@@ -37,7 +38,7 @@ class Generator:
     from_pool: ClassVar[bool] = False
     #: the study design it simulates (:data:`evalcal_core.designs.KINDS`): which protocols
     #: are reportable on its cells and which are pitfalls
-    design: ClassVar[str] = "methods_paired"
+    design: ClassVar[str] = METHODS_PAIRED
 
     @property
     def owner(self) -> str:

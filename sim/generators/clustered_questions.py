@@ -8,6 +8,7 @@ from dataclasses import dataclass
 import numpy as np
 from scipy import optimize, special
 
+from evalcal_core.designs import MODELS_CLUSTERED
 from evalcal_core.validate import check_int, check_number
 
 from ._base import Generator, register
@@ -95,7 +96,7 @@ class ClusteredQuestions(Generator):
     name = "clustered_questions"
     binary = True
     #: the study design it simulates (:data:`evalcal_core.designs.KINDS`)
-    design = "models_clustered"
+    design = MODELS_CLUSTERED
 
     def __post_init__(self):
         check_int(self.n_questions, "n_questions", self.owner, low=2, high=10**7)

@@ -6,6 +6,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from evalcal_core.designs import MODELS
 from evalcal_core.validate import check_int, check_number
 
 from ._base import Generator, register
@@ -41,7 +42,7 @@ class QuestionMixture(Generator):
     name = "question_mixture"
     binary = True
     #: fixed models: the k runs of an arm are decoding repeats, the questions the sample
-    design = "models"
+    design = MODELS
 
     def __post_init__(self):
         check_int(self.n_questions, "n_questions", self.owner, low=2, high=10**7)

@@ -10,9 +10,12 @@ import numpy as np
 
 from evalcal_core import scenarios
 from evalcal_core.params import content_digest, encode
-from evalcal_core.validate import InvalidParameterError, check_int
+from evalcal_core.validate import InvalidParameterError, check_int, fail
 
 from ._base import Generator, pool_rows, register
+
+#: who the parameter errors name
+OWNER = "generator real_pool"
 
 
 def _default_pool() -> str:
@@ -37,9 +40,8 @@ def _load(root: str, dataset: str, scenario: str, profile: str | None, csv: str 
         from real_runs.store import load_pairs
 
         if not Path(root).is_dir():
-            raise InvalidParameterError(f"real_pool: pool folder {root!r} does not exist; build "
-                                        "it with "
-                                        f"'python -m real_runs.build_pool' or pass root=PATH")
+            raise InvalidParameterError(f"real_pool: pool folder {root!r} does not exist; build it "
+                                        "with 'python -m real_runs.build_pool' or pass root=PATH")
         base, variant = load_pairs(root, dataset, scenario, profile)
         if base.shape[0] == 0:
             raise InvalidParameterError(f"real_pool: no paired runs for dataset {dataset!r}, "
@@ -58,11 +60,9 @@ def _null_flag(value) -> bool:
     text = str(value).strip().lower() if value is not None else ""
     if text in ("true", "false"):
         return text == "true"
-    raise InvalidParameterError("The 'null' parameter of generator real_pool must be true or "
-                                "false when "
-                                f"csv is given (true: the pool is an A/A null, its rates are "
-                                f"false-positive rates; false: its truth is its mean delta). "
-                                f"Got {value!r} instead.")
+    raise fail("null", "true or false when csv is given (true: the pool is an A/A null, its "
+               "rates are false-positive rates; false: its truth is its mean delta)", value,
+               OWNER)
 
 
 def default_k_cap(pool_size: int) -> int:
@@ -129,24 +129,18 @@ class RealPool(Generator):
         self._labels()
         for field in ("dataset", "scenario"):
             if not isinstance(getattr(self, field), str) or not getattr(self, field):
-                raise InvalidParameterError(f"The {field!r} parameter of generator real_pool must "
-                                            f"be a non-empty string. Got {getattr(self, field)!r} "
-                                            "instead.")
+                raise fail(field, "a non-empty string", getattr(self, field), OWNER)
         if self.csv is not None:
             object.__setattr__(self, "null", _null_flag(self.null))
         elif self.null is not None:
-            raise InvalidParameterError("The 'null' parameter of generator real_pool goes with "
-                                        "csv=PATH "
-                                        "only (a store pool's scenario says whether it is a null). "
-                                        f"Got {self.null!r} instead.")
+            raise fail("null", "given only with csv=PATH (a store pool's scenario says whether "
+                       "it is a null)", self.null, OWNER)
         if self.csv is None:
             root = Path(self.root if self.root is not None else _default_pool())
             known = sorted(p.name for p in root.iterdir() if p.is_dir()) if root.is_dir() else []
             if known and self.dataset not in known:
-                raise InvalidParameterError("The 'dataset' parameter of generator real_pool must "
-                                            "be one "
-                                            f"of {', '.join(known)} (the datasets in {root}). Got "
-                                            f"{self.dataset!r} instead.")
+                raise fail("dataset", f"one of {', '.join(known)} (the datasets in {root})",
+                           self.dataset, OWNER)
         self.pool()  # fail at construction, not in a worker
 
     def _labels(self) -> None:
@@ -157,11 +151,8 @@ class RealPool(Generator):
         if self.csv is None:
             for key, value in extra.items():
                 if value is not None:
-                    raise InvalidParameterError(f"The {key!r} parameter of generator real_pool "
-                                                "goes with "
-                                                "csv=PATH only (a store pool is accuracy, named "
-                                                "by its "
-                                                f"dataset and scenario). Got {value!r} instead.")
+                    raise fail(key, "given only with csv=PATH (a store pool is accuracy, named "
+                               "by its dataset and scenario)", value, OWNER)
             object.__setattr__(self, "dataset", self.dataset or "cifar10")
             object.__setattr__(self, "scenario", self.scenario or "S0p")
             return
@@ -169,26 +160,19 @@ class RealPool(Generator):
         object.__setattr__(self, "dataset", self.label or self.dataset or Path(self.csv).stem)
         object.__setattr__(self, "scenario", self.scenario or ("null" if null else "effect"))
         if (self.metric_low is None) != (self.metric_high is None):
-            raise InvalidParameterError("The 'metric_low' and 'metric_high' parameters of "
-                                        "generator "
-                                        f"real_pool go together (--metric-range LOW HIGH). Got "
-                                        f"{self.metric_low!r} and {self.metric_high!r} instead.")
+            raise fail("metric_low", "given together with 'metric_high' (--metric-range LOW "
+                       "HIGH)", (self.metric_low, self.metric_high), OWNER)
         if self.metric_low is not None:
             if not float(self.metric_low) < float(self.metric_high):
-                raise InvalidParameterError("The 'metric_low' parameter of generator real_pool "
-                                            "must be "
-                                            f"below 'metric_high'. Got {self.metric_low!r} and "
-                                            f"{self.metric_high!r} instead.")
+                raise fail("metric_low", f"below 'metric_high' ({self.metric_high!r})",
+                           self.metric_low, OWNER)
             if self.percent:
-                raise InvalidParameterError("The 'percent' parameter of generator real_pool "
-                                            "excludes "
-                                            "'metric_low'/'metric_high': declare the range in the "
-                                            "file's own units. Got both instead.")
+                raise fail("percent", "left out with 'metric_low'/'metric_high' (declare the "
+                           "range in the file's own units)", self.percent, OWNER)
         if self.percent is not None:
             text = str(self.percent).strip().lower()
             if text not in ("true", "false", "1", "0"):
-                raise InvalidParameterError("The 'percent' parameter of generator real_pool must "
-                                            f"be true or false. Got {self.percent!r} instead.")
+                raise fail("percent", "true or false", self.percent, OWNER)
             object.__setattr__(self, "percent", True if text in ("true", "1") else None)
 
     @property
@@ -276,10 +260,10 @@ class RealPool(Generator):
         truth = self.fixed_effect()
         if abs(delta - truth) > 1e-9:
             _, unit, factor = self.units()
-            raise InvalidParameterError(f"The 'effect' of generator real_pool is fixed by the pool "
+            raise InvalidParameterError("The 'effect' of generator real_pool is fixed by the pool "
                                         f"({self.dataset} {self.scenario}: {factor * truth:+.4f} "
-                                        f"{unit}); "
-                                        f"got {factor * delta:+.4f} {unit}. Omit --effects.")
+                                        f"{unit}); got {factor * delta:+.4f} {unit}. Omit "
+                                        "--effects.")
 
     def draw_seeds(self, sims: int, k: int, delta: float, rng) -> np.ndarray:
         """The pool seeds of ``sims`` experiments, shape ``(sims, k)``, without the scores.

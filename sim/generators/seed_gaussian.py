@@ -6,7 +6,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from evalcal_core.validate import InvalidParameterError, check_number
+from evalcal_core.validate import InvalidParameterError, check_number, fail
 
 from ._base import Generator, register
 
@@ -73,13 +73,11 @@ class SeedGaussian(Generator):
         # refused here, naming sigma, rather than failing later inside a protocol.
         room = min(self.mu, 1 - self.mu) / SCORE_SIGMAS
         if self.sigma > room:
-            raise InvalidParameterError(f"The 'sigma' parameter of {self.owner} must be at most "
-                                        f"{room:.4g} at mu = {self.mu:g}: scores are accuracies in "
-                                        f"[0, 1] and mu +- {SCORE_SIGMAS:g} sigma must stay inside "
-                                        f"(fractions: 0.005 = 0.5 pp). Got {self.sigma!r} instead.")
+            raise fail("sigma", f"at most {room:.4g} at mu = {self.mu:g}: scores are accuracies "
+                       f"in [0, 1] and mu +- {SCORE_SIGMAS:g} sigma must stay inside (fractions: "
+                       "0.005 = 0.5 pp)", self.sigma, self.owner)
         if self.noise not in NOISES:
-            raise InvalidParameterError("The 'noise' parameter of generator seed_gaussian must "
-                                        f"be one of {NOISES}. Got {self.noise!r} instead.")
+            raise fail("noise", f"one of {NOISES}", self.noise, self.owner)
 
     def check_effect(self, delta: float) -> None:
         """``ValueError`` unless the variant's scores stay accuracies: ``mu + delta`` in
@@ -88,11 +86,10 @@ class SeedGaussian(Generator):
         room = SCORE_SIGMAS * self.sigma
         if not room <= self.mu + delta <= 1 - room:
             raise InvalidParameterError(f"The effect of {self.owner} must keep the variant's "
-                                        "accuracy "
-                                        f"mu + effect = {self.mu + delta:.4g} inside [{room:.4g}, "
-                                        f"{1 - room:.4g}] (mu = {self.mu:g}, {SCORE_SIGMAS:g} "
-                                        "sigma of room); effects are in pp: 1 = +1 pp. Got "
-                                        f"{100 * delta:g} pp instead.")
+                                        f"accuracy mu + effect = {self.mu + delta:.4g} inside "
+                                        f"[{room:.4g}, {1 - room:.4g}] (mu = {self.mu:g}, "
+                                        f"{SCORE_SIGMAS:g} sigma of room); effects are in pp: 1 = "
+                                        f"+1 pp. Got {100 * delta:g} pp instead.")
 
     def _draw(self, sims, k, delta, rng):
         z = standard_noise(self.noise, (sims, k, 1), rng)

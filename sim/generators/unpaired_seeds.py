@@ -6,7 +6,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from evalcal_core.validate import InvalidParameterError, check_number
+from evalcal_core.validate import check_number, fail
 
 from ._base import Generator, register
 from .seed_gaussian import NOISES, standard_noise
@@ -49,8 +49,7 @@ class UnpairedSeeds(Generator):
         check_number(self.sigma, "sigma", self.owner, low=0, high=0.5)
         check_number(self.sd_ratio, "sd_ratio", self.owner, low=0, low_open=True, high=10)
         if self.noise not in NOISES:
-            raise InvalidParameterError("The 'noise' parameter of generator unpaired_seeds must "
-                                        f"be one of {NOISES}. Got {self.noise!r} instead.")
+            raise fail("noise", f"one of {NOISES}", self.noise, self.owner)
 
     def _draw(self, sims, k, delta, rng):
         z = standard_noise(self.noise, (sims, k, 1), rng)

@@ -7,7 +7,7 @@ import logging
 
 import joblib
 
-from evalcal_core.validate import InvalidParameterError
+from evalcal_core.validate import InvalidParameterError, fail
 
 BACKENDS = ("loky", "dask")
 #: seconds to wait for a dask scheduler before giving up with a clear error
@@ -22,8 +22,7 @@ def backend_context(backend: str, jobs: int, scheduler: str | None = None):
     none is given, starts a local cluster on loopback with ``jobs`` single-threaded workers.
     """
     if backend not in BACKENDS:
-        raise InvalidParameterError(f"The '--backend' option must be one of {BACKENDS}. "
-                                    f"Got {backend!r} instead.")
+        raise fail("--backend", f"one of {BACKENDS}", backend)
     if backend == "loky":
         yield lambda: joblib.Parallel(n_jobs=jobs, backend="loky",
                                       return_as="generator_unordered")

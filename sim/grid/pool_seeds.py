@@ -36,7 +36,7 @@ from dataclasses import dataclass
 import numpy as np
 from scipy import stats
 
-from evalcal_core.validate import InvalidParameterError
+from evalcal_core.validate import fail
 
 #: estimators of the pool-sampling variance
 METHODS = ("jackknife", "projection")
@@ -94,8 +94,7 @@ def pool_variance(rejections: int, sims: int, k: int, n_j, r_j, *,
         experiments are every k-subset once, as in a test against the exact jackknife).
     """
     if method not in METHODS:
-        raise InvalidParameterError(f"The 'method' parameter of pool_variance must be one of "
-                                    f"{', '.join(METHODS)}. Got {method!r} instead.")
+        raise fail("method", f"one of {', '.join(METHODS)}", method, "pool_variance")
     n_j, r_j = np.asarray(n_j, float), np.asarray(r_j, float)
     size = n_j.size
     tilde = (rejections + 2) / (sims + 4)

@@ -9,7 +9,7 @@ import math
 import numpy as np
 from scipy import optimize, special, stats
 
-from evalcal_core.validate import InvalidParameterError, check_alpha
+from evalcal_core.validate import check_alpha, fail
 
 #: boundary kinds of :func:`z_boundaries`: Lan--DeMets spending functions and the classical
 #: constant-shape designs of Pocock (1977) and O'Brien and Fleming (1979)
@@ -45,8 +45,7 @@ def spending(t, alpha: float, kind: str) -> np.ndarray:
     if kind == "obrien_fleming":
         with np.errstate(divide="ignore"):
             return 2.0 * special.ndtr(-special.ndtri(1 - alpha / 2) / np.sqrt(t))
-    raise InvalidParameterError(f"The 'kind' parameter of spending must be 'pocock' or "
-                                f"'obrien_fleming'. Got {kind!r} instead.")
+    raise fail("kind", "'pocock' or 'obrien_fleming'", kind, "spending")
 
 
 class _Recursion:
@@ -114,14 +113,11 @@ def _check_looks(looks, caller: str) -> np.ndarray:
     try:
         arr = np.asarray(looks, dtype=float)
     except (TypeError, ValueError):
-        raise InvalidParameterError(f"The 'looks' parameter of {caller} must be a sequence of "
-                                    f"numbers. Got {looks!r} instead.") from None
+        raise fail("looks", "a sequence of numbers", looks, caller) from None
     if arr.ndim != 1 or arr.size == 0 or not np.all(np.isfinite(arr)) or arr[0] <= 0 \
             or np.any(np.diff(arr) <= 0):
-        raise InvalidParameterError(f"The 'looks' parameter of {caller} must be a non-empty, "
-                                    "strictly "
-                                    "increasing sequence of positive numbers (seeds at each look). "
-                                    f"Got {looks!r} instead.")
+        raise fail("looks", "a non-empty, strictly increasing sequence of positive numbers "
+                   "(seeds at each look)", looks, caller)
     return arr
 
 
@@ -148,9 +144,8 @@ def exit_probabilities(bounds, looks, drift: float = 0.0) -> np.ndarray:
     looks = _check_looks(looks, "exit_probabilities")
     bounds = np.asarray(bounds, dtype=float)
     if bounds.shape != looks.shape or np.any(np.isnan(bounds)) or np.any(bounds <= 0):
-        raise InvalidParameterError("The 'bounds' parameter of exit_probabilities must be "
-                                    "positive, one "
-                                    f"per look ({looks.size}). Got {bounds!r} instead.")
+        raise fail("bounds", f"positive, one per look ({looks.size})", bounds,
+                   "exit_probabilities")
     rec = _Recursion(looks, drift)
     out = np.empty(looks.size)
     for i, b in enumerate(bounds):
@@ -183,8 +178,7 @@ def z_boundaries(looks, alpha: float = 0.05, kind: str = "obrien_fleming") -> np
     looks = _check_looks(looks, "z_boundaries")
     alpha = check_alpha(alpha, "alpha", "z_boundaries")
     if kind not in BOUNDARY_KINDS:
-        raise InvalidParameterError(f"The 'kind' parameter of z_boundaries must be one of "
-                                    f"{BOUNDARY_KINDS}. Got {kind!r} instead.")
+        raise fail("kind", f"one of {BOUNDARY_KINDS}", kind, "z_boundaries")
     if kind.endswith("_constant"):
         shape = (np.ones(looks.size) if kind == "pocock_constant"
                  else np.sqrt(looks[-1] / looks))
@@ -237,18 +231,15 @@ def t_boundaries(looks, alpha: float = 0.05, kind: str = "obrien_fleming",
     """
     looks = _check_looks(looks, "t_boundaries")
     if looks[0] < 2 or np.any(looks != np.round(looks)):
-        raise InvalidParameterError("The 'looks' parameter of t_boundaries must be whole numbers "
-                                    f"of seeds >= 2. Got {looks!r} instead.")
+        raise fail("looks", "whole numbers of seeds >= 2", looks, "t_boundaries")
     alpha = check_alpha(alpha, "alpha", "t_boundaries")
     if kind not in ("pocock", "obrien_fleming"):
-        raise InvalidParameterError(f"The 'kind' parameter of t_boundaries must be 'pocock' or "
-                                    f"'obrien_fleming'. Got {kind!r} instead.")
+        raise fail("kind", "'pocock' or 'obrien_fleming'", kind, "t_boundaries")
     if method == "nominal":
         nominal = 2.0 * special.ndtr(-z_boundaries(looks, alpha, kind))
         return stats.t.isf(nominal / 2.0, looks - 1)
     if method != "calibrated":
-        raise InvalidParameterError("The 'method' parameter of t_boundaries must be 'calibrated' "
-                                    f"or 'nominal'. Got {method!r} instead.")
+        raise fail("method", "'calibrated' or 'nominal'", method, "t_boundaries")
     return np.array(_calibrated(tuple(int(j) for j in looks), alpha, kind))
 
 

@@ -12,7 +12,7 @@ from typing import ClassVar
 
 import numpy as np
 
-from evalcal_core.validate import InvalidParameterError
+from evalcal_core.validate import InvalidParameterError, fail
 
 from .boundaries import e_tmix, t_boundaries
 
@@ -59,9 +59,7 @@ def register(cls: type[Design]) -> type[Design]:
 def get_design(name: str) -> Design:
     """The design registered as ``name``."""
     if name not in DESIGN_CLASSES:
-        raise InvalidParameterError("The 'design' parameter must be one of "
-                                    f"{tuple(DESIGN_CLASSES)}. "
-                                    f"Got {name!r} instead.")
+        raise fail("design", f"one of {tuple(DESIGN_CLASSES)}", name)
     return DESIGN_CLASSES[name]()
 
 

@@ -9,7 +9,7 @@ import numpy as np
 import pandas as pd
 
 import protocols
-from evalcal_core.validate import InvalidParameterError, check_alpha, check_int
+from evalcal_core.validate import check_alpha, check_int, fail
 from protocols import Protocol
 
 from ..generators import Generator
@@ -93,31 +93,26 @@ class SequentialResult:
 def _simulate_iv(generator, protocol, k_min, k_max, effect_pp, sims, alpha, looks, designs,
                  caller):
     if not isinstance(generator, Generator):
-        raise InvalidParameterError(f"The 'generator' parameter of {caller} must be a generator "
-                                    f"from sim.generators.get. Got {generator!r} instead.")
+        raise fail("generator", "a generator from sim.generators.get", generator, caller)
     if isinstance(protocol, str):
         protocol = protocols.get(protocol)
     if not isinstance(protocol, Protocol):
-        raise InvalidParameterError(f"The 'protocol' parameter of {caller} must be a protocol "
-                                    f"name or object. Got {protocol!r} instead.")
+        raise fail("protocol", "a protocol name or object", protocol, caller)
     k_min = check_int(k_min, "k_min", caller, low=2)
     k_max = check_int(k_max, "k_max", caller, low=2)
     if k_max < k_min:
-        raise InvalidParameterError(f"The 'k_max' parameter of {caller} must be >= k_min "
-                                    f"({k_min}). Got {k_max!r} instead.")
+        raise fail("k_max", f">= k_min ({k_min})", k_max, caller)
     ok = isinstance(effect_pp, (int, float, np.integer, np.floating)) \
         and not isinstance(effect_pp, bool) and np.isfinite(effect_pp)
     if not ok:
-        raise InvalidParameterError(f"The 'effect_pp' parameter of {caller} must be a finite "
-                                    f"number (percentage points). Got {effect_pp!r} instead.")
+        raise fail("effect_pp", "a finite number (percentage points)", effect_pp, caller)
     generator.check_effect(effect_pp / 100.0)
     sims = check_int(sims, "sims", caller, low=1)
     alpha = check_alpha(alpha, "alpha", caller)
     why = generator.why_not(protocol, k_min)
     if why is not None:
-        raise InvalidParameterError(f"The 'protocol' parameter of {caller}: {protocol.name!r} "
-                                    "cannot run "
-                                    f"at k_min = {k_min} on generator {generator.name!r}: it {why}")
+        raise fail("protocol", f"a protocol that runs at k_min = {k_min} on generator "
+                   f"{generator.name!r} ({protocol.name!r} {why})", protocol.name, caller)
     if looks is None:
         looks = tuple(range(k_min, k_max + 1))
     else:
@@ -125,16 +120,13 @@ def _simulate_iv(generator, protocol, k_min, k_max, effect_pp, sims, alpha, look
         ok = arr.ndim == 1 and arr.size > 0 and np.issubdtype(arr.dtype, np.integer) \
             and np.all(np.diff(arr) > 0) and arr[0] >= k_min and arr[-1] == k_max
         if not ok:
-            raise InvalidParameterError(f"The 'looks' parameter of {caller} must be strictly "
-                                        "increasing "
-                                        f"integers in [k_min, k_max] = [{k_min}, {k_max}] ending "
-                                        f"at k_max. Got {looks!r} instead.")
+            raise fail("looks", f"strictly increasing integers in [k_min, k_max] = [{k_min}, "
+                       f"{k_max}] ending at k_max", looks, caller)
         looks = tuple(int(j) for j in arr)
     designs = tuple(designs)
     unknown = [d for d in designs if d not in DESIGN_CLASSES]
     if unknown or not designs:
-        raise InvalidParameterError(f"The 'designs' parameter of {caller} must be a non-empty "
-                                    f"subset of {tuple(DESIGN_CLASSES)}. Got {designs!r} instead.")
+        raise fail("designs", f"a non-empty subset of {tuple(DESIGN_CLASSES)}", designs, caller)
     return generator, protocol, k_min, k_max, float(effect_pp), sims, alpha, looks, designs
 
 
@@ -283,13 +275,11 @@ def sequential_table(generator, protocol, k_min: int, k_max_values, effects_pp, 
     ks = sorted({k for k in k_max_values})
     if not ks or not all(isinstance(k, (int, np.integer)) for k in ks) \
             or not isinstance(k_min, (int, np.integer)) or ks[0] < k_min:
-        raise InvalidParameterError(f"The 'k_max_values' parameter of sequential_table must be "
-                                    f"non-empty integers >= k_min ({k_min!r}). Got "
-                                    f"{k_max_values!r} instead.")
+        raise fail("k_max_values", f"non-empty integers >= k_min ({k_min!r})", k_max_values,
+                   "sequential_table")
     effects_pp = list(effects_pp)
     if not effects_pp:
-        raise InvalidParameterError("The 'effects_pp' parameter of sequential_table must be "
-                                    "non-empty. Got [] instead.")
+        raise fail("effects_pp", "non-empty", [], "sequential_table")
     seed = check_int(seed, "seed", "sequential_table", low=0)
     ks = [int(k) for k in ks]
     top = ks[-1]

@@ -60,14 +60,15 @@ def test_options_that_do_not_apply_are_refused(tmp_path, capsys, extra):
 
 def test_stream_reads_two_arms_in_file_order(tmp_path, capsys):
     """--stream: protocols.streaming on the per-question deltas in the file's order."""
-    from protocols.streaming import eb_confidence_sequence
+    from protocols.streaming import confidence_sequence
 
     path, x = _board(tmp_path, m=2, n=400)
     assert call_main(main, "evaluate", [str(path), "--stream", "--json"]) == 0
     body = json.loads(capsys.readouterr().out)["stream"]
-    cs = eb_confidence_sequence((x[1] - x[0]).astype(float), 0.05)
+    cs = confidence_sequence((x[1] - x[0]).astype(float), 0.05)
+    low, high = cs.interval_at(400)
     assert body["n"] == 400 and body["unit"] == "questions"
-    assert body["low"] == pytest.approx(cs.low[-1]) and body["high"] == pytest.approx(cs.high[-1])
+    assert body["low"] == pytest.approx(low) and body["high"] == pytest.approx(high)
     assert body["stopped_at"] == int(cs.first_exclusion(0.0))
     path3, _ = _board(tmp_path, m=3, n=50)
     assert call_main(main, "evaluate", [str(path3), "--stream"]) == 2

@@ -4,6 +4,8 @@
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 
 import numpy as np
 import pytest
@@ -71,7 +73,7 @@ def test_tidy_two_arm_csv_as_both_logs_reads_each_arm(tmp_path):
     np.testing.assert_array_equal(pair.variant, direct.variant)
 
 
-def test_from_pilot_takes_a_log_pair(logs, tmp_path, capsys):
+def test_from_pilot_takes_a_log_pair_of_seeds_or_unknown_runs(logs, tmp_path, capsys):
     from sim.calibrate import main as calibrate
 
     base, var = logs
@@ -80,6 +82,26 @@ def test_from_pilot_takes_a_log_pair(logs, tmp_path, capsys):
                       "--from-pilot", f"{base},{var}", "--out", str(out), "--no-plot"])
     assert code == 0
     assert "fitted seed_question" in capsys.readouterr().out
+
+
+def test_from_pilot_refuses_logs_of_repeats_as_evaluate_reads_them_as_fixed_models(
+        tmp_path, capsys):
+    """Inspect epochs are repeats: evaluate infers "models" for them, so a methods seed
+    budget fitted to them would contradict the design; the pilot is refused in one line."""
+    from tests_paths import FIXTURES
+
+    log = FIXTURES / "logs" / "inspect_eval" / "tiny.eval"
+    out = tmp_path / "o"
+    proc = subprocess.run([sys.executable, "-m", "sim.calibrate", "--k", "3", "--sims", "10",
+                           "--protocols", "paired_t", "--jobs", "1", "--from-pilot",
+                           f"{log},{log}", "--out", str(out), "--no-plot"],
+                          capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 2 and proc.stderr.count("\n") == 1, proc.stderr
+    assert "harness logs of repeated runs, which evaluate reads as fixed models" in proc.stderr
+    assert "evalcal plan --design models" in proc.stderr
+    assert not (out / "calibration.csv").exists()
+    assert main([f"--baseline={log}", f"--variant={log}", "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["design"]["compare"] == "models"
 
 
 def test_percent_scores_read_with_percent_pass_the_checks(tmp_path, capsys):

@@ -392,7 +392,7 @@ def test_plan_refuses_costs_and_bounds(capsys, argv, words):
 
 
 def test_check_sims_bounds_the_simulated_cells():
-    from sim.plan import MIN_CHECK_SIMS, SIM_CELLS_LIMIT, check_sims
+    from sim.plan_search import MIN_CHECK_SIMS, SIM_CELLS_LIMIT, check_sims
 
     assert check_sims(2000, "methods", 10, 100) == 2000  # 2e6 cells: untouched
     assert check_sims(20_000, "models", 1, 10**5) == SIM_CELLS_LIMIT // 10**5

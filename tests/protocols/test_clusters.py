@@ -232,9 +232,9 @@ def test_cluster_protocols_need_clusters(name):
 
 
 @pytest.mark.parametrize(("clusters", "message"), [
-    (np.arange(5), r"The 'clusters' parameter must have shape \(n,\) = \(6,\), one code per "
+    (np.arange(5), r"The 'clusters' parameter must be of shape \(n,\) = \(6,\), one code per "
                    r"question\. Got shape \(5,\) instead"),
-    (np.zeros((6, 1), int), r"must have shape \(n,\) = \(6,\).* Got shape \(6, 1\) instead"),
+    (np.zeros((6, 1), int), r"must be of shape \(n,\) = \(6,\).* Got shape \(6, 1\) instead"),
     (np.linspace(0, 1, 6), r"The 'clusters' parameter must be an array of integer cluster "
                            r"codes, one per question\. Got dtype float64 instead"),
     (np.array(list("abcabc")), r"must be an array of integer cluster codes.* Got dtype <U1"),

@@ -59,3 +59,42 @@ def test_bad_input_is_one_line():
         lb.leaderboard(np.zeros((1, 10)))
     with pytest.raises(ValueError, match="'x' parameter"):
         lb.leaderboard(np.zeros((3, 2)))
+
+
+def _greedy_tiers(means, separated):
+    """Reference: the display tiers walked one system at a time (module docstring)."""
+    order = np.argsort(-means, kind="stable")
+    tier = np.empty(means.size, dtype=int)
+    current, leader = 1, order[0]
+    for i in order:
+        if separated[leader, i]:
+            current, leader = current + 1, i
+        tier[i] = current
+    return order, tier
+
+
+def test_batched_tiers_equal_the_walk_board_by_board():
+    """Consistency: lb.tiers over a batch of random separation patterns equals the
+    one-board walk of the module docstring, board by board."""
+    rng = np.random.default_rng(11)
+    means = rng.random((40, 9))
+    means[:, 3] = means[:, 5]                    # a tie in the means: input order decides
+    separated = rng.random((40, 9, 9)) < 0.3
+    order, tier = lb.tiers(means, separated)
+    for b in range(40):
+        ref_order, ref_tier = _greedy_tiers(means[b], separated[b])
+        np.testing.assert_array_equal(order[b], ref_order)
+        np.testing.assert_array_equal(tier[b], ref_tier)
+
+
+def test_progress_counts_every_draw_once():
+    rng = np.random.default_rng(5)
+    x = (rng.random((4, 7, 50)) < 0.6).astype(float)
+    counts = []
+    lb.simultaneous_pairs(x, draws=300, rng=1, progress=counts.append)
+    assert sum(counts) == 4 * 300
+    one = []
+    board = lb.leaderboard(x[0], draws=300, rng=1, progress=one.append)
+    assert sum(one) == 300
+    # the bar does not change the numbers
+    assert board.critical == lb.leaderboard(x[0], draws=300, rng=1).critical

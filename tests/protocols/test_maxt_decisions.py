@@ -10,6 +10,9 @@ import numpy as np
 import pytest
 from scipy import stats
 
+from protocols import dunnett_tukey as dtk
+from protocols import joint_null as jn
+from protocols import maxt_claims as mxc
 from protocols import multiplicity as mt
 
 
@@ -24,7 +27,7 @@ def test_maxt_claim_equals_exact_enumeration():
     patterns enumerated by itertools."""
     rng = np.random.default_rng(0)
     d = rng.normal(0.3, 1.0, (1, 7))
-    got = mt.maxt_claim(d, "non_inferiority", 0.2)
+    got = mxc.maxt_claim(d, "non_inferiority", 0.2)
     x = d[0] + 0.2
     t0 = x.mean() / (x.std(ddof=1) / np.sqrt(x.size))
     ts = []
@@ -38,7 +41,7 @@ def test_crafted_three_seed_maxt_claim_is_inconclusive():
     """The audit's file: k = 3, deltas +0.1, +0.3, +2.0 pp, margin 0.05 pp: one-sided p can
     not go below 2**-3, so nothing is shown (the old read-off said 'shown')."""
     d = np.array([[0.001, 0.003, 0.020]])
-    got = mt.maxt_claim(d, "non_inferiority", 0.0005)
+    got = mxc.maxt_claim(d, "non_inferiority", 0.0005)
     assert got.p_shown[0] == pytest.approx(0.125)
     assert got.verdict[0] == "inconclusive"
 
@@ -47,7 +50,7 @@ def test_identity_pattern_ties_with_itself():
     """Nearly constant large deltas: the shortcut variance of the flips cancels badly; the
     observed pattern must still count, so p >= 2**-(k-1) (exact law)."""
     d = np.array([[[5.0, 5.0 + 1e-9, 5.0 - 1e-9]]])
-    joint = mt.paired_signflip_null(d)
+    joint = jn.paired_signflip_null(d)
     assert mt.maxt_adjust(joint)[0, 0] >= 0.25 - 1e-12
 
 
@@ -60,7 +63,7 @@ def test_maxt_intervals_cover_at_large_effects(k):
     sims, arms = 1500, 5
     mu = np.r_[0.0, np.full(arms - 1, 8.0)]
     d = mt.pair_deltas(_paired(rng, sims, arms, k, mu), mt.many_to_one(arms))
-    joint = mt.paired_signflip_null(d)
+    joint = jn.paired_signflip_null(d)
     ci = mt.simultaneous_ci(joint, 0.05)
     cover = ((ci.low <= 8.0) & (8.0 <= ci.high)).all(-1).mean()
     se = np.sqrt(0.05 * 0.95 / sims)
@@ -75,7 +78,7 @@ def test_maxt_interval_excluding_zero_means_rejected():
     rng = np.random.default_rng(3)
     mu = np.array([0.0, 0.5, 1.0, 1.5])
     d = mt.pair_deltas(_paired(rng, 400, 4, 8, mu), mt.many_to_one(4))
-    joint = mt.paired_signflip_null(d)
+    joint = jn.paired_signflip_null(d)
     ci = mt.simultaneous_ci(joint, 0.05)
     excl = (ci.low > 0) | (ci.high < 0)
     assert excl.any()
@@ -92,11 +95,11 @@ def test_unpaired_exact_equals_scipy(k):
     rng = np.random.default_rng(k)
     x = rng.normal(size=(4, k)) + np.array([0.0, 0.5, 1.0, 3.0])[:, None]
     tukey = stats.tukey_hsd(*x).confidence_interval(0.95)
-    ci = mt.unpaired_exact_ci(x, mt.all_pairs(4), 0.05, "all_pairs")
+    ci = dtk.unpaired_exact_ci(x, mt.all_pairs(4), 0.05, "all_pairs")
     ref_low = [tukey.low[i, j] for i, j in mt.all_pairs(4)]
     np.testing.assert_allclose(ci.low, ref_low, rtol=1e-7)
     dun = stats.dunnett(*x[1:], control=x[0], rng=np.random.default_rng(0))
-    ci = mt.unpaired_exact_ci(x, mt.many_to_one(4), 0.05, "many_to_one")
+    ci = dtk.unpaired_exact_ci(x, mt.many_to_one(4), 0.05, "many_to_one")
     # scipy's multivariate t cdf is a randomized quadrature: 1e-3 of the half width
     half = ci.high - (x[1:].mean(-1) - x[0].mean())
     ref = dun.confidence_interval(0.95).high - (x[1:].mean(-1) - x[0].mean())
@@ -105,9 +108,9 @@ def test_unpaired_exact_equals_scipy(k):
 
 def test_bad_claim_input_is_one_line():
     with pytest.raises(ValueError, match="margin"):
-        mt.maxt_claim(np.zeros((1, 5)) + 1.0, "equivalence", None)
+        mxc.maxt_claim(np.zeros((1, 5)) + 1.0, "equivalence", None)
     with pytest.raises(ValueError, match="deltas"):
-        mt.maxt_claim(np.zeros(5), "non_inferiority", 0.1)
+        mxc.maxt_claim(np.zeros(5), "non_inferiority", 0.1)
 
 
 def test_gaussian_null_marginals_are_t_on_n_minus_1_df():
@@ -116,7 +119,7 @@ def test_gaussian_null_marginals_are_t_on_n_minus_1_df():
     rng = np.random.default_rng(5)
     n = 12
     x = rng.random((3, n))
-    joint = mt.gaussian_null(x, mt.many_to_one(3), 200_000, rng=rng)
+    joint = jn.gaussian_null(x, mt.many_to_one(3), 200_000, rng=rng)
     assert joint.df == n - 1
     q = np.quantile(joint.null[:, 0], 0.975)
     ref = stats.t.ppf(0.975, n - 1)
@@ -134,8 +137,8 @@ def test_cluster_units_shift_by_their_weight():
     margin = 0.2
     clustered = -margin * w + noise
     seeds = -margin + noise
-    got = mt.maxt_claim(clustered[None], "non_inferiority", margin, unit_weights=w)
-    ref = mt.maxt_claim(seeds[None], "non_inferiority", margin)
+    got = mxc.maxt_claim(clustered[None], "non_inferiority", margin, unit_weights=w)
+    ref = mxc.maxt_claim(seeds[None], "non_inferiority", margin)
     assert got.p_shown[0] == pytest.approx(ref.p_shown[0], abs=1e-12)
     with pytest.raises(ValueError, match="unit_weights"):
-        mt.maxt_claim(seeds[None], "non_inferiority", margin, unit_weights=np.ones(3))
+        mxc.maxt_claim(seeds[None], "non_inferiority", margin, unit_weights=np.ones(3))

@@ -9,6 +9,7 @@ from hypothesis import strategies as st
 from scipy import stats
 from statsmodels.stats.multitest import multipletests
 
+from protocols import joint_null as jn
 from protocols import multiplicity as M
 from protocols._resample import sign_flip_pvalue
 
@@ -89,7 +90,7 @@ def test_stepdown_equals_brute_force(exact):
     """Reference: the step-down algorithm written hypothesis by hypothesis."""
     rng = np.random.default_rng(3)
     d = rng.normal(0.4, 1.0, size=(6, 5, 8 if exact else 20))
-    joint = M.paired_signflip_null(d, 500, rng=rng)
+    joint = jn.paired_signflip_null(d, 500, rng=rng)
     assert joint.exact is exact
     got = M.maxt_adjust(joint)
     for b in range(d.shape[0]):
@@ -102,7 +103,7 @@ def test_single_comparison_equals_exact_signflip():
     studentized t is monotone in |sum d| for one comparison."""
     rng = np.random.default_rng(4)
     d = np.round(rng.normal(0.3, 1.0, size=(50, 1, 10)), 1)   # lattice values: ties
-    joint = M.paired_signflip_null(d)
+    joint = jn.paired_signflip_null(d)
     got = M.maxt_adjust(joint)[:, 0]
     np.testing.assert_allclose(got, sign_flip_pvalue(d[:, 0], rng), atol=1e-12)
 
@@ -111,7 +112,7 @@ def test_stepdown_monotone_and_below_singlestep():
     """Consistency: step-down <= single-step, monotone in |t|, >= the raw sign-flip p."""
     rng = np.random.default_rng(5)
     d = rng.normal(0.3, 1.0, size=(30, 6, 9))
-    joint = M.paired_signflip_null(d)
+    joint = jn.paired_signflip_null(d)
     sd, ss = M.maxt_adjust(joint), M.maxt_adjust(joint, stepdown=False)
     assert np.all(sd <= ss + 1e-12)
     order = np.argsort(-np.abs(joint.observed), axis=-1)
@@ -125,7 +126,7 @@ def test_nan_statistic_never_rejects():
     """Consistency: an all-zero comparison (no variance estimate) gives NaN, others finite."""
     d = np.random.default_rng(6).normal(1.0, 1.0, size=(3, 8))
     d[1] = 0.0
-    p = M.maxt_adjust(M.paired_signflip_null(d))
+    p = M.maxt_adjust(jn.paired_signflip_null(d))
     assert np.isnan(p[1]) and np.all(np.isfinite(p[[0, 2]]))
 
 
@@ -133,9 +134,9 @@ def test_batch_equals_one_by_one_and_same_rng():
     """Consistency: a batch gives what its families give alone; same rng, same result."""
     rng_data = np.random.default_rng(7)
     d = rng_data.normal(0.2, 1.0, size=(4, 3, 20))
-    full = M.maxt_adjust(M.paired_signflip_null(d, 300, rng=np.random.default_rng(0)))
+    full = M.maxt_adjust(jn.paired_signflip_null(d, 300, rng=np.random.default_rng(0)))
     for b in range(4):
-        one = M.maxt_adjust(M.paired_signflip_null(d[b], 300, rng=np.random.default_rng(0)))
+        one = M.maxt_adjust(jn.paired_signflip_null(d[b], 300, rng=np.random.default_rng(0)))
         np.testing.assert_allclose(full[b], one, atol=1e-15)
 
 
@@ -146,7 +147,7 @@ def test_dunnett_agrees_with_singlestep_bootstrap_fast():
     rng = np.random.default_rng(8)
     k, n_boot = 150, 10_000
     x = rng.normal(0.0, 1.0, size=(4, k)) + np.array([0.0, 0.1, 0.25, 0.0])[:, None]
-    joint = M.unpaired_bootstrap_null(x, M.many_to_one(4), n_boot, rng=rng, statistic="pooled")
+    joint = jn.unpaired_bootstrap_null(x, M.many_to_one(4), n_boot, rng=rng, statistic="pooled")
     got = M.maxt_adjust(joint, stepdown=False)
     ref = stats.dunnett(*x[1:], control=x[0], rng=np.random.default_rng(0)).pvalue
     tol = 4 * np.sqrt(ref * (1 - ref) / n_boot) + 0.01
@@ -167,7 +168,7 @@ def test_dunnett_agrees_with_singlestep_bootstrap(seed):
     rng = np.random.default_rng(100 + seed)
     k, n_boot = 300, 20_000
     x = rng.normal(0.0, 1.0, size=(5, k)) + np.array([0.0, 0.05, 0.15, 0.2, 0.0])[:, None]
-    joint = M.unpaired_bootstrap_null(x, M.many_to_one(5), n_boot, rng=rng, statistic="pooled")
+    joint = jn.unpaired_bootstrap_null(x, M.many_to_one(5), n_boot, rng=rng, statistic="pooled")
     got = M.maxt_adjust(joint, stepdown=False)
     ref = stats.dunnett(*x[1:], control=x[0], rng=np.random.default_rng(0)).pvalue
     tol = 4 * np.sqrt(ref * (1 - ref) / n_boot) + 0.005
@@ -179,7 +180,7 @@ def test_welch_observed_equals_scipy():
     rng = np.random.default_rng(9)
     x = rng.normal(size=(3, 12)) * np.array([1.0, 2.0, 0.5])[:, None]
     comps = M.all_pairs(3)
-    joint = M.unpaired_bootstrap_null(x, comps, 50, rng=rng)
+    joint = jn.unpaired_bootstrap_null(x, comps, 50, rng=rng)
     ref = [stats.ttest_ind(x[i], x[j], equal_var=False).statistic for i, j in comps]
     np.testing.assert_allclose(joint.observed, ref, rtol=1e-12)
 
@@ -190,7 +191,7 @@ def test_gaussian_null_marginals_and_observed():
     rng = np.random.default_rng(10)
     x = (rng.uniform(size=(4, 500)) < 0.6).astype(float)
     comps = M.all_pairs(4)
-    joint = M.gaussian_null(x, comps, 20_000, rng=rng)
+    joint = jn.gaussian_null(x, comps, 20_000, rng=rng)
     d = M.pair_deltas(x, comps)
     z = d.mean(-1) / (d.std(-1, ddof=1) / np.sqrt(500))
     np.testing.assert_allclose(joint.observed, z, rtol=1e-10)
@@ -204,7 +205,7 @@ def test_simultaneous_ci_maxt_between_single_and_bonferroni():
     the single-step p <= alpha."""
     rng = np.random.default_rng(11)
     scores = rng.normal(size=(20, 5, 10)) + rng.normal(size=(20, 1, 10))
-    joint = M.paired_signflip_null(M.pair_deltas(scores, M.many_to_one(5)))
+    joint = jn.paired_signflip_null(M.pair_deltas(scores, M.many_to_one(5)))
     mt = M.simultaneous_ci(joint, 0.05)
     bf = M.simultaneous_ci(joint, 0.05, method="bonferroni")
     assert np.all(mt.critical >= stats.t.isf(0.025, 9) - 1e-9)
@@ -237,6 +238,6 @@ def test_unpaired_bootstrap_maxt_fwer(statistic):
     many-to-one, 1,000 experiments x 1,000 replicates): <= alpha + 2 binomial SEs."""
     rng = np.random.default_rng(12)
     x = rng.normal(size=(1000, 5, 10))
-    joint = M.unpaired_bootstrap_null(x, M.many_to_one(5), 1000, rng=rng, statistic=statistic)
+    joint = jn.unpaired_bootstrap_null(x, M.many_to_one(5), 1000, rng=rng, statistic=statistic)
     fwer = (M.maxt_adjust(joint) <= 0.05).any(axis=-1).mean()
     assert fwer <= 0.05 + 2 * np.sqrt(0.05 * 0.95 / 1000)

@@ -9,6 +9,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from protocols import joint_null as jn
 from protocols import multiplicity as M
 from protocols import ranking as R
 
@@ -64,7 +65,7 @@ def test_from_maxt_pairwise():
     means = np.array([0.0, 0.0, 1.5, 3.0])
     scores = means[:, None] + rng.normal(0, 0.5, size=(4, 10))
     comps = M.all_pairs(4)
-    joint = M.paired_signflip_null(M.pair_deltas(scores, comps))
+    joint = jn.paired_signflip_null(M.pair_deltas(scores, comps))
     p = R.pairwise_matrix(M.maxt_adjust(joint), comps, 4)
     cld = R.compact_letter_display(p, estimates=scores.mean(-1))
     assert cld.letters[0] == cld.letters[1] and len(set(cld.letters)) == 3

@@ -26,8 +26,8 @@ def _valid_input(proto):
 def test_mismatched_shapes(name):
     proto = plain(name)
     base, variant = _valid_input(proto)
-    with pytest.raises(ValueError, match=r"'base' and 'variant' parameters must have the same "
-                                         r"shape\. Got \(2, 3, 8\) and \(2, 3, 7\) instead"):
+    with pytest.raises(ValueError, match=r"'base' and 'variant' parameters must be of the "
+                                         r"same shape\. Got \(2, 3, 8\) and \(2, 3, 7\) instead"):
         proto.evaluate(base, variant[..., :7])
 
 
@@ -39,14 +39,14 @@ def test_non_finite_scores(name, bad, arg):
     base, variant = _valid_input(proto)
     scores = {"base": base, "variant": variant}
     scores[arg][1, 2, 3] = bad
-    with pytest.raises(ValueError, match=rf"The '{arg}' parameter must be finite; it has "
+    with pytest.raises(ValueError, match=rf"The '{arg}' parameter must be finite\. Got "
                                          rf"{re.escape(repr(bad))} at index \(1, 2, 3\)"):
         proto.evaluate(scores["base"], scores["variant"])
 
 
 @pytest.mark.parametrize("name", NAMES)
 @pytest.mark.parametrize(("value", "message"), [
-    (0.5, r"must have shape \(\.\.\., k, n\) .* Got shape \(\) instead"),
+    (0.5, r"must be of shape \(\.\.\., k, n\) .* Got shape \(\) instead"),
     (np.zeros((0, 3)), r"at least one seed and one question\. Got shape \(0, 3\)"),
     (np.zeros((3, 0)), r"at least one seed and one question\. Got shape \(3, 0\)"),
     ([["a", "b"], ["c", "d"]], r"The 'base' parameter must be an array of numbers"),

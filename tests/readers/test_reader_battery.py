@@ -20,7 +20,7 @@ import pytest
 
 from evalcal_core import readers
 from evalcal_core.cli import call_main
-from evalcal_core.readers import _base
+from evalcal_core.readers import _files
 from evalcal_core.results_io import read_results_arms
 
 HUGE = 10**400  # exact in JSON, past the float range (about 1.8e308)
@@ -328,7 +328,7 @@ def test_lm_eval_results_side_file_past_the_cap_is_skipped_with_a_note(tmp_path,
     """``results_*.json`` gives only the seed and model: past the cap it is not read."""
     small = _lm_eval_run(tmp_path / "small", seed=7)
     big = _lm_eval_run(tmp_path / "big", seed=7, pad=4096)
-    monkeypatch.setattr(_base, "SIDE_FILE_CAP", 2048)
+    monkeypatch.setattr(_files, "SIDE_FILE_CAP", 2048)
     assert small.stat().st_size < 2048 < big.stat().st_size
     read = readers.read_log(small.parent)
     assert read.model == "hf" and read.notes == ()
@@ -343,7 +343,7 @@ def test_helm_run_spec_past_the_cap_is_skipped_with_a_note(tmp_path, monkeypatch
     small = _helm(tmp_path / "mmlu:subject=x,model=folder_m", [{"mean": 1}], spec)
     big = _helm(tmp_path / "big" / "mmlu:subject=x,model=folder_m", [{"mean": 1}],
                 spec | {"pad": "x" * 4096})
-    monkeypatch.setattr(_base, "SIDE_FILE_CAP", 2048)
+    monkeypatch.setattr(_files, "SIDE_FILE_CAP", 2048)
     read = readers.read_log(small)
     assert (read.task, read.model, read.notes) == ("mmlu:subject=x,model=a_b", "a/b", ())
     skipped = readers.read_log(big)

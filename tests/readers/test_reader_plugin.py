@@ -16,7 +16,8 @@ from evalcal_core import readers
 MODULE = '''
 """Throwaway format: one line per question, "id score"."""
 from evalcal_core.readers import Reader, RunLog, register
-from evalcal_core.readers._base import check_regular, frozen
+from evalcal_core.readers._base import frozen
+from evalcal_core.readers._files import check_regular
 
 
 @register

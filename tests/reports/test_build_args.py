@@ -38,7 +38,7 @@ def paths(tmp_path):
 CASES = [
     (["--pool", "{tmp}/nope"], ["'--pool'", "nope does not exist"]),
     (["--pool", "{afile}"], ["'--pool'", "afile is a file"]),
-    (["--pool", "{empty}"], ["'--pool'", "holds none", "real_runs.build_pool"]),
+    (["--pool", "{empty}"], ["'--pool'", "holding a real-run pool", "real_runs.build_pool"]),
     (["--pool", "{fixture}", "--profile", "nosuch"], ["'--profile'", "fixture", "'nosuch'"]),
     # the committed pool (cpu) is the default store
     (["--profile", "nosuch"], ["'--profile'", "cpu", "'nosuch'"]),

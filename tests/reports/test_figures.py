@@ -11,10 +11,16 @@ import pandas as pd  # noqa: E402
 import pytest  # noqa: E402
 from PIL import Image  # noqa: E402
 
+import protocols  # noqa: E402
+from evalcal_core.designs import METHODS_PAIRED  # noqa: E402
+from reports import figure_styles as FS  # noqa: E402
 from reports import figures  # noqa: E402
 from reports import words as setting_text  # noqa: E402
+from reports._save import save_png  # noqa: E402
 
 PROTOCOLS = ["bca", "paired_bca_perm", "paired_t", "sign_flip", "welch_t"]
+#: the primary protocol of paired seeds (the design's module names it), drawn on top
+RECOMMENDED = protocols.recommended_for(METHODS_PAIRED)
 
 
 def _frame(ks, effects, settings=("mu=0.9;sigma=0.005;rho=0.5;noise=normal",)):
@@ -33,14 +39,14 @@ def _frame(ks, effects, settings=("mu=0.9;sigma=0.005;rho=0.5;noise=normal",)):
 
 
 def test_protocol_order_and_styles():
-    order = figures.protocol_order(PROTOCOLS)
-    assert order[0] == "paired_bca_perm" and order[-2:] == ["bca", "welch_t"]
-    styles = figures.protocol_styles(PROTOCOLS)
-    top = styles["paired_bca_perm"]
+    order = FS.protocol_order(PROTOCOLS)
+    assert order[0] == RECOMMENDED and order[-2:] == ["bca", "welch_t"]
+    styles = FS.protocol_styles(PROTOCOLS)
+    top = styles[RECOMMENDED]
     assert all(top["lw"] > s["lw"] and top["zorder"] > s["zorder"]
-               for n, s in styles.items() if n != "paired_bca_perm")
-    assert styles["bca"]["color"] in figures.PITFALL_GRAYS
-    assert styles["paired_t"]["color"] not in figures.PITFALL_GRAYS
+               for n, s in styles.items() if n != RECOMMENDED)
+    assert styles["bca"]["color"] in FS.PITFALL_GRAYS
+    assert styles["paired_t"]["color"] not in FS.PITFALL_GRAYS
 
 
 def test_setting_in_words_with_units():
@@ -102,14 +108,14 @@ def test_identical_curves_stay_visible():
     (None, range(3, 11), "≥ 80% from k = 8", 8),  # power 0.1 k: first k measured >= 80%
     ("9", range(3, 11), "seed budget: k = 9", 9),
     ("14", range(3, 11), "seed budget: k = 14 →", None),  # beyond the panel
-    (None, range(3, 7), "paired_bca_perm: 80% not reached by k = 6", None),
+    (None, range(3, 7), f"{RECOMMENDED}: 80% not reached by k = 6", None),
 ])
 def test_power_panel_marks_where_the_recommended_protocol_reaches_80(budget_k, ks, expected,
                                                                      drop_at):
     frame = _frame(ks, (0.0, 1.0))
     budget = None
     if budget_k is not None:
-        budget = pd.DataFrame([dict(protocol="paired_bca_perm", effect_pp=1.0,
+        budget = pd.DataFrame([dict(protocol=RECOMMENDED, effect_pp=1.0,
                                     generator_params=frame.generator_params.iloc[0],
                                     k_needed=budget_k, target_power=0.8)])
     fig = figures._curves_one_setting(frame, "", budget)
@@ -132,7 +138,7 @@ def test_figure_by_grid_shape(tmp_path, ks, settings, layout):
     if layout == "grid":  # a real pool has one effect per setting
         frame = frame[(frame.effect_pp == 0) == frame.generator_params.str.endswith("S0p")]
     path = tmp_path / "power_curves.png"
-    figures.plot_power_curves(frame, path, title="seed_gaussian: mu=0.9;sigma=0.005")
+    save_png(figures.power_curves_figure(frame, title="seed_gaussian: mu=0.9;sigma=0.005"), path)
     with Image.open(path) as image:
         assert image.width >= 900
         colours = image.convert("L").getcolors(maxcolors=1 << 16)
@@ -162,13 +168,14 @@ def test_every_label_inside_the_canvas(draw, ks, settings):
 
 def test_labels_follow_the_design_of_the_frames_generator():
     """Between fixed models on clustered questions cluster_cr2 is the recommended protocol
-    and paired_bca_perm a pitfall; for paired seeds the other way round."""
+    and paired_bca_perm a pitfall; for paired seeds the other way round, the recommended one
+    being paired_t, the primary protocol evaluate reports for paired seeds."""
     frame = pd.DataFrame({"generator": ["clustered_questions"], "protocol": ["cluster_cr2"]})
-    with figures.drawing_for(figures.frame_design(frame)):
-        assert figures.recommended_name() == "cluster_cr2"
-        assert figures.is_pitfall("paired_bca_perm") and not figures.is_pitfall("cluster_cr2")
-        assert figures.protocol_order(["paired_t", "cluster_cr2"])[0] == "cluster_cr2"
-    assert figures.recommended_name() == "paired_bca_perm"
-    assert figures.is_pitfall("cluster_cr2") and not figures.is_pitfall("paired_bca_perm")
+    with FS.drawing_for(FS.frame_design(frame)):
+        assert FS.recommended_name() == "cluster_cr2"
+        assert FS.is_pitfall("paired_bca_perm") and not FS.is_pitfall("cluster_cr2")
+        assert FS.protocol_order(["paired_t", "cluster_cr2"])[0] == "cluster_cr2"
+    assert FS.recommended_name() == "paired_t"
+    assert FS.is_pitfall("cluster_cr2") and not FS.is_pitfall("paired_bca_perm")
     mixed = pd.DataFrame({"generator": ["seed_gaussian", "question_mixture"]})
-    assert figures.frame_design(mixed) == "methods_paired"
+    assert FS.frame_design(mixed) == "methods_paired"

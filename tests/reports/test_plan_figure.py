@@ -13,32 +13,36 @@ import numpy as np  # noqa: E402
 import pytest  # noqa: E402
 
 from reports import plan_figure  # noqa: E402
-from sim import plan as P  # noqa: E402
+from reports._save import save_png  # noqa: E402
+from sim import plan_model as M  # noqa: E402
+from sim import plan_search as S  # noqa: E402
 
 PNG = b"\x89PNG\r\n\x1a\n"
 
 
 def _plan(design="methods"):
-    comp = P.Components(0.005, 0.003, 0.01, 0.45, sd_cluster=0.01)
-    costs = P.Costs(seed=4.0, question=0.001, repeat=0.0005, unit="GPU-h")
+    comp = M.Components(0.005, 0.003, 0.01, 0.45, sd_cluster=0.01)
+    costs = M.Costs(seed=4.0, question=0.001, repeat=0.0005, unit="GPU-h")
     clustered = design == "models_clustered"
-    return P.run_plan(P.PlanConfig(components=comp, costs=costs, design=design, effect=0.01,
+    return S.run_plan(S.PlanConfig(components=comp, costs=costs, design=design, effect=0.01,
                                    k_max=400 if clustered else 20, n_max=20000, r_max=4,
                                    sims=0, cluster_size=20 if clustered else 1))
 
 
 @pytest.mark.parametrize("design", ["methods", "models", "models_clustered"])
-def test_draw_plan_writes_a_png(tmp_path, design):
+def test_plot_plan_draws_on_an_axes_the_caller_saves(tmp_path, design):
     plan = _plan(design)
     assert plan.chosen is not None
-    path = plan_figure.draw_plan(plan, tmp_path / "plan.png")
+    ax = plan_figure.plot_plan(plan, S.power_grid(plan))
+    assert ax.get_xscale() == "log" and ax.get_title().startswith(plan.config.design)
+    path = save_png(ax.figure, tmp_path / "plan.png")
     assert path.read_bytes()[:8] == PNG
 
 
 def test_power_grid_marks_the_chosen_design_at_target():
     """The grid the figure contours has the chosen design's closed-form power."""
     plan = _plan()
-    ks, ns, power, cost = P.power_grid(plan, ns=np.array([plan.chosen["n"]]))
+    ks, ns, power, cost = S.power_grid(plan, ns=np.array([plan.chosen["n"]]))
     row = list(ks).index(plan.chosen["k"])
     assert power[row, 0] == pytest.approx(plan.chosen["power"], rel=1e-12)
     assert cost[row, 0] == pytest.approx(plan.chosen["cost"], rel=1e-12)

@@ -24,7 +24,7 @@ from reports._report_page import (
     page_markdown,
     quick_banner,
 )
-from reports.figures import recommended_name
+from reports.figure_styles import recommended_name
 
 PARAMS = "mu=0.9;sigma=0.005;rho=0.5;noise=normal"
 
@@ -102,16 +102,42 @@ def test_power_curves_name_no_recommended_protocol_on_quick_runs(tmp_path, monke
                                                                  recommended):
     """Below 1,000 simulations per cell the legend names no recommended protocol and no
     seed-budget k is marked; from 1,000 on both are drawn."""
+    import matplotlib.pyplot as plt
+
     from reports import figures
     from sim.calibration import CalibrationConfig, run_calibration
 
     config = CalibrationConfig(k=(3, 6), sims=100, protocols=("paired_t", "paired_bca_perm"),
                                out=tmp_path / "c")
     grid = run_calibration(config).grid.assign(sims=sims)
-    marks, saved = [], []
+    marks = []
     monkeypatch.setattr(figures, "_mark_crossing", lambda *a, **k: marks.append(a))
-    monkeypatch.setattr(figures, "_save", lambda fig, path: saved.append(fig))
-    figures.plot_power_curves(grid, tmp_path / "p.png")
-    labels = [t.get_text() for legend in saved[0].legends for t in legend.get_texts()]
+    fig = figures.power_curves_figure(grid)
+    labels = [t.get_text() for legend in fig.legends for t in legend.get_texts()]
+    plt.close(fig)
     assert any("(recommended)" in x for x in labels) == recommended
     assert bool(marks) == recommended
+
+
+@pytest.mark.parametrize("sims", [200, MIN_JUDGED_SIMS])
+def test_terminal_seed_budget_of_a_quick_run_judges_no_honest_protocol(tmp_path, sims):
+    """The text ``sim.calibrate`` prints: a quick run lists the pitfalls' reasons (they do
+    not depend on the simulations) and calls no honest protocol "not recommended"."""
+    from reports.calibration_text import summary_table
+
+    calibration = pd.DataFrame([dict(generator="seed_gaussian", generator_params=PARAMS,
+                                     protocol=name, k=3, effect_pp=0.0, sims=sims, rate=0.05,
+                                     rate_low=0.03, rate_high=0.08)
+                                for name in ("paired_t", "welch_t")])
+    budget = pd.DataFrame([dict(generator="seed_gaussian", generator_params=PARAMS,
+                                protocol=name, effect_pp=1.0, target_power=0.8,
+                                recommended="no", why=why, k_needed="not recommended",
+                                k_needed_low=None, k_needed_high=None,
+                                k_power_80="not recommended", k_power_90="not recommended")
+                           for name, why in (("paired_t", "undecided (cap reached)"),
+                                             ("welch_t", "a pitfall: unpaired"))])
+    text = summary_table(calibration, budget)
+    quick = sims < MIN_JUDGED_SIMS
+    assert ("paired_t: undecided (cap reached)" in text) == (not quick)
+    assert ("not judged: fewer than 1,000 simulations per cell" in text) == quick
+    assert "welch_t: a pitfall: unpaired" in text

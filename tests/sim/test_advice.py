@@ -307,7 +307,7 @@ def test_csv_pool_must_declare_null(tmp_path):
     assert effect.fixed_effect() == pytest.approx(0.0072)
     from tests_paths import FIXTURE_POOL
 
-    with pytest.raises(ValueError, match="'null'.*goes with csv=PATH only"):
+    with pytest.raises(ValueError, match="'null'.*must be given only with csv=PATH"):
         generators.get("real_pool", root=FIXTURE_POOL, null=True)
 
 

@@ -32,8 +32,8 @@ def test_csv_pool_is_named_by_its_file_and_declaration(tmp_path):
     effect = generators.get("real_pool", csv=path, null=False, label="my runs")
     assert (effect.dataset, effect.scenario) == ("my runs", "effect")
     assert null.units() == ("fraction in [0, 1]", "pp", 100.0)
-    with pytest.raises(ValueError, match="'label' parameter of generator real_pool goes with "
-                                         "csv=PATH only"):
+    with pytest.raises(ValueError, match="'label' parameter of generator real_pool must be "
+                                         "given only with csv=PATH"):
         generators.get("real_pool", label="x")
 
 
@@ -48,8 +48,8 @@ def test_metric_range_states_the_metric_units(rl_pool):
     assert row.base_mean == pytest.approx(base.mean())
     assert np.isnan(row.base_acc_pct) and np.isnan(row.mean_delta_pp)
     assert row.unit == "metric units" and row.dataset == "hopper_returns"
-    with pytest.raises(ValueError, match="'metric_low' and 'metric_high' parameters .* go "
-                                         "together"):
+    with pytest.raises(ValueError, match="'metric_low' parameter .* must be given together "
+                                         "with 'metric_high'.*Got \\[0, None\\]"):
         generators.get("real_pool", csv=rl_pool, null=False, metric_low=0)
 
 

@@ -7,7 +7,9 @@ from tests_paths import FIXTURE_POOL
 from sim import generators
 
 #: parameters a generator needs to be built in the tests (real_pool: the fixture store)
-TEST_PARAMS = {"real_pool": {"root": FIXTURE_POOL}}
+TEST_PARAMS = {"real_pool": {"root": FIXTURE_POOL},
+               # an A/B pair draws up to all 4 attempts (an A/A pool up to 2)
+               "llm_items": {"pair": "gpt-4o,o1-medium"}}
 
 
 def test_registry_lists_the_generators():

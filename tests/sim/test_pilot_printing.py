@@ -1,9 +1,10 @@
 """What ``python -m sim.plan --from-pilot`` prints (issue 36, item 2).
 
 References: the residual mean square is recomputed here by the textbook two-way ANOVA
-formula (no replication) with numpy, independently of :func:`sim.plan.anova_mean_squares`;
-the largest sd of a delta of 0/1 scores is 1 (deltas in [-1, 1]) by arithmetic; the printed
-Wilson interval is compared with statsmodels' ``proportion_confint(method="wilson")``.
+formula (no replication) with numpy, independently of
+:func:`sim.plan_components.anova_mean_squares`; the largest sd of a delta of 0/1 scores is 1
+(deltas in [-1, 1]) by arithmetic; the printed Wilson interval is compared with statsmodels'
+``proportion_confint(method="wilson")``.
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ import pytest
 from statsmodels.stats.proportion import proportion_confint
 
 import sim.plan as P
+import sim.plan_components as C
 
 
 def _alternating_pilot(k=3, n=40):
@@ -48,12 +50,12 @@ def test_impossible_moment_estimate_is_clipped_with_a_note():
     b, v = _alternating_pilot()
     ms_e = _ms_resid(v - b)
     assert ms_e > 1  # the moment estimate of the residual sd exceeds 100 pp
-    comp = P.components_from_pilot(b, v)
+    comp = C.components_from_pilot(b, v)
     # no share given: the whole residual is interaction, clipped to the 0/1 bound
     assert comp.sd_inter == 1.0
     assert any("sd_inter clipped to 100 pp" in note and f"{100 * np.sqrt(ms_e):.3g} pp"
                in note for note in comp.notes)
-    share = P.components_from_pilot(b, v, repeat_share=1.0)
+    share = C.components_from_pilot(b, v, repeat_share=1.0)
     assert share.sd_repeat == 1.0 and share.sd_inter == 0.0
 
 
@@ -61,7 +63,7 @@ def test_components_within_range_are_not_clipped():
     rng = np.random.default_rng(5)
     b = (rng.random((4, 300)) < 0.6).astype(float)
     v = (rng.random((4, 300)) < 0.65).astype(float)
-    comp = P.components_from_pilot(b, v)
+    comp = C.components_from_pilot(b, v)
     assert comp.sd_inter == pytest.approx(np.sqrt(_ms_resid(v - b)), rel=1e-12)
     assert not any("clipped" in note for note in comp.notes)
 

@@ -25,6 +25,9 @@ from statsmodels.stats.power import TTestPower
 from protocols.methods.paired_two_level import two_level_variance
 from sim import generators
 from sim import plan as P
+from sim import plan_components as C
+from sim import plan_model as M
+from sim import plan_search as S
 
 #: a setting where all four components matter (seed spread, question spread, interaction)
 SETTING = dict(theta=1.0, sd_question=1.5, sd_seed=0.3, rho=0.5, sd_noise=1.0)
@@ -46,7 +49,7 @@ def _sample_var_se(x):
 
 def _check_variance(cells, sims, seed):
     gen = _gen()
-    comp = P.components_from_generator(gen, EFFECT)
+    comp = C.components_from_generator(gen, EFFECT)
     rng = np.random.default_rng(seed)
     for k, n, r in cells:
         if r == 1 and (k, n) == (3, 200):
@@ -56,9 +59,9 @@ def _check_variance(cells, sims, seed):
                     sims, k, EFFECT, rng)
             mean = (variant.astype(float) - base).mean(axis=(1, 2))
         else:
-            mean = P._draw_deltas(gen, "methods", sims, k, n, r, EFFECT, rng).mean(axis=(1, 2))
+            mean = M._draw_deltas(gen, "methods", sims, k, n, r, EFFECT, rng).mean(axis=(1, 2))
         s2, se = _sample_var_se(mean)
-        expected = float(P.mean_delta_variance(comp, "methods", k, n, r))
+        expected = float(M.mean_delta_variance(comp, "methods", k, n, r))
         assert abs(s2 - expected) < 3 * se, (k, n, r, s2, expected, se)
         assert abs(mean.mean() - EFFECT) < 3.5 * np.sqrt(expected / sims)
 
@@ -78,8 +81,8 @@ def test_closed_form_variance_matches_simulation_grid():
 def test_components_models_fold_interaction_and_drop_seeds():
     """Consistency only: models' components are methods' at sd_seed = 0, interaction folded."""
     gen = _gen()
-    m = P.components_from_generator(gen, EFFECT, "models")
-    ref = P.components_from_generator(generators.get("seed_question", **{**SETTING,
+    m = C.components_from_generator(gen, EFFECT, "models")
+    ref = C.components_from_generator(generators.get("seed_question", **{**SETTING,
                                                                           "sd_seed": 0.0}),
                                       EFFECT)
     assert m.sd_seed == 0 and m.sd_inter == 0
@@ -94,21 +97,21 @@ def test_methods_power_is_scipy_noncentral_t_in_its_exact_limit(k, n, r, effect)
     per-seed deltas (k - 1 df), whose power is scipy's noncentral t and statsmodels'
     ``TTestPower``; so its power at effect 0 is alpha (48-node quadrature in the
     chi-squares' probabilities: measured within 3.3e-5 for k = 2..20, so 1e-4)."""
-    comp = P.Components(sd_seed=0.01, sd_question=0.0, sd_inter=0.0, sd_repeat=0.0)
+    comp = M.Components(sd_seed=0.01, sd_question=0.0, sd_inter=0.0, sd_repeat=0.0)
     ncp = effect / (0.01 / np.sqrt(k))
     tc = stats.t.isf(0.025, k - 1)
     # lower tail as sf at -ncp: scipy's cdf is NaN far in the tail
     ref = stats.nct.sf(tc, k - 1, ncp) + stats.nct.sf(tc, k - 1, -ncp)
-    got = float(P.power(comp, "methods", k, n, r, effect))
+    got = float(M.power(comp, "methods", k, n, r, effect))
     assert got == pytest.approx(ref, abs=1e-4)
     sm = TTestPower().power(effect_size=effect / 0.01, nobs=k, alpha=0.05,
                             alternative="two-sided")
     assert got == pytest.approx(sm, abs=1e-4)
-    assert float(P.power(comp, "methods", k, n, r, 0.0)) == pytest.approx(0.05, abs=1e-4)
+    assert float(M.power(comp, "methods", k, n, r, 0.0)) == pytest.approx(0.05, abs=1e-4)
 
 
 #: the README example's components (fractions) and the old planner's design for them
-README = P.Components(0.005, 0.08, 0.10, 0.40)
+README = M.Components(0.005, 0.08, 0.10, 0.40)
 
 
 def test_power_at_zero_effect_is_alpha_for_the_exact_tests():
@@ -117,7 +120,7 @@ def test_power_at_zero_effect_is_alpha_for_the_exact_tests():
     for design, k, n in (("models", 1, 30), ("models", 1, 2), ("clusters", 2, 5),
                          ("clusters", 40, 10)):
         for alpha in (0.05, 0.01):
-            got = float(P.power(README, design, k, n, 3, 0.0, alpha))
+            got = float(M.power(README, design, k, n, 3, 0.0, alpha))
             assert got == pytest.approx(alpha, rel=1e-12), (design, k, n)
 
 
@@ -128,9 +131,9 @@ def test_methods_level_holds_for_the_population_estimand(k, n, r):
     not depend on the effect there). Now the closed form at effect 0 is at most alpha, and
     the test rejects a true population null (a new question set per experiment) at most
     alpha (4 binomial SEs at alpha; 4,000 experiments)."""
-    closed = float(P.power(README, "methods", k, n, r, 0.0))
+    closed = float(M.power(README, "methods", k, n, r, 0.0))
     assert closed <= 0.05 + 1e-9
-    sim = P.simulate_power(README, "methods", k, n, r, 0.0, sims=4000, rng=21)
+    sim = M.simulate_power(README, "methods", k, n, r, 0.0, sims=4000, rng=21)
     assert sim.power <= 0.05 + 4 * np.sqrt(0.05 * 0.95 / 4000)
     assert abs(sim.power - closed) < 4 * np.sqrt(max(closed * (1 - closed), 0.05 * 0.95 / 10)
                                                  / 4000)
@@ -138,63 +141,63 @@ def test_methods_level_holds_for_the_population_estimand(k, n, r):
 
 @pytest.mark.parametrize("comp,k,n,r", [
     (README, 9, 598, 10), (README, 3, 20, 1), (README, 9, 2, 10),
-    (P.Components(0.02, 0.01, 0.05, 0.3), 2, 2, 1),
-    (P.Components(0.05, 0.0, 0.01, 0.01), 2, 5, 1),
-    (P.Components(0.004, 0.03, 0.0, 0.05), 4, 20, 1)])
+    (M.Components(0.02, 0.01, 0.05, 0.3), 2, 2, 1),
+    (M.Components(0.05, 0.0, 0.01, 0.01), 2, 5, 1),
+    (M.Components(0.004, 0.03, 0.0, 0.05), 4, 20, 1)])
 def test_methods_closed_form_matches_simulated_two_level_test(comp, k, n, r):
     """Closed form (quadrature over the two mean squares) against the simulated test
     (normal draws of every (seed, question) cell, a new question set per experiment) at
     effect 0 and at 2.5 SDs of the mean delta: 4 binomial SEs, 6,000 experiments."""
-    effect = 2.5 * float(np.sqrt(P.mean_delta_variance(comp, "methods", k, n, r)))
+    effect = 2.5 * float(np.sqrt(M.mean_delta_variance(comp, "methods", k, n, r)))
     for j, at in enumerate((0.0, effect)):
-        expected = float(P.power(comp, "methods", k, n, r, at))
-        sim = P.simulate_power(comp, "methods", k, n, r, at, sims=6000, rng=40 + j)
+        expected = float(M.power(comp, "methods", k, n, r, at))
+        sim = M.simulate_power(comp, "methods", k, n, r, at, sims=6000, rng=40 + j)
         se = np.sqrt(max(expected * (1 - expected), 1e-3) / 6000)
         assert abs(sim.power - expected) < 4 * se, (at, sim.power, expected)
 
 
 def test_two_level_test_is_the_anova_t():
     """The statistic is mean / sqrt((MS_seed + MS_question) / (k n)) with the two-way ANOVA
-    mean squares (:func:`sim.plan.anova_mean_squares`, as ``paired_two_level`` reads them)
-    on min(k, n) - 1 df (scipy's t quantile): consistency, on 200 random arrays."""
+    mean squares (:func:`sim.plan_components.anova_mean_squares`, as ``paired_two_level`` reads
+    them) on min(k, n) - 1 df (scipy's t quantile): consistency, on 200 random arrays."""
     rng = np.random.default_rng(12)
     d = 0.02 + 0.05 * rng.standard_normal((200, 4, 7))
-    got = P.two_level_test(d, 0.05)
+    got = M.two_level_test(d, 0.05)
     ref = []
     for x in d:
-        ms_s, ms_q, _ = P.anova_mean_squares(x)
+        ms_s, ms_q, _ = C.anova_mean_squares(x)
         t = abs(x.mean()) / np.sqrt((ms_s + ms_q) / 28)
         ref.append(t > stats.t.isf(0.025, 3))
     assert np.array_equal(got, ref) and 0 < got.sum() < 200
-    assert not P.two_level_test(np.full((1, 3, 4), 0.1), 0.05).any()   # no variance: no test
+    assert not M.two_level_test(np.full((1, 3, 4), 0.1), 0.05).any()   # no variance: no test
     with pytest.raises(ValueError, match=r"'deltas'.* k >= 2 and n >= 2"):
-        P.two_level_test(np.zeros((5, 3, 1)))
+        M.two_level_test(np.zeros((5, 3, 1)))
 
 
 def test_models_power_is_statsmodels_paired_t():
     """models: paired t on n per-question deltas, sd sqrt(sc2 + si2 + sr2 / r)."""
-    comp = P.Components(0.0, 0.05, 0.03, 0.45)
+    comp = M.Components(0.0, 0.05, 0.03, 0.45)
     for n, r in ((200, 1), (800, 3)):
         sd = np.sqrt(0.05**2 + 0.03**2 + 0.45**2 / r)
         sm = TTestPower().power(effect_size=0.03 / sd, nobs=n, alpha=0.05,
                                 alternative="two-sided")
-        assert P.power(comp, "models", 1, n, r, 0.03) == pytest.approx(sm, abs=1e-8)
+        assert M.power(comp, "models", 1, n, r, 0.03) == pytest.approx(sm, abs=1e-8)
 
 
-COSTS = P.Costs(seed=4.0, question=0.001, repeat=0.0005)
+COSTS = M.Costs(seed=4.0, question=0.001, repeat=0.0005)
 
 
 def _config(**kw):
     gen = generators.get("seed_question", **{**SETTING, "sd_seed": 0.1})
-    base = dict(components=P.components_from_generator(gen, EFFECT), costs=COSTS, model=gen,
+    base = dict(components=C.components_from_generator(gen, EFFECT), costs=COSTS, model=gen,
                 effect=EFFECT, power=0.8, k_max=30, n_max=3000, r_max=6, sims=0)
-    return P.PlanConfig(**{**base, **kw})
+    return S.PlanConfig(**{**base, **kw})
 
 
 def test_search_is_cheapest_in_brute_forced_neighbourhood():
     """No (k, n, r) around the chosen design (k +- 3, n in [n/2, 2n], every r) with
     closed-form power >= 0.8 costs less (brute force)."""
-    plan = P.run_plan(_config())
+    plan = S.run_plan(_config())
     ch = plan.chosen
     assert ch["power"] >= 0.8 and ch == plan.designs.iloc[0].to_dict() | {
         key: int(ch[key]) for key in "knr"}
@@ -203,8 +206,8 @@ def test_search_is_cheapest_in_brute_forced_neighbourhood():
     ns = np.arange(max(2, ch["n"] // 2), min(3000, 2 * ch["n"]) + 1)
     rs = np.arange(1, 7)
     kk, nn, rr = np.meshgrid(ks, ns, rs, indexing="ij")
-    ok = P.power(comp, "methods", kk, nn, rr, EFFECT) >= 0.8
-    cheaper = P.cost(COSTS, "methods", kk, nn, rr) < ch["cost"] - 1e-9
+    ok = M.power(comp, "methods", kk, nn, rr, EFFECT) >= 0.8
+    cheaper = M.cost(COSTS, "methods", kk, nn, rr) < ch["cost"] - 1e-9
     assert not np.any(ok & cheaper), list(zip(kk[ok & cheaper], nn[ok & cheaper],
                                               rr[ok & cheaper]))[:5]
 
@@ -214,7 +217,7 @@ def test_chosen_design_reaches_power_by_simulation():
     """The chosen design's simulated power (seed_question, binomial repeats, registry
     paired_t) is >= 0.8 within Monte Carlo error (3 binomial SEs), and the neighbours'
     simulated powers agree with the closed form (3 SEs)."""
-    plan = P.run_plan(_config(sims=3000, show=1))
+    plan = S.run_plan(_config(sims=3000, show=1))
     rows = plan.checked
     chosen = rows[rows.role == "best #1"].iloc[0]
     se = np.sqrt(0.8 * 0.2 / chosen.sims)
@@ -226,10 +229,10 @@ def test_chosen_design_reaches_power_by_simulation():
 
 def test_simulated_power_of_normal_model_matches_closed_form():
     """Components model (normal draws): simulated vs closed form, 3 SEs."""
-    comp = P.Components(0.005, 0.004, 0.01, 0.3)
+    comp = M.Components(0.005, 0.004, 0.01, 0.3)
     for design, k, n, r in (("methods", 5, 300, 2), ("models", 1, 1500, 2)):
-        expected = float(P.power(comp, design, k, n, r, 0.01))
-        sim = P.simulate_power(comp, design, k, n, r, 0.01, sims=4000, rng=3)
+        expected = float(M.power(comp, design, k, n, r, 0.01))
+        sim = M.simulate_power(comp, design, k, n, r, 0.01, sims=4000, rng=3)
         assert abs(sim.power - expected) < 3 * np.sqrt(expected * (1 - expected) / 4000)
         assert sim.low <= sim.power <= sim.high
 
@@ -237,13 +240,13 @@ def test_simulated_power_of_normal_model_matches_closed_form():
 def test_budget_mode_gives_the_smallest_detectable_effect():
     """--budget: every listed design fits the budget; the chosen one's power at its MDE is
     the target; no design on the grid detects a smaller effect within the budget."""
-    plan = P.run_plan(_config(effect=None, budget=300.0))
+    plan = S.run_plan(_config(effect=None, budget=300.0))
     ch = plan.chosen
     assert (plan.designs.cost <= 300.0 + 1e-9).all()
     assert ch["power"] == pytest.approx(0.8, abs=1e-6)
     assert ch["effect_pp"] == plan.designs.effect_pp.min()
     # a larger budget detects a smaller effect
-    bigger = P.run_plan(_config(effect=None, budget=1200.0))
+    bigger = S.run_plan(_config(effect=None, budget=1200.0))
     assert bigger.chosen["effect_pp"] < ch["effect_pp"]
 
 
@@ -255,10 +258,10 @@ def test_pilot_anova_agrees_with_paired_two_level():
     a = 0.02 * rng.standard_normal((k, 1))
     c = 0.03 * rng.standard_normal((1, n))
     d = 0.01 + a + c + 0.1 * rng.standard_normal((k, n))
-    ms_s, ms_q, ms_e = P.anova_mean_squares(d)
+    ms_s, ms_q, ms_e = C.anova_mean_squares(d)
     v, _, _ = two_level_variance(d)
     assert (ms_s + max(ms_q - ms_e, 0)) / (k * n) == pytest.approx(float(v), rel=1e-10)
-    comp = P.components_from_pilot(np.zeros((k, n)), d, sd_repeat=0.06)
+    comp = C.components_from_pilot(np.zeros((k, n)), d, sd_repeat=0.06)
     assert comp.sd_inter == pytest.approx(np.sqrt(0.1**2 - 0.06**2), rel=0.05)
     assert comp.sd_question == pytest.approx(0.03, rel=0.25)
     assert comp.sd_repeat == 0.06
@@ -269,7 +272,7 @@ def test_pilot_boundary_and_split_are_warned():
     rng = np.random.default_rng(8)
     d = 0.1 * rng.standard_normal((3, 200))
     d -= d.mean(axis=1, keepdims=True)   # seeds identical: MS_seed = 0
-    comp = P.components_from_pilot(np.zeros_like(d), d)
+    comp = C.components_from_pilot(np.zeros_like(d), d)
     assert comp.sd_seed == 0 and comp.sd_repeat == 0
     assert any("sd_seed estimate at the boundary 0" in note for note in comp.notes)
     assert any("cannot be told apart" in note for note in comp.notes)
@@ -303,10 +306,10 @@ def test_pilot_models_reads_runs_as_repeats():
     """models: the residual of a pilot's runs is repeat noise (no seed part, no split)."""
     rng = np.random.default_rng(9)
     d = 0.03 * rng.standard_normal((1, 300)) + 0.2 * rng.standard_normal((4, 300))
-    comp = P.components_from_pilot(np.zeros_like(d), d, design="models")
+    comp = C.components_from_pilot(np.zeros_like(d), d, design="models")
     assert comp.sd_seed == 0 and comp.sd_inter == 0
     assert comp.sd_repeat == pytest.approx(0.2, rel=0.05)
-    share = P.components_from_pilot(np.zeros_like(d), d, repeat_share=0.75)
+    share = C.components_from_pilot(np.zeros_like(d), d, repeat_share=0.75)
     assert share.sd_repeat**2 == pytest.approx(3 * share.sd_inter**2, rel=1e-12)
 
 
@@ -374,18 +377,18 @@ def test_bad_input_is_one_line_exit_2(argv, match, capsys):
 
 
 def _clustered(m, **kw):
-    comp = P.Components(0.0, 0.03, 0.01, 0.45, sd_cluster=kw.pop("sd_cluster", 0.02))
-    base = dict(components=comp, costs=P.Costs(question=0.001, repeat=0.0005),
+    comp = M.Components(0.0, 0.03, 0.01, 0.45, sd_cluster=kw.pop("sd_cluster", 0.02))
+    base = dict(components=comp, costs=M.Costs(question=0.001, repeat=0.0005),
                 design="models_clustered", cluster_size=m, effect=0.01, k_max=400,
                 n_max=20000, r_max=4, sims=0)
-    return P.PlanConfig(**{**base, **kw})
+    return S.PlanConfig(**{**base, **kw})
 
 
 def test_clustered_with_clusters_of_one_is_models():
     """m = 1, no cluster effect: the G-cluster t is the n-question paired t."""
     config = _clustered(1, sd_cluster=0.0, effect=0.03, k_max=1000)
-    plan = P.run_plan(config)
-    models = P.run_plan(dataclasses.replace(config, design="models"))
+    plan = S.run_plan(config)
+    models = S.run_plan(dataclasses.replace(config, design="models"))
     assert plan.chosen["n"] == models.chosen["n"] and plan.chosen["r"] == models.chosen["r"]
     assert plan.chosen["power"] == pytest.approx(models.chosen["power"], rel=1e-9)
     assert plan.chosen["cost"] == pytest.approx(models.chosen["cost"], rel=1e-12)
@@ -393,22 +396,22 @@ def test_clustered_with_clusters_of_one_is_models():
 
 def test_clustered_variance_is_the_design_effect_formula():
     """Var(mean D) = Var_iid(n = G m) (1 + (m - 1) icc) (Kish's design effect)."""
-    config = P._plan_iv(_clustered(25))
-    inner = P.clustered_as_methods(config)
+    config = S._plan_iv(_clustered(25))
+    inner = S.clustered_as_methods(config)
     c = config.components
     for g, r in ((10, 1), (40, 3)):
         total = c.sd_cluster**2 + c.sd_question**2 + c.sd_inter**2 + c.sd_repeat**2 / r
-        deff = 1 + (25 - 1) * P.icc(inner.components, r)
+        deff = 1 + (25 - 1) * M.icc(inner.components, r)
         expected = total / (g * 25) * deff
-        got = P.mean_delta_variance(inner.components, "clusters", g, 25, r)
+        got = M.mean_delta_variance(inner.components, "clusters", g, 25, r)
         assert got == pytest.approx(expected, rel=1e-12)
 
 
 def test_clustered_power_matches_question_level_simulation():
     """A direct simulation at the question level (cluster effects, question deltas, r
     normal repeats) tested by ``scipy.stats.ttest_1samp`` on the G cluster means: 3 SEs."""
-    config = P._plan_iv(_clustered(10))
-    inner = P.clustered_as_methods(config)
+    config = S._plan_iv(_clustered(10))
+    inner = S.clustered_as_methods(config)
     c = config.components
     g, m, r, sims, effect = 30, 10, 2, 4000, 0.01
     rng = np.random.default_rng(11)
@@ -416,7 +419,7 @@ def test_clustered_power_matches_question_level_simulation():
          + np.hypot(c.sd_question, c.sd_inter) * rng.standard_normal((sims, g, m))
          + c.sd_repeat / np.sqrt(r) * rng.standard_normal((sims, g, m)))
     sim = np.mean(stats.ttest_1samp(d.mean(axis=2), 0.0, axis=1).pvalue < 0.05)
-    expected = float(P.power(inner.components, "clusters", g, m, r, effect))
+    expected = float(M.power(inner.components, "clusters", g, m, r, effect))
     assert abs(sim - expected) < 3 * np.sqrt(expected * (1 - expected) / sims)
 
 
@@ -430,7 +433,7 @@ def test_clustered_plan_reports_clusters(capsys):
 
 
 def test_neighbours_stay_in_bounds():
-    got = P.neighbours("methods", 2, 10, 1, k_min=2, k_max=2, n_min=2, n_max=12, r_max=2)
+    got = S.neighbours("methods", 2, 10, 1, k_min=2, k_max=2, n_min=2, n_max=12, r_max=2)
     assert got == [(2, 12, 1), (2, 8, 1), (2, 10, 2)]
-    got = P.neighbours("models", 1, 100, 3, k_min=2, k_max=50, n_min=2, n_max=1000, r_max=3)
+    got = S.neighbours("models", 1, 100, 3, k_min=2, k_max=50, n_min=2, n_max=1000, r_max=3)
     assert got == [(1, 125, 3), (1, 80, 3), (1, 100, 2)]

@@ -1,0 +1,262 @@
+"""Command-line options declared once, on the config dataclass they fill.
+
+A command's config is a frozen dataclass whose fields are declared with :func:`option`: the
+flag, its default, its help, what it may be (a :mod:`evalcal_core.validate` constraint) and
+how argparse reads it. Everything else is derived from that one declaration:
+
+* :func:`add_options` builds the argparse options (flag, default, help, ``nargs``, choices);
+* :func:`config_from_args` turns the parsed namespace into the config;
+* :func:`check_options` validates every field against its constraint, with the one message
+  template of :func:`evalcal_core.validate.fail`;
+* :func:`to_argv` gives the command line that asks for a config (the options that change a
+  number, where they differ from their defaults).
+
+The options several commands share (``--seed``, ``--alpha``, ``--jobs``, ``--sims``,
+``--out``, ``--backend``, ``--scheduler``) are declared here once, by :func:`seed_option`
+and its siblings, so they are spelled, defaulted and checked the same in every command.
+:class:`Execution` is how a run is carried out (simulations, level, seed, workers, backend,
+output folder, progress), passed as one value instead of a relay of keyword arguments.
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import os
+from collections.abc import Callable
+from dataclasses import dataclass, field, fields
+from pathlib import Path
+
+from evalcal_core.validate import Constraint, Interval, Options, validate
+
+#: upper bounds checked before any work (a typo such as --sims 10^12 must not start a run)
+MAX_SIMS = 10**7
+MAX_JOBS = 4096
+#: the two ways simulation cells run in parallel (:mod:`sim.grid.parallel`)
+BACKENDS = ("loky", "dask")
+#: every core of this machine: the default of ``--jobs`` (results do not depend on it)
+ALL_CORES = os.cpu_count() or 1
+
+
+@dataclass(frozen=True)
+class Option:
+    """How one config field is read from the command line.
+
+    Attributes
+    ----------
+    flag : str
+        ``--name`` as typed.
+    help : str
+        The ``--help`` text.
+    constraint : Constraint or None
+        What the value may be; checked by :func:`check_options`.
+    kind : callable or None
+        argparse's ``type`` (one token to one value).
+    nargs, metavar, choices
+        As in :meth:`argparse.ArgumentParser.add_argument`. A field whose ``nargs`` is set
+        holds a tuple.
+    switch : bool
+        A flag without a value: ``store_true`` (``store_false`` when the field's default is
+        true, e.g. ``--no-plot`` filling ``plot``).
+    in_argv : bool
+        Whether :func:`to_argv` writes it (false for options that change no number:
+        ``--jobs``, ``--out``, ``--quiet``).
+    always : bool
+        :func:`to_argv` writes it even at its default (the options that name a run).
+    group : str or None
+        The ``--help`` section it is listed under.
+    """
+
+    flag: str
+    help: str
+    constraint: Constraint | None = None
+    kind: Callable | None = None
+    nargs: int | str | None = None
+    metavar: str | tuple | None = None
+    choices: tuple | None = None
+    switch: bool = False
+    in_argv: bool = True
+    always: bool = False
+    group: str | None = None
+
+
+def option(flag: str, default=dataclasses.MISSING, *, help: str, **spec) -> dataclasses.Field:
+    """A config field read from ``flag``; ``spec`` holds :class:`Option`'s other fields.
+
+    Without ``default`` the option is required.
+    """
+    return field(default=default, metadata={"option": Option(flag, help, **spec)})
+
+
+def declared(cls_or_config) -> list[tuple[dataclasses.Field, Option]]:
+    """The fields declared with :func:`option`, in declaration order."""
+    return [(f, f.metadata["option"]) for f in fields(cls_or_config)
+            if isinstance(f.metadata.get("option"), Option)]
+
+
+def add_options(parser: argparse.ArgumentParser, config_cls) -> argparse.ArgumentParser:
+    """Add every option of ``config_cls`` to ``parser`` (sections by :attr:`Option.group`)."""
+    groups: dict[str, argparse._ArgumentGroup] = {}
+    for f, opt in declared(config_cls):
+        target = parser
+        if opt.group is not None:
+            if opt.group not in groups:
+                groups[opt.group] = parser.add_argument_group(opt.group)
+            target = groups[opt.group]
+        if opt.switch:
+            target.add_argument(opt.flag, dest=f.name, help=opt.help,
+                                action="store_false" if f.default is True else "store_true")
+            continue
+        required = f.default is dataclasses.MISSING
+        kwargs = dict(dest=f.name, help=opt.help, type=opt.kind, nargs=opt.nargs,
+                      metavar=opt.metavar, choices=opt.choices, required=required)
+        if not required:
+            kwargs["default"] = f.default
+        target.add_argument(opt.flag, **{k: v for k, v in kwargs.items() if v is not None
+                                         or k == "default"})
+    return parser
+
+
+def config_from_args(config_cls, args: argparse.Namespace, **extra):
+    """The config of a parsed namespace: lists become tuples; ``extra`` sets fields that are
+    not options (or overrides)."""
+    values = {}
+    for f, _ in declared(config_cls):
+        value = getattr(args, f.name, f.default)
+        if isinstance(value, list):
+            value = tuple(value)
+        values[f.name] = value
+    values.update(extra)
+    return config_cls(**values)
+
+
+def check_options(config, extra: dict | None = None) -> None:
+    """Validate every declared field against its constraint (one-line error naming the flag);
+    ``extra`` maps flags to constraints that depend on other fields."""
+    values, constraints = {}, {}
+    for f, opt in declared(config):
+        values[opt.flag] = getattr(config, f.name)
+        if opt.constraint is not None:
+            constraints[opt.flag] = opt.constraint
+    constraints.update(extra or {})
+    validate(values, constraints)
+
+
+def _text(value) -> str:
+    return f"{value:g}" if isinstance(value, float) else str(value)
+
+
+def to_argv(config) -> list[str]:
+    """The arguments that ask for ``config``: options marked ``always``, and the others
+    where they differ from their defaults, in declaration order; options that change no
+    number (``in_argv=False``) never."""
+    args = []
+    for f, opt in declared(config):
+        value = getattr(config, f.name)
+        if not opt.in_argv or (value == f.default and not opt.always):
+            continue
+        if opt.switch:
+            args.append(opt.flag)
+        elif isinstance(value, tuple):
+            args += [opt.flag, *(_text(v) for v in value)]
+        elif value is not None:
+            args += [opt.flag, _text(value)]
+    return args
+
+
+# The options several commands share, declared once; a command may override any part of the
+# declaration (its help, its constraint) by keyword.
+
+def _shared(flag: str, default, spec: dict, **declared) -> dataclasses.Field:
+    return option(flag, default, **{**declared, **spec})
+
+
+def seed_option(default: int = 0, **spec) -> dataclasses.Field:
+    """``--seed``: the root of every random stream; results depend only on it."""
+    return _shared("--seed", default, spec, kind=int, always=True,
+                   help=f"root seed ({default}); results depend only on it",
+                   constraint=Interval("int", 0, 2**63 - 1))
+
+
+def alpha_option(default: float = 0.05, **spec) -> dataclasses.Field:
+    """``--alpha``: the two-sided significance level."""
+    return _shared("--alpha", default, spec, kind=float, help=f"two-sided level ({default:g})",
+                   constraint=Interval("real", 0, 1, low_open=True, high_open=True))
+
+
+def sims_option(default: int = 2000, **spec) -> dataclasses.Field:
+    """``--sims``: simulated experiments per cell."""
+    return _shared("--sims", default, spec, kind=int, always=True,
+                   help=f"experiments per cell ({default})",
+                   constraint=Interval("int", 1, MAX_SIMS))
+
+
+def jobs_option(default: int = ALL_CORES, **spec) -> dataclasses.Field:
+    """``--jobs``: parallel workers; changes no number."""
+    return _shared("--jobs", default, spec, kind=int, in_argv=False,
+                   help="parallel workers (default: all cores; results do not depend on it)",
+                   constraint=Interval("int", 1, MAX_JOBS))
+
+
+def backend_option(**spec) -> dataclasses.Field:
+    """``--backend``: local processes or a dask cluster; changes no number."""
+    return _shared("--backend", "loky", spec, choices=BACKENDS, in_argv=False,
+                   help="loky (local processes) or dask (a dask.distributed cluster)",
+                   constraint=Options(BACKENDS))
+
+
+def scheduler_option(**spec) -> dataclasses.Field:
+    """``--scheduler``: a dask scheduler's address."""
+    return _shared("--scheduler", None, spec, metavar="ADDRESS", in_argv=False,
+                   help="dask scheduler address; default: a local cluster on loopback")
+
+
+def out_option(default: Path | None, **spec) -> dataclasses.Field:
+    """``--out``: the output folder (locked while a run writes it)."""
+    return _shared("--out", default, spec, kind=Path, in_argv=False,
+                   help=f"output folder ({default})")
+
+
+@dataclass(frozen=True)
+class Execution:
+    """How a run is carried out, as one value (none of it changes a number but ``sims``,
+    ``alpha`` and ``seed``).
+
+    Attributes
+    ----------
+    sims : int
+        Simulated experiments per cell.
+    alpha : float
+        Two-sided significance level.
+    seed : int
+        Root of every random stream.
+    jobs : int
+        Parallel workers.
+    backend : {"loky", "dask"}
+    scheduler : str or None
+        A dask scheduler's address.
+    out : Path or None
+        Output folder.
+    progress : bool
+        Show a progress bar.
+    """
+
+    sims: int = 2000
+    alpha: float = 0.05
+    seed: int = 0
+    jobs: int = 1
+    backend: str = "loky"
+    scheduler: str | None = None
+    out: Path | None = None
+    progress: bool = True
+
+    @classmethod
+    def of(cls, config, **overrides) -> Execution:
+        """The execution fields a config holds (the shared options' names), with
+        ``overrides``."""
+        names = {f.name for f in fields(cls)}
+        values = {f.name: getattr(config, f.name) for f in fields(config) if f.name in names}
+        if "progress" not in values and hasattr(config, "quiet"):
+            values["progress"] = not config.quiet
+        values.update(overrides)
+        return cls(**values)

@@ -1,0 +1,287 @@
+"""``llm_items`` and the shipped LLM pools: the pool against its published source, the builder,
+the A/A and A/B draws against exact sampling-without-replacement laws, validation, and the
+calibrate command on the pool."""
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+from scipy import stats
+
+from sim import generators
+from sim.generators.llm_items import DEFAULT_POOL, load_pool
+from sim.llm_pools import POOLS_DIR, shipped
+from sim.llm_pools.build import matharena_table, slug
+
+SHIPPED = POOLS_DIR / f"{DEFAULT_POOL}.csv"
+
+
+def _pool_csv(tmp_path, rows, name="pool.csv"):
+    path = tmp_path / name
+    pd.DataFrame(rows).to_csv(path, index=False)
+    return str(path)
+
+
+def _clustered_pool(tmp_path, sizes=(5, 3, 2), attempts=4, models=("a", "b"), seed=0):
+    """A random 0/1 pool with clusters of the given sizes."""
+    rng = np.random.default_rng(seed)
+    rows = []
+    item = 0
+    for c, size in enumerate(sizes):
+        for _ in range(size):
+            for m in models:
+                p = rng.random()
+                rows += [{"model": m, "item": f"q{item:02d}", "attempt": a,
+                          "score": int(rng.random() < p), "cluster": f"c{c}"}
+                         for a in range(attempts)]
+            item += 1
+    return _pool_csv(tmp_path, rows)
+
+
+# ------------------------------------------------------------------------------------------
+# The shipped pool and its builder
+
+
+def test_shipped_pool_counts_and_published_averages():
+    """16 models x 15 AIME I 2025 problems x 4 attempts, 0/1 scores. Each model's accuracy
+    equals the "Avg" row MathArena published (matharena.ai, static/js/table_data.js at
+    8fdd9ab): o3-mini (high) 80.0%, o1 (medium) 78.33%, claude-3.5-sonnet 3.33%."""
+    assert DEFAULT_POOL in shipped()
+    frame = pd.read_csv(SHIPPED)
+    assert frame.groupby("model").size().nunique() == 1
+    assert frame["model"].nunique() == 16 and frame["item"].nunique() == 15
+    assert set(frame["attempt"]) == {0, 1, 2, 3}
+    assert set(frame["score"]) == {0, 1}
+    acc = 100 * frame.groupby("model")["score"].mean()
+    published = {"o3-mini-high": 80.0, "o1-medium": 78.33333333333334,
+                 "claude-3.5-sonnet": 3.3333333333333335}
+    for model, value in published.items():
+        assert acc[model] == pytest.approx(value, abs=1e-9)
+    assert SHIPPED.stat().st_size < 5 * 2**20
+
+
+def test_builder_expands_rates_into_attempts():
+    text = ('var result_data = [{"Model (X)": 75.0, "m2": 0.0, "question": 1},\n'
+            '{"Model (X)": 100.0, "m2": 25.0, "question": 2},\n'
+            '{"Model (X)": 87.5, "m2": 12.5, "question": "Avg"}]')
+    frame = matharena_table(text, attempts=4)
+    assert set(frame["model"]) == {"model-x", "m2"}
+    got = frame.groupby(["model", "item"])["score"].agg(["sum", "size"])
+    assert got.loc[("model-x", 1)].tolist() == [3, 4]
+    assert got.loc[("m2", 2)].tolist() == [1, 4]
+    assert got.loc[("model-x", 2)].tolist() == [4, 4]
+    assert slug("o3-mini (high)") == "o3-mini-high"
+
+
+def test_builder_refuses_a_rate_that_is_not_a_count():
+    with pytest.raises(ValueError, match=r"'m' on problem 1 has rate 30.0%, not a multiple"):
+        matharena_table('var result_data = [{"m": 30.0, "question": 1}]', attempts=4)
+
+
+def test_builder_command_rebuilds_the_shipped_pool(tmp_path):
+    """The shipped rows from a table_data.js written back from them (the builder is the
+    inverse of the per-problem rate)."""
+    frame = pd.read_csv(SHIPPED)
+    rate = 100 * frame.groupby(["item", "model"])["score"].mean()
+    objs = [{**{m: float(rate[(q, m)]) for m in sorted(frame["model"].unique())}, "question": q}
+            for q in sorted(frame["item"].unique())]
+    src = tmp_path / "table_data.js"
+    src.write_text("var result_data = " + pd.Series(objs).to_json(orient="values"))
+    out = tmp_path / "pool.csv"
+    root = Path(generators.__file__).resolve().parents[2]
+    res = subprocess.run([sys.executable, "-m", "sim.llm_pools.build", "--table-data", str(src),
+                          "--out", str(out)], capture_output=True, text=True, cwd=tmp_path,
+                         env={**os.environ, "PYTHONPATH": str(root)})
+    assert res.returncode == 0, res.stderr
+    assert out.read_text() == SHIPPED.read_text()
+
+
+# ------------------------------------------------------------------------------------------
+# A/A draws
+
+
+def test_aa_halves_are_a_permutation_of_the_items_attempts():
+    """At k = R / 2 the two halves together are exactly the item's R attempts (a draw
+    without replacement): their sum is the item's count of correct attempts."""
+    g = generators.get("llm_items", model="deepseek-r1")
+    data = g.data()
+    counts = data.scores[data.models.index("deepseek-r1")].sum(axis=1)
+    b, v = g.draw(200, 2, 0.0, np.random.default_rng(1))
+    np.testing.assert_array_equal(b.sum(axis=1) + v.sum(axis=1),
+                                  np.broadcast_to(counts, (200, g.n)))
+    assert g.fixed_effect() == 0.0 and g.null_setting() == g.describe()
+
+
+def test_aa_one_run_each_follows_the_hypergeometric_law():
+    """k = 1: base and variant are two attempts drawn without replacement from the item's R,
+    so P(both right) = c (c - 1) / (R (R - 1)) and P(base right) = c / R (scipy's
+    hypergeometric pmf); tolerance 4 binomial SE of the Monte Carlo frequency."""
+    g = generators.get("llm_items", model="o3-mini-low")
+    data = g.data()
+    r = data.attempts
+    counts = data.scores[data.models.index("o3-mini-low")].sum(axis=1)
+    sims = 20_000
+    b, v = g.draw(sims, 1, 0.0, np.random.default_rng(2))
+    b, v = b[:, 0, :], v[:, 0, :]
+    for q, c in enumerate(counts):
+        both = stats.hypergeom(r, int(c), 2).pmf(2)
+        one = int(c) / r
+        for freq, p in (((b[:, q] & v[:, q]).mean(), both), (b[:, q].mean(), one),
+                        (v[:, q].mean(), one)):
+            assert abs(freq - p) <= 4 * np.sqrt(p * (1 - p) / sims) + 1e-12
+
+
+def test_aa_random_model_and_item_subsets():
+    """model=None draws the model uniformly per experiment; n_items draws distinct items,
+    each item in a fraction n / N of the experiments (4 binomial SE)."""
+    g = generators.get("llm_items", n_items=5)
+    data = g.data()
+    sims = 4000
+    rng = np.random.default_rng(3)
+    items = g._items(sims, rng)
+    assert items.shape == (sims, 5)
+    assert (np.sort(items, axis=1)[:, 1:] != np.sort(items, axis=1)[:, :-1]).all()
+    freq = np.bincount(items.ravel(), minlength=len(data.items)) / sims
+    p = 5 / len(data.items)
+    assert np.all(np.abs(freq - p) <= 4 * np.sqrt(p * (1 - p) / sims))
+    # base + variant at k = 2 is the drawn model's correct count on each drawn item (the
+    # draw's own order of random numbers: items, then models; a consistency check), and
+    # the models are uniform (4 binomial SE).
+    sims = 4000
+    b, v = g.draw(sims, 2, 0.0, np.random.default_rng(4))
+    rng = np.random.default_rng(4)
+    items = g._items(sims, rng)
+    models = rng.integers(len(data.models), size=sims)
+    counts = data.scores.sum(axis=2)  # (models, items)
+    np.testing.assert_array_equal(b.sum(axis=1) + v.sum(axis=1), counts[models[:, None], items])
+    freq = np.bincount(models, minlength=len(data.models)) / sims
+    p = 1 / len(data.models)
+    assert np.all(np.abs(freq - p) <= 4 * np.sqrt(p * (1 - p) / sims))
+
+
+def test_same_rng_same_draw_other_rng_other_draw():
+    g = generators.get("llm_items", n_items=10)
+    a = g.draw(50, 1, 0.0, np.random.default_rng(9))
+    b = g.draw(50, 1, 0.0, np.random.default_rng(9))
+    c = g.draw(50, 1, 0.0, np.random.default_rng(10))
+    np.testing.assert_array_equal(a[0], b[0])
+    np.testing.assert_array_equal(a[1], b[1])
+    assert not np.array_equal(a[0], c[0])
+
+
+# ------------------------------------------------------------------------------------------
+# A/B draws
+
+
+def test_ab_truth_is_the_pools_mean_difference_and_draws_are_unbiased():
+    """fixed_effect = mean over items of (B's - A's attempt mean), computed here from the
+    CSV with pandas; the mean drawn difference matches it (4 Monte Carlo SE)."""
+    pair = "o3-mini-medium,deepseek-r1"
+    g = generators.get("llm_items", pair=pair, n_items=8)
+    frame = pd.read_csv(SHIPPED)
+    acc = frame.groupby("model")["score"].mean()
+    truth = acc["deepseek-r1"] - acc["o3-mini-medium"]
+    assert g.fixed_effect() == pytest.approx(truth, abs=1e-12)
+    sims = 20_000
+    b, v = g.draw(sims, 3, truth, np.random.default_rng(5))
+    d = v.mean(axis=(1, 2)) - b.mean(axis=(1, 2))
+    assert abs(d.mean() - truth) <= 4 * d.std(ddof=1) / np.sqrt(sims)
+    assert g.max_k == 4
+    null = generators.get("llm_items", model="o3-mini-medium", n_items=8)
+    assert g.null_setting() == null.describe()
+
+
+def test_ab_effect_is_fixed():
+    g = generators.get("llm_items", pair="gpt-4o,o1-medium")
+    with pytest.raises(ValueError, match=r"fixed by the pool .*Omit --effects"):
+        g.draw(2, 1, 0.0, 0)
+    with pytest.raises(ValueError, match="'k'"):
+        generators.get("llm_items").draw(2, 3, 0.0, 0)
+
+
+# ------------------------------------------------------------------------------------------
+# A user's pool with clusters
+
+
+def test_clustered_pool_draws_a_fixed_share_per_cluster(tmp_path):
+    """n_items split by largest remainders (10 items in clusters of 5, 3, 2; n = 6 -> 3, 2, 1
+    ... as 6 * (0.5, 0.3, 0.2) = (3, 1.8, 1.2) -> (3, 1, 1) + the largest remainder -> (3, 2,
+    1)); every drawn item sits in the cluster its code says."""
+    path = _clustered_pool(tmp_path)
+    g = generators.get("llm_items", pool=path, model="a", n_items=6)
+    np.testing.assert_array_equal(g.clusters(), [0, 0, 0, 1, 1, 2])
+    data = g.data()
+    items = g._items(500, np.random.default_rng(6))
+    np.testing.assert_array_equal(data.clusters[items], np.broadcast_to(g.clusters(), (500, 6)))
+    full = generators.get("llm_items", pool=path, model="a")
+    np.testing.assert_array_equal(full.clusters(), data.clusters)
+    # A/B truth weights each cluster by its share of the drawn items.
+    ab = generators.get("llm_items", pool=path, pair="a,b", n_items=6)
+    means = np.asarray(data.scores, dtype=float).mean(axis=2)
+    d = means[1] - means[0]
+    per = [d[data.clusters == c].mean() for c in range(3)]
+    assert ab.fixed_effect() == pytest.approx(np.dot([3 / 6, 2 / 6, 1 / 6], per))
+
+
+@pytest.mark.parametrize("rows, match", [
+    ([{"model": "a", "item": 1, "attempt": 0}], r"lacks the column\(s\) score"),
+    ([{"model": "a", "item": 1, "attempt": a, "score": 2} for a in range(2)],
+     r"score must be a number in \[0, 1\]; line 2 has 2"),
+    ([{"model": "a", "item": 1, "attempt": 0, "score": 1}] * 2, "appears twice"),
+    ([{"model": m, "item": q, "attempt": a, "score": 1} for m, q in (("a", 1), ("a", 2),
+                                                                     ("b", 1))
+      for a in range(2)], r"model 'b' has no attempt on item '2'"),
+    ([{"model": "a", "item": 1, "attempt": 0, "score": 1}], r"same number of >= 2 attempts"),
+])
+def test_bad_pool_files(tmp_path, rows, match):
+    path = _pool_csv(tmp_path, rows)
+    load_pool.cache_clear()
+    with pytest.raises(ValueError, match=match):
+        generators.get("llm_items", pool=path)
+
+
+@pytest.mark.parametrize("params, match", [
+    ({"model": "nope"}, r"The 'model' parameter of generator llm_items must be one of .*"
+                        r"Got 'nope' instead"),
+    ({"pair": "gpt-4o"}, r"'pair'.*two different models"),
+    ({"pair": "gpt-4o,gpt-4o"}, r"'pair'.*two different models"),
+    ({"pair": "gpt-4o,o1-medium", "model": "gpt-4o"}, r"'pair'.*left out when 'model'"),
+    ({"n_items": 1}, r"'n_items'.*>= 2 and <= 15. Got 1"),
+    ({"n_items": 16}, r"'n_items'.*Got 16"),
+    ({"pool": "nope"}, r"'pool'.*one of matharena_aime_2025_i .*or a path ending in .csv"),
+    ({"pool": "missing.csv"}, r"pool 'missing.csv' does not exist"),
+])
+def test_bad_parameters(params, match):
+    with pytest.raises(ValueError, match=match):
+        generators.get("llm_items", **params)
+
+
+def test_clustered_pool_needs_an_item_per_cluster(tmp_path):
+    path = _clustered_pool(tmp_path, sizes=(8, 1, 1))
+    with pytest.raises(ValueError, match=r"'n_items'.*>= \d+, so that every cluster gets"):
+        generators.get("llm_items", pool=path, n_items=3)
+
+
+# ------------------------------------------------------------------------------------------
+# The calibrate command
+
+
+def test_calibrate_runs_on_the_llm_pool(tmp_path):
+    """``python -m sim.calibrate --generator llm_items`` runs like on the CIFAR pools: the
+    effect-0 rows of the A/A pool at k = 1, 2 (false-positive rates in [0, 1])."""
+    out = tmp_path / "cal"
+    root = Path(generators.__file__).resolve().parents[2]
+    res = subprocess.run([sys.executable, "-m", "sim.calibrate", "--generator", "llm_items",
+                          "--param", "model=o3-mini-low", "--k", "1", "2", "--sims", "60",
+                          "--protocols", "paired_t_questions", "mcnemar", "--out", str(out),
+                          "--no-plot", "--quiet"], capture_output=True, text=True,
+                         cwd=tmp_path, env={**os.environ, "PYTHONPATH": str(root)})
+    assert res.returncode == 0, res.stderr
+    frame = pd.read_csv(out / "calibration.csv")
+    assert set(frame["effect_pp"]) == {0.0}
+    assert set(frame["k"]) == {1, 2}
+    assert set(frame["protocol"]) == {"paired_t_questions", "mcnemar"}

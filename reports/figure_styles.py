@@ -11,6 +11,8 @@ import contextvars
 import pandas as pd
 
 import protocols
+from evalcal_core import designs
+from evalcal_core.designs import COMPARE_MODELS
 from sim.labels import DEFAULT_DESIGN, design_of
 
 #: grayscale-safe styling: line style and marker carry the identity, not only colour
@@ -41,13 +43,13 @@ def frame_design(frame: pd.DataFrame) -> str:
     simulate several, or when the frame names none)."""
     if "generator" not in frame or frame.empty:
         return DEFAULT_DESIGN
-    designs = {design_of(g) for g in frame["generator"].unique()}
-    return designs.pop() if len(designs) == 1 else DEFAULT_DESIGN
+    kinds = {design_of(g) for g in frame["generator"].unique()}
+    return kinds.pop() if len(kinds) == 1 else DEFAULT_DESIGN
 
 
 def _k_words() -> str:
     """What k counts under the design drawn: seeds, or decoding runs of fixed models."""
-    if _DESIGN.get().startswith("models"):
+    if designs.get(_DESIGN.get()).compare == COMPARE_MODELS:
         return "k, runs per model (decoding repeats)"
     return "k, seeds per arm"
 

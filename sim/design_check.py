@@ -53,7 +53,14 @@ from scipy import stats
 import protocols
 from evalcal_core.atomic import write_atomic
 from evalcal_core.cli import ArgumentParser, run_main
-from evalcal_core.designs import KINDS, MODELS
+from evalcal_core.designs import (
+    KINDS,
+    METHODS_INDEPENDENT,
+    METHODS_PAIRED,
+    MODELS,
+    MODELS_CLUSTERED,
+    designs,
+)
 from evalcal_core.outdir import run_outputs
 from evalcal_core.params import decode
 from evalcal_core.validate import (
@@ -72,13 +79,8 @@ from .grid import DEFAULT_REPLICATES, check_memory, draw_cell, protocol_rng, wil
 OWNER = "sim.design_check"
 DEFAULT_OUT = "reports/output/design_check"
 
-#: the generator and its fixed parameters that simulate each design kind
-DESIGN_GENERATORS = {
-    "methods_paired": ("seed_question", {"sd_seed": 0.3}),
-    "methods_independent": ("unpaired_seeds", {}),
-    "models": ("question_mixture", {}),
-    "models_clustered": ("clustered_questions", {}),
-}
+#: the generator and its fixed parameters that simulate each design kind (the registry's)
+DESIGN_GENERATORS = {d.name: (d.generator, dict(d.generator_params)) for d in designs()}
 
 #: variant-to-baseline sd ratios of the ``methods_independent`` cells
 SD_RATIOS = (1.0, 3.0)
@@ -178,7 +180,7 @@ def _check_grid(grid: CheckGrid) -> None:
     if not grid.icc:
         raise fail("icc", "a non-empty list", [], OWNER)
     check_int(grid.min_cluster_size, "min_cluster_size", OWNER, low=1)
-    if "models_clustered" in grid.kinds:
+    if MODELS_CLUSTERED in grid.kinds:
         # a cluster count that does not fit is skipped (:func:`_clustered_shapes`); when
         # none fits the kind asked for would silently give no rows at all
         smallest = grid.min_cluster_size
@@ -265,13 +267,13 @@ def _clustered_shapes(grid):
 
 #: each kind's cells: (generator parameters, runs per arm) from the grid's axes
 _SHAPES = {
-    "methods_paired": lambda grid: [({"n_questions": n}, k) for n in grid.questions
+    METHODS_PAIRED: lambda grid: [({"n_questions": n}, k) for n in grid.questions
                                     for k in grid.seeds],
-    "methods_independent": lambda grid: [({"sd_ratio": s}, k) for s in SD_RATIOS
+    METHODS_INDEPENDENT: lambda grid: [({"sd_ratio": s}, k) for s in SD_RATIOS
                                          for k in grid.seeds],
-    "models": lambda grid: [({"n_questions": n}, r) for n in grid.questions
+    MODELS: lambda grid: [({"n_questions": n}, r) for n in grid.questions
                             for r in grid.repeats],
-    "models_clustered": _clustered_shapes,
+    MODELS_CLUSTERED: _clustered_shapes,
 }
 
 
@@ -451,14 +453,14 @@ def format_summary(table: pd.DataFrame) -> str:
     # as wide as the longest protocol name (the harness reproductions have long ones)
     w = max([26, *(len(name) for name in table["protocol"])]) if len(table) else 26
     # a design simulated by another generator than its own (a real LLM pool) says which
-    designs = [r["kind"] if r["generator"] == DESIGN_GENERATORS[r["kind"]][0]
-               else f"{r['kind']} ({r['generator']})" for _, r in table.iterrows()]
-    d = max([20, *(len(x) for x in designs)])
+    shown = [r["kind"] if r["generator"] == DESIGN_GENERATORS[r["kind"]][0]
+              else f"{r['kind']} ({r['generator']})" for _, r in table.iterrows()]
+    d = max([20, *(len(x) for x in shown)])
     c = max([26, *(len(x) for x in table["worst_cell"])]) if len(table) else 26
     head = (f"{'design':<{d}} {'protocol':<{w}} {'cells':>5} {'over':>4} {'mean':>6} "
             f"{'worst FPR [95% Wilson]':>23} {'max CP':>6}  {'worst cell':<{c}} label")
     lines = [head, "-" * len(head)]
-    for design, (_, r) in zip(designs, table.iterrows()):
+    for design, (_, r) in zip(shown, table.iterrows()):
         ci = f"{r['worst_rate']:.3f} [{r['worst_low']:.3f}, {r['worst_high']:.3f}]"
         label = r["label"] + (" (recommended)" if r["recommended"] else "")
         lines.append(f"{design:<{d}} {r['protocol']:<{w}} {r['cells']:>5} {r['over_level']:>4} "

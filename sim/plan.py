@@ -28,6 +28,7 @@ import numpy as np
 
 from evalcal_core.atomic import write_atomic
 from evalcal_core.cli import ArgumentParser, run_main
+from evalcal_core.designs import MODELS, MODELS_CLUSTERED
 from evalcal_core.options import (
     add_options,
     alpha_option,
@@ -64,9 +65,9 @@ from .plan_search import (
 ESTIMANDS = {
     "methods": "the population mean delta: over the population of questions the benchmark's n "
                "are drawn from and of training seeds (not only these n questions)",
-    "models": "the two checkpoints' mean delta over the population of questions the n are "
+    MODELS: "the two checkpoints' mean delta over the population of questions the n are "
               "drawn from (not only these n questions)",
-    "models_clustered": "the two checkpoints' mean delta over the population of question "
+    MODELS_CLUSTERED: "the two checkpoints' mean delta over the population of question "
                         "clusters the G are drawn from",
 }
 
@@ -172,7 +173,7 @@ def config_from_args(parsed) -> PlanConfig:
     args = options_from_args(PlanOptions, parsed)
     cost_kw = _parse_pairs(args.cost, "--cost", ("seed", "question", "repeat"))
     # models pay no seeds: their default is a question's cost, so that designs differ
-    default = {"question": 1.0} if args.design in ("models", "models_clustered") \
+    default = {"question": 1.0} if args.design in (MODELS, MODELS_CLUSTERED) \
         else {"seed": 1.0}
     costs = Costs(**(default if not cost_kw else cost_kw), unit=args.cost_unit)
     if args.effect is None and args.budget is None:
@@ -180,9 +181,9 @@ def config_from_args(parsed) -> PlanConfig:
     stated = {name: getattr(args, f"sd_{name}") for name in
               ("seed", "question", "inter", "repeat")}
     if (args.cluster_size is not None or args.sd_cluster is not None) != (
-            args.design == "models_clustered"):
-        raise fail("--cluster-size", "given (with --sd-cluster) exactly when --design is "
-                   "models_clustered", args.cluster_size)
+            args.design == MODELS_CLUSTERED):
+        raise fail("--cluster-size", f"given (with --sd-cluster) exactly when --design is "
+                   f"{MODELS_CLUSTERED}", args.cluster_size)
     design = check_choice(args.design, "--design", DESIGNS)
     sources = sum(x is not None for x in (args.from_pilot, args.generator_param))
     if sources > 1:
@@ -247,7 +248,7 @@ def config_from_args(parsed) -> PlanConfig:
 
 def _design_words(design, ch, m):
     head = {"methods": f"k = {ch.get('k')} seeds per arm, ",
-            "models_clustered": f"G = {ch.get('clusters')} clusters of {m}, "}.get(design, "")
+            MODELS_CLUSTERED: f"G = {ch.get('clusters')} clusters of {m}, "}.get(design, "")
     r = ch["r"]
     return f"{head}n = {ch['n']:,} questions, r = {r} repeat{'s' if r != 1 else ''}"
 
@@ -257,9 +258,9 @@ _WORDS = {
     "methods": ("two-level t, seeds and questions random: mean delta / sqrt(var(per-seed "
                 "deltas) / k + var(per-question deltas) / n), min(k, n) - 1 df",
                 "2 k (seed + n (question + r repeat))", "k"),
-    "models": ("paired t on the n per-question deltas (n - 1 df)", "2 n (question + r repeat)",
+    MODELS: ("paired t on the n per-question deltas (n - 1 df)", "2 n (question + r repeat)",
                "k"),
-    "models_clustered": ("t on the G cluster-mean deltas (G - 1 df)",
+    MODELS_CLUSTERED: ("t on the G cluster-mean deltas (G - 1 df)",
                          "2 n (question + r repeat), n = G x cluster size", "clusters"),
 }
 
@@ -280,14 +281,14 @@ def report_lines(plan: Plan) -> list[str]:
     lines += [f"warning: {note}" for note in plan.components.notes]
     if c.design != "methods" and plan.components.sd_seed > 0:
         lines.append("note: sd_seed is not used for models (two fixed checkpoints, no seeds)")
-    if c.design == "models_clustered":
+    if c.design == MODELS_CLUSTERED:
         inner = plan.problem.components
         lines.append(f"clusters of {c.cluster_size} questions: design effect 1 + (m - 1) icc "
                      f"with icc = {icc(inner, 1):.4f} at r = 1")
     lines.append(f"costs ({unit}): seed {c.costs.seed:g}, question {c.costs.question:g}, "
                  f"repeat {c.costs.repeat:g}; a design costs {formula}")
     bounds = {"methods": f"k in [{c.k_min}, {c.k_max}], ",
-              "models_clustered": f"G in [{c.k_min}, {c.k_max}], "}.get(c.design, "")
+              MODELS_CLUSTERED: f"G in [{c.k_min}, {c.k_max}], "}.get(c.design, "")
     bounds += f"n in [{c.n_min}, {c.n_max:,}], r in [1, {c.r_max}]"
     if c.budget is None:
         lines.append(f"goal: power >= {100 * c.power:g}% at {100 * c.effect:g} pp; "
@@ -305,7 +306,7 @@ def report_lines(plan: Plan) -> list[str]:
                  f"{ch['effect_pp']:.3g} pp (SD of the mean delta {ch['sd_pp']:.3f} pp)")
     at_bound = [f"{name} = {value} is --{name}-max" for name, value, top in
                 (("k", ch.get(first), c.k_max), ("n", ch["n"], c.n_max), ("r", ch["r"], c.r_max))
-                if value == top and not (name == "k" and c.design == "models")]
+                if value == top and not (name == "k" and c.design == MODELS)]
     if at_bound:
         lines.append(f"note: {'; '.join(at_bound)}: a larger bound may give a cheaper design")
     table = plan.checked if plan.checked is not None else plan.designs.head(c.show).assign(
@@ -336,7 +337,7 @@ def report_lines(plan: Plan) -> list[str]:
         done = plan.checked["sims"]
         if (done < c.sims).any():
             fewest = int(done[done > 0].min()) if (done > 0).any() else 0
-            seeds = " x seeds" if c.design != "models" else ""
+            seeds = " x seeds" if c.design != MODELS else ""
             lines.append(
                 f"note: sims reduced to keep each check within {SIM_CELLS_LIMIT:.0e} "
                 f"simulated cells (sims x questions{seeds}): {(done == 0).sum()} design(s) "
@@ -346,7 +347,7 @@ def report_lines(plan: Plan) -> list[str]:
             # A fitted model need not reproduce the closed form's components exactly: show
             # its own, so that a gap between the two power columns can be read.
             own = components_from_generator(c.model, ch["effect_pp"] / 100,
-                                            "models" if c.design == "models" else "methods")
+                                            MODELS if c.design == MODELS else "methods")
             lines.append(f"the simulated model's own components: "
                          f"{dataclasses.replace(own, source=model_words(c.model)).describe()}")
     return lines

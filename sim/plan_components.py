@@ -13,6 +13,7 @@ import math
 
 import numpy as np
 
+from evalcal_core.designs import MODELS
 from evalcal_core.validate import InvalidParameterError
 
 from .generators.seed_question import mean_sigmoid, pair_sigmoid
@@ -28,7 +29,7 @@ def components_from_generator(gen, effect: float, design: str = "methods") -> Co
     p_v (1 - p_v)]``, and the interaction what is left of ``Var(p_v - p_b)``. For ``models``
     the seeds are fixed (``sd_seed = 0``; the generator's seed spread is removed).
     """
-    if design == "models":
+    if design == MODELS:
         gen = dataclasses.replace(gen, sd_seed=0.0)
     beta = gen.beta_for(effect)
     xb, xv = gen.theta, gen.theta + beta
@@ -57,7 +58,7 @@ def components_from_generator(gen, effect: float, design: str = "methods") -> Co
     notes = ()
     if var_i < -1e-9:
         notes = (f"quadrature left a negative interaction ({var_i:.2e}); set to 0",)
-    if design == "models":
+    if design == MODELS:
         var_c, var_i = var_c + max(var_i, 0.0), 0.0
     return Components(float(np.sqrt(max(var_a, 0.0))), float(np.sqrt(max(var_c, 0.0))),
                       float(np.sqrt(max(var_i, 0.0))), float(np.sqrt(max(var_r, 0.0))),

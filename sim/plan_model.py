@@ -69,6 +69,7 @@ import numpy as np
 from scipy import special, stats
 
 import protocols
+from evalcal_core.designs import MODELS
 from evalcal_core.validate import fail
 
 from .grid import wilson
@@ -134,7 +135,7 @@ def mean_delta_variance(comp: Components, design: str, k, n, r):
     k, n, r = _sizes(k, n, r)
     sa2, sc2, si2, sr2 = (comp.sd_seed**2, comp.sd_question**2, comp.sd_inter**2,
                           comp.sd_repeat**2)
-    if design == "models":
+    if design == MODELS:
         return (sc2 + si2) / n + sr2 / (n * r) + 0 * k
     return sa2 / k + sc2 / n + si2 / (k * n) + sr2 / (k * n * r)
 
@@ -160,8 +161,8 @@ def power(comp: Components, design: str, k, n, r, effect, alpha: float = 0.05):
     k, n, r = _sizes(k, n, r)
     effect = np.asarray(effect, dtype=float)
     se = np.sqrt(mean_delta_variance(comp, design, k, n, r))
-    if design in ("models", "clusters"):
-        df = (n if design == "models" else k) - 1 + 0 * (k + n)
+    if design in (MODELS, "clusters"):
+        df = (n if design == MODELS else k) - 1 + 0 * (k + n)
         with np.errstate(divide="ignore", invalid="ignore"):
             return _two_sided_nct(stats.t.isf(alpha / 2, df), df, effect / se)
     k, n, r, effect, se = np.broadcast_arrays(k, n, r, effect, se)
@@ -221,7 +222,7 @@ def two_level_test(deltas, alpha: float = 0.05):
 def cost(costs: Costs, design: str, k, n, r):
     """Cost of a design (``costs.unit``); arrays broadcast; both arms counted."""
     k, n, r = _sizes(k, n, r)
-    if design == "models":
+    if design == MODELS:
         return 2 * n * (costs.question + r * costs.repeat) + 0 * k
     return 2 * k * (costs.seed + n * (costs.question + r * costs.repeat))
 
@@ -262,7 +263,7 @@ def _draw_deltas(model, design, sims, k, n, r, delta, rng):
     if isinstance(model, Components):
         c = model
         within = math.sqrt(c.sd_inter**2 + c.sd_repeat**2 / r)
-        if design == "models":
+        if design == MODELS:
             sd = math.sqrt(c.sd_question**2 + c.sd_inter**2 + c.sd_repeat**2 / r)
             return delta + sd * rng.standard_normal((sims, n))
         if design == "clusters":
@@ -272,7 +273,7 @@ def _draw_deltas(model, design, sims, k, n, r, delta, rng):
         return (delta + c.sd_seed * rng.standard_normal((sims, k, 1))
                 + c.sd_question * rng.standard_normal((sims, 1, n))
                 + within * rng.standard_normal((sims, k, n)))
-    if design == "models":
+    if design == MODELS:
         gen = dataclasses.replace(model, sd_seed=0.0)
         base, variant = _draw_seed_question(gen, sims, 1, n, r, delta, rng)
         return (variant[:, 0, :] - base[:, 0, :]) / r
@@ -310,7 +311,7 @@ def simulate_power(model, design, k, n, r, effect, *, sims=2000, alpha=0.05,
     """
     rng = np.random.default_rng(rng)
     test = protocols.get("paired_t")
-    units = n if design == "models" else k * n
+    units = n if design == MODELS else k * n
     chunk = max(1, _CELLS_PER_CHUNK // max(units, 1))
     hits = 0
     for start in range(0, sims, chunk):

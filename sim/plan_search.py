@@ -25,6 +25,7 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
+from evalcal_core.designs import MODELS, MODELS_CLUSTERED
 from evalcal_core.validate import check_alpha, check_choice, check_int, check_number, fail
 
 from .grid import cell_seed
@@ -32,7 +33,7 @@ from .plan_components import components_from_generator
 from .plan_model import Components, Costs, cost, mean_delta_variance, power, simulate_power
 
 #: the kinds of study planned (``evalcal_core.designs`` names: methods_paired, models)
-DESIGNS = ("methods", "models", "models_clustered")
+DESIGNS = ("methods", MODELS, MODELS_CLUSTERED)
 #: neighbour steps of the chosen design: k +- 1, n x/ 1.25, r +- 1
 N_STEP = 1.25
 #: the largest grid sizes accepted (bounds of every size option)
@@ -126,7 +127,7 @@ def search(comp: Components, costs: Costs, *, design="methods", power_target=0.8
     ranked by cost (then fewer seeds, repeats). With ``budget``: the largest n within it,
     ranked by the smallest detectable effect (then cost).
     """
-    ks = np.arange(k_min, k_max + 1) if design != "models" else np.array([1])
+    ks = np.arange(k_min, k_max + 1) if design != MODELS else np.array([1])
     rs = np.arange(1, r_max + 1)
     kk, rr = (a.ravel() for a in np.meshgrid(ks, rs, indexing="ij"))
     if budget is None:
@@ -136,8 +137,8 @@ def search(comp: Components, costs: Costs, *, design="methods", power_target=0.8
         eff = np.full(kk.shape, float(effect))
     else:
         per_question = costs.question + rr * costs.repeat
-        room = budget / 2 / (kk if design != "models" else 1) - (
-            costs.seed if design != "models" else 0.0)
+        room = budget / 2 / (kk if design != MODELS else 1) - (
+            costs.seed if design != MODELS else 0.0)
         with np.errstate(divide="ignore", invalid="ignore"):
             nn = np.where(per_question > 0, np.floor(room / per_question + 1e-9), n_max)
         nn = np.minimum(nn, n_max)
@@ -160,11 +161,11 @@ def neighbours(design, k, n, r, *, k_min, k_max, n_min, n_max, r_max):
     """The chosen design's neighbours (k +- 1, n x/ 1.25, r +- 1) inside the bounds."""
     out = []
     steps = [(0, 1.0, 0), (0, N_STEP, 0), (0, 1 / N_STEP, 0), (0, 1.0, 1), (0, 1.0, -1)]
-    if design != "models":
+    if design != MODELS:
         steps += [(1, 1.0, 0), (-1, 1.0, 0)]
     for dk, fn, dr in steps:
         kk, nn, rr = k + dk, int(round(n * fn)), r + dr
-        if design != "models" and not k_min <= kk <= k_max:
+        if design != MODELS and not k_min <= kk <= k_max:
             continue
         if n_min <= nn <= n_max and 1 <= rr <= r_max and (kk, nn, rr) not in out:
             out.append((kk, nn, rr))
@@ -211,7 +212,7 @@ def check_sims(sims: int, design: str, k: int, n: int) -> int:
     Nothing else bounds the product: a design with n ~ 1e6 questions at 20,000 sims would
     draw 2e10 cells per design (minutes to hours, with no output).
     """
-    cells = max(1, int(n) if design == "models" else int(k) * int(n))
+    cells = max(1, int(n) if design == MODELS else int(k) * int(n))
     allowed = min(int(sims), SIM_CELLS_LIMIT // cells)
     return allowed if allowed >= MIN_CHECK_SIMS else 0
 
@@ -266,11 +267,11 @@ def _plan_iv(config: PlanConfig) -> PlanConfig:
         check_number(config.budget, "--budget", low=0.0, low_open=True)
     check_int(config.k_min, "--k-min", low=2, high=K_LIMIT)
     check_int(config.k_max, "--k-max", low=config.k_min, high=K_LIMIT)
-    check_int(config.n_min, "--n-min", low=1 if config.design == "models_clustered" else 2,
+    check_int(config.n_min, "--n-min", low=1 if config.design == MODELS_CLUSTERED else 2,
               high=N_LIMIT)
     check_int(config.n_max, "--n-max", low=config.n_min, high=N_LIMIT)
     check_int(config.r_max, "--r-max", low=1, high=R_LIMIT)
-    pairs = (config.k_max - config.k_min + 1 if config.design != "models" else 1) * \
+    pairs = (config.k_max - config.k_min + 1 if config.design != MODELS else 1) * \
         config.r_max
     if pairs > PAIRS_LIMIT:
         raise fail("--r-max", f"such that (--k-max - --k-min + 1) x --r-max <= {PAIRS_LIMIT} "
@@ -279,7 +280,7 @@ def _plan_iv(config: PlanConfig) -> PlanConfig:
     check_int(config.sims, "--sims", low=0, high=SIMS_LIMIT)
     check_int(config.show, "--show", low=1, high=100)
     check_int(config.seed, "--seed", low=0)
-    if config.design == "models_clustered":
+    if config.design == MODELS_CLUSTERED:
         check_int(config.cluster_size, "--cluster-size", low=1, high=N_LIMIT)
         check_int(config.n_max, "--n-max", low=config.k_min * config.cluster_size,
                   high=N_LIMIT)
@@ -305,7 +306,7 @@ def _plan_iv(config: PlanConfig) -> PlanConfig:
                    f"makes every {config.design} design free and the choice arbitrary)",
                    "all 0")
     # the dearest design in the bounds (Python floats: an overflow is inf, not a warning)
-    k_top = 1 if config.design == "models" else config.k_max
+    k_top = 1 if config.design == MODELS else config.k_max
     n_top = config.n_max
     dearest = 2.0 * k_top * (costs.seed + n_top * (costs.question + config.r_max
                                                    * costs.repeat))
@@ -355,7 +356,7 @@ def _clustered_rows(table, m):
 def run_plan(config: PlanConfig) -> Plan:
     """Search the grid, choose, and (``config.sims > 0``) check by simulation."""
     config = _plan_iv(config)
-    if config.design == "models_clustered":
+    if config.design == MODELS_CLUSTERED:
         inner = _solve(clustered_as_methods(config))
         chosen = None
         if inner.chosen is not None:
@@ -418,7 +419,7 @@ def power_grid(plan: Plan, ks=None, ns=None):
     c = plan.problem
     r = plan.chosen["r"] if plan.chosen else 1
     effect = plan.chosen["effect_pp"] / 100 if plan.chosen else (c.effect or 0.01)
-    if plan.config.design == "models_clustered":
+    if plan.config.design == MODELS_CLUSTERED:
         # rows r, columns the total questions G m of G = k_min .. k_max clusters
         m = plan.config.cluster_size
         rs = np.arange(1, c.r_max + 1) if ks is None else np.asarray(ks)
@@ -428,10 +429,10 @@ def power_grid(plan: Plan, ks=None, ns=None):
         return rs, gs * m, p, cost(c.costs, "clusters", gs[None, :], m, rs[:, None])
     if ns is None:
         ns = np.unique(np.geomspace(c.n_min, c.n_max, 60).round().astype(int))
-    if c.design == "models":
+    if c.design == MODELS:
         rs = np.arange(1, c.r_max + 1) if ks is None else np.asarray(ks)
-        p = power(c.components, "models", 1, ns[None, :], rs[:, None], effect, c.alpha)
-        return rs, ns, p, cost(c.costs, "models", 1, ns[None, :], rs[:, None])
+        p = power(c.components, MODELS, 1, ns[None, :], rs[:, None], effect, c.alpha)
+        return rs, ns, p, cost(c.costs, MODELS, 1, ns[None, :], rs[:, None])
     ks = np.arange(c.k_min, c.k_max + 1) if ks is None else np.asarray(ks)
     p = power(c.components, "methods", ks[:, None], ns[None, :], r, effect, c.alpha)
     return ks, ns, p, cost(c.costs, "methods", ks[:, None], ns[None, :], r)

@@ -23,16 +23,7 @@ SKIP = {"tests", "build", "dist", "node_modules", "site-packages", "__pycache__"
 ALLOWED = {
     "reports/evaluate/board.py",
     "reports/evaluate/cli.py",
-    "reports/evaluate/stream.py",
-    "reports/figure_styles.py",
     "sim/decisions/leaderboard.py",
-    "sim/decisions/streaming.py",
-    "sim/design_check.py",
-    "sim/generators/unpaired_seeds.py",
-    "sim/plan.py",
-    "sim/plan_components.py",
-    "sim/plan_model.py",
-    "sim/plan_search.py",
 }
 
 

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from evalcal_core.designs import Design
+from evalcal_core.designs import METHODS_INDEPENDENT, METHODS_PAIRED, MODELS_CLUSTERED, Design
 from evalcal_core.scores import ArmScores
 from evalcal_core.validate import InvalidParameterError
 from protocols.claims import EXIT_STATUS
@@ -31,14 +31,14 @@ def stream_units(scores: ArmScores, design: Design) -> tuple[np.ndarray, str]:
         raise InvalidParameterError(f"--stream reads two arms as they arrive; got {scores.m} arms "
                                     f"({', '.join(scores.arms)})")
     base, variant = scores.arm(scores.arms[0]), scores.arm(scores.arms[1])
-    if design.kind == "methods_independent":
+    if design.kind == METHODS_INDEPENDENT:
         raise InvalidParameterError("--stream needs paired units (questions or paired seeds); with "
                                     "--unpaired seeds there are none")
-    if design.kind == "methods_paired":
+    if design.kind == METHODS_PAIRED:
         return (variant.mean(axis=1) - base.mean(axis=1))[_arrival(scores.run_ids)], "seeds"
     order = _arrival(scores.question_ids)
     deltas = (variant.mean(axis=0) - base.mean(axis=0))[order]
-    if design.kind != "models_clustered" or scores.clusters is None:
+    if design.kind != MODELS_CLUSTERED or scores.clusters is None:
         return deltas, "questions"
     # a cluster's mean is known once its questions are in: clusters in the order their
     # first question arrived (a CS for the mean of the cluster means)

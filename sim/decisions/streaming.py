@@ -33,6 +33,7 @@ import numpy as np
 from scipy import stats
 
 from evalcal_core.cli import ArgumentParser, run_main
+from evalcal_core.designs import MODELS
 from evalcal_core.validate import InvalidParameterError, check_int
 from protocols.streaming import (
     CLAIMS,
@@ -44,7 +45,7 @@ from protocols.streaming import (
 )
 
 NAME = "streaming"
-DESIGN = "models"
+DESIGN = MODELS
 ALPHA = 0.05
 #: the margin of every claim and three-way decision (fractions: 2 pp), seqbench's
 MARGIN = 0.02

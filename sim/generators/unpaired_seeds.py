@@ -6,6 +6,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from evalcal_core.designs import METHODS_INDEPENDENT
 from evalcal_core.validate import check_number, fail
 
 from ._base import Generator, register
@@ -42,7 +43,7 @@ class UnpairedSeeds(Generator):
 
     name = "unpaired_seeds"
     #: the study design it simulates (:data:`evalcal_core.designs.KINDS`)
-    design = "methods_independent"
+    design = METHODS_INDEPENDENT
 
     def __post_init__(self):
         check_number(self.mu, "mu", self.owner, low=0, high=1)

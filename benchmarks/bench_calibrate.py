@@ -1,8 +1,16 @@
-"""Time the default calibration grid and compare with a naive per-simulation scipy loop.
+"""Time the default calibration grid and compare with a naive per-simulation scipy loop;
+with ``--commands``, time the default commands as a user runs them.
 
 Usage::
 
     python benchmarks/bench_calibrate.py [--jobs N] [--loop-sims 30]
+    python benchmarks/bench_calibrate.py --commands [--repeat 3]
+
+``--commands`` runs each command of :data:`COMMANDS` (the validity rule's sequential stop and
+the seed-budget search included) ``--repeat`` times as a whole process, each in a fresh
+output folder (no cell cache), and prints the median wall time beside its target on an idle
+2-core machine (issue 36). Compare before and after on the same machine at the same load:
+the times follow the load.
 
 Part 1 runs the default ``python -m sim.calibrate --k 3 10`` grid (seed_gaussian, effects
 0 0.5 1 2 pp, 2000 simulations per cell, every applicable protocol) in a fresh folder and
@@ -16,6 +24,9 @@ from __future__ import annotations
 
 import argparse
 import os
+import statistics
+import subprocess
+import sys
 import tempfile
 import time
 
@@ -27,6 +38,26 @@ from sim.grid import calibrate
 
 KS = list(range(3, 11))
 EFFECTS = [0, 0.5, 1, 2]
+#: the default commands and their targets (s, idle 2-core machine)
+COMMANDS = {
+    "python -m sim.calibrate --k 3 10": (["--k", "3", "10"], 15.0),
+    "python -m sim.calibrate --generator question_mixture --k 8": (
+        ["--generator", "question_mixture", "--k", "8"], 10.0),
+}
+
+
+def time_commands(repeat: int) -> None:
+    """Median wall time of each of :data:`COMMANDS`, whole process, fresh output folder."""
+    for shown, (argv, target) in COMMANDS.items():
+        times = []
+        for _ in range(repeat):
+            with tempfile.TemporaryDirectory() as out:
+                t0 = time.perf_counter()
+                subprocess.run([sys.executable, "-m", "sim.calibrate", *argv, "--out", out,
+                                "--no-plot", "--quiet"], check=True)
+                times.append(time.perf_counter() - t0)
+        print(f"{shown}: median {statistics.median(times):.1f} s of {repeat} "
+              f"(min {min(times):.1f}, max {max(times):.1f}; target <= {target:g} s idle)")
 
 
 def _mean(x, axis=-1):
@@ -59,7 +90,13 @@ def main(argv=None) -> int:
     parser.add_argument("--loop-sims", type=int, default=30,
                         help="experiments per subset cell in the naive loop")
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--commands", action="store_true",
+                        help="time the default commands as whole processes instead")
+    parser.add_argument("--repeat", type=int, default=3, help="runs per command (--commands)")
     args = parser.parse_args(argv)
+    if args.commands:
+        time_commands(args.repeat)
+        return 0
 
     g = generators.get("seed_gaussian")
     with tempfile.TemporaryDirectory() as out:

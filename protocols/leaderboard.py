@@ -22,9 +22,12 @@ draw by draw in chunks. Then, jointly with probability about ``1 - alpha``:
 * the best system is among those no other system is separated above (the confidence set for
   the best).
 
-**Tiers**: systems sorted by mean; a new tier starts at the first system separated from
-the top of the current tier (a greedy reading for display: systems in one tier are not
-separated from that tier's leader, and the printed pairwise verdicts decide).
+**Tiers** (:func:`tiers`): systems sorted by mean; a new tier starts at the first system
+separated from the top of the current tier (a greedy reading for display: systems in one
+tier are not separated from that tier's leader, and the printed pairwise verdicts decide).
+Under the global null a second tier needs a false separation, so the tiers' family-wise
+error is at most max-T's; with real differences a tier may hold a system truly worse than
+one in the next tier (rates measured in docs/evaluate.md, "Leaderboards").
 """
 
 from __future__ import annotations

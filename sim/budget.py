@@ -22,9 +22,10 @@ The k search
 ------------
 For every recommended protocol and effect, the smallest k with power >= the target is
 searched beyond the requested range (:func:`sim.solve.solve` over :mod:`sim.search`:
-doubling, then bisection, then a walk
-to the k range over which the power's Wilson interval straddles the target), up to
-``--k-max`` or the generator's cap. Each k it measures gets its effect-0 cell as well, so the
+doubling, then bisection, then a walk to the k range over which the power's Wilson interval
+straddles the target), up to ``--k-max`` or the generator's cap. A protocol that reads the
+first run only (``mcnemar``) is not searched: its power does not change with k, so the
+requested grid answers. Each k it measures gets its effect-0 cell as well, so the
 rule above covers it. Cells are cached like any other.
 """
 
@@ -148,9 +149,11 @@ def _double(k: int) -> int:
     return 2 * k
 
 
-def _k_text(c, points, floor, cap, null_ks, *, within: bool) -> str:
+def _k_text(c, points, floor, cap, null_ks, *, within: bool, first_only: bool) -> str:
     """A k answer in words or as a number (see :func:`seed_budget`)."""
     if c.at is None:
+        if first_only:
+            return "not reached: it reads the first run only, so no k helps"
         if within:
             return f"not reached by k = {cap}"
         return f"not reached within the k tried (up to {c.top})"
@@ -203,7 +206,8 @@ def seed_budget(calibration: pd.DataFrame, *, target_power: float = 0.8, caps=No
         rule = ValidityRule.make(alpha, first, tolerance=tol, max_sims=max_sims)
         v = verdict(calibration, generator, null_params, protocol, alpha, tol, rule=rule)
         cap = caps.get(params) if isinstance(caps, dict) else caps
-        floor = protocols.protocol_class(protocol).min_k
+        cls = protocols.protocol_class(protocol)
+        floor = cls.min_k
         for effect, cells in part[part["effect_pp"] != 0].groupby("effect_pp", sort=True):
             points = _points(cells)
             row = {"generator": generator, "generator_params": params, "protocol": protocol,
@@ -214,7 +218,8 @@ def seed_budget(calibration: pd.DataFrame, *, target_power: float = 0.8, caps=No
             for target in targets:
                 c = crossing(points, target, floor, cap or max(points), _double)
                 within = cap is not None and c.complete
-                text = _k_text(c, points, floor, cap, v.null_ks, within=within)
+                text = _k_text(c, points, floor, cap, v.null_ks, within=within,
+                               first_only=cls.uses_first_seed_only)
                 if not v.recommended:
                     text = "not recommended"
                 if target == float(target_power):
@@ -306,7 +311,10 @@ def search_budget(calibration: pd.DataFrame, chosen, *, caps: dict, target_power
             if not verdict(current, g.name, part["null_params"].iloc[0], protocol, alpha, tol,
                            rule=rule_of(alpha)).recommended:
                 continue
-            floor = protocols.protocol_class(protocol).min_k
+            cls = protocols.protocol_class(protocol)
+            if cls.uses_first_seed_only:
+                continue  # its power does not change with k: no k to search for
+            floor = cls.min_k
             for effect in sorted(set(part.loc[part["effect_pp"] != 0, "effect_pp"])):
                 for target in targets:
                     yield Curve(g, protocol, part["protocol_params"].iloc[0], target,

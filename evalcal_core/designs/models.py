@@ -4,7 +4,8 @@ The questions are the sample, independent of each other; repeated runs of a mode
 repeats, Inspect epochs) are measurement noise averaged within a question. Reportable:
 ``paired_t_questions`` (t-test on the per-question differences of the run means; primary),
 ``mcnemar`` (primary for one binary run per arm: exact while few questions differ, Newcombe
-score CI).
+score CI), ``signflip_questions`` (the t's sign-flip randomization twin, exact while at most
+16 questions differ).
 """
 
 from __future__ import annotations

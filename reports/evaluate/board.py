@@ -90,7 +90,9 @@ def board_text(head_lines, board, names, units: Units, unit: str, fmt: str = "te
         lines.append("-" * (sum(widths) + 2 * (len(widths) - 1)))
         lines += ["  ".join(v.ljust(w) for v, w in zip(r, widths)).rstrip() for r in body]
     lines += ["", "* Tiers: a new tier starts at the first system separated from the current "
-              "tier's leader. Rank intervals hold every system's true rank at once (ties "
+              "tier's leader (a reading aid: a tier may hold a system truly worse than one "
+              "in the next; the separations and rank intervals are the claims). Rank "
+              "intervals hold every system's true rank at once (ties "
               "allow any rank of their group); the possibly-best set holds the best system "
               f"with probability >= {100 * (1 - board.alpha):g}%. Calibrated: python -m "
               "sim.decision_grid --families leaderboard."]

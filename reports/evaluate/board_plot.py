@@ -14,7 +14,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from .forest import check_forest_path, plot_label, save_png
+from .._save import save_png
+from .forest import FOREST_DPI, check_forest_path, plot_label
 
 #: label size (points) of a row: smaller on long boards so that the rows do not overlap
 LABEL_POINTS = {40: 8.0, 90: 6.5}
@@ -85,7 +86,7 @@ def plot_board(board, names, *, fraction: bool = True, unit: str = "", ax=None):
     ax.set_yticks(y, shown, fontsize=_by_rows(LABEL_POINTS, m, SMALL_POINTS))
     ax.set_ylim(-0.6, m - 0.4)
     ax.set_xlim(0.3, m + 0.7)
-    ax.xaxis.set_major_locator(MaxNLocator(integer=True))
+    ax.xaxis.set_major_locator(MaxNLocator(integer=True, steps=[1, 2, 5, 10]))
     ax.set_xlabel(f"rank (1 = best)\nbar: {100 * (1 - board.alpha):g}% simultaneous rank "
                   "interval (red: possibly best); dot: rank by mean; bands: tiers T1, T2, ...",
                   fontsize=8)
@@ -107,4 +108,5 @@ def write_board_plot(board, names, path, *, fraction: bool = True, unit: str = "
     path = check_forest_path(path)
     fig, ax = plt.subplots(figsize=figure_size(len(names)))
     plot_board(board, names, fraction=fraction, unit=unit, ax=ax)
-    return save_png(fig, path)
+    fig.tight_layout()
+    return str(save_png(fig, path, dpi=FOREST_DPI))

@@ -7,12 +7,17 @@ import math
 import re
 from pathlib import Path
 
-from evalcal_core.atomic import atomic_path, check_target
+from evalcal_core.atomic import check_target
 from evalcal_core.validate import InvalidParameterError
+
+from .._save import save_png
 
 #: characters kept of an arm name in a tick label (a 5,000-character name would make the
 #: figure thousands of inches wide, and matplotlib refuse it)
 MAX_LABEL = 40
+
+#: resolution of the --forest PNGs, dots per inch
+FOREST_DPI = 120
 
 #: what the thick interval of each correction is: holm, bh and bonferroni draw the
 #: single-step Bonferroni interval (Holm's and BH's steps have no interval of their own)
@@ -100,18 +105,5 @@ def forest_plot(analysis, units, path) -> str:
     ax.set_title(f"{plot_label(analysis.primary)}, {analysis.design.describe()}{margin}",
                  fontsize=9)
     ax.set_ylim(-0.6, len(comps) - 0.3)
-    return save_png(fig, path)
-
-
-def save_png(fig, path) -> str:
-    """Write ``fig`` to ``path`` (checked by :func:`check_forest_path`) as a PNG,
-    atomically, close it and return the path; the one save of every ``--forest`` plot."""
-    import matplotlib.pyplot as plt
-
     fig.tight_layout()
-    try:
-        with atomic_path(path) as tmp:
-            fig.savefig(tmp, dpi=120, format="png")
-    finally:
-        plt.close(fig)
-    return str(path)
+    return str(save_png(fig, path, dpi=FOREST_DPI))

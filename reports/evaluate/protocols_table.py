@@ -12,7 +12,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from evalcal_core.designs import METHODS_PAIRED
+from evalcal_core.designs import METHODS_PAIRED, MODELS
 from evalcal_core.validate import check_alpha
 from protocols import PROTOCOLS, ScoreBatch, get, min_sign_flip_pvalue, names, protocol_class
 
@@ -157,6 +157,11 @@ def summarise_deltas(deltas, unit: str) -> str:
             f"{int((d > 0).sum())} positive, {int((d < 0).sum())} negative.")
 
 
+#: fewer questions than this differing between two fixed models: the per-question t is not
+#: shown to hold its level (sim.design_check on the MathArena A/A pool, n = 15)
+FEW_DIFFERING = 30
+
+
 def notes_for(base, variant, alpha, rows=(), *, kind=METHODS_PAIRED, factor=100.0,
               unit="pp", names_=("baseline", "variant")) -> list[str]:
     """Advice a user needs to read the table (``rows``: the verdicts, for their notes)."""
@@ -176,6 +181,14 @@ def notes_for(base, variant, alpha, rows=(), *, kind=METHODS_PAIRED, factor=100.
             notes.append("Per-question scores from several seeds: paired_two_level counts "
                          "both the seeds and the questions as noise; the per-question "
                          "protocols marked as pitfalls count only the questions.")
+    if kind == MODELS and n >= 2:
+        differ = int((np.abs(variant.mean(axis=0) - base.mean(axis=0)) > 0).sum())
+        if differ < FEW_DIFFERING:
+            notes.append(f"Only {differ} of {n} questions differ between the arms: the t test "
+                         f"on per-question deltas (paired_t_questions) is not shown to hold "
+                         f"its level with so few (it over-rejects on a real A/A pool of 15 "
+                         f"questions: docs/harness_defaults.md); signflip_questions is exact "
+                         f"while at most 16 differ: claim a difference only if it agrees.")
     notes.extend(f"{r.protocol}: {r.note}." for r in rows if r.note)
     notes.append("Rows marked with a pitfall (for this design) are shown for teaching: do not "
                  "report them.")

@@ -130,13 +130,14 @@ def config_from_args(config_cls, args: argparse.Namespace, **extra):
     return config_cls(**values)
 
 
-def check_options(config, extra: dict | None = None) -> None:
+def check_options(config, extra: dict | None = None, *, only_extra: bool = False) -> None:
     """Validate every declared field against its constraint (one-line error naming the flag);
-    ``extra`` maps flags to constraints that depend on other fields."""
+    ``extra`` maps flags to constraints that depend on other fields (checked after the
+    fields' own, or alone with ``only_extra``)."""
     values, constraints = {}, {}
     for f, opt in declared(config):
         values[opt.flag] = getattr(config, f.name)
-        if opt.constraint is not None:
+        if opt.constraint is not None and not only_extra:
             constraints[opt.flag] = opt.constraint
     constraints.update(extra or {})
     validate(values, constraints)

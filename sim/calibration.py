@@ -14,12 +14,26 @@ from __future__ import annotations
 import functools
 import shlex
 import sys
-from dataclasses import dataclass, field, fields
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 
+from evalcal_core.options import (
+    MAX_SIMS,
+    alpha_option,
+    backend_option,
+    check_options,
+    config_from_args,
+    jobs_option,
+    option,
+    out_option,
+    scheduler_option,
+    seed_option,
+    sims_option,
+    to_argv,
+)
 from evalcal_core.outdir import check_complete
 from evalcal_core.params import decode, parse_key_values
 from evalcal_core.validate import (
@@ -33,8 +47,8 @@ from evalcal_core.validate import (
     Requires,
     Rule,
     check_requires,
-    validate,
 )
+from protocols import REPLICATE_MODES
 
 from . import generators
 from .budget import DEFAULT_K_MAX, search_budget, seed_budget
@@ -57,55 +71,130 @@ from .pool_summary import fit_check, pool_summary
 DEFAULT_EFFECTS = (0.0, 0.5, 1.0, 2.0)
 DEFAULT_OUT = Path("reports") / "output" / "calibrate"
 #: upper bounds checked before any work (a typo such as --sims 10^12 must not start a run)
-MAX_SIMS = 10**7
 MAX_K = 10**4
-MAX_JOBS = 4096
 
 
-def _option(name: str, default=None, **meta):
-    """A config field and the command-line option it comes from."""
-    return field(default=default, metadata={"option": name, **meta})
+#: what ``--k`` may be
+K_CONSTRAINT = AllOf(Rule(lambda k: len(k) in (1, 2), "one integer, or MIN MAX"),
+                     Each(Interval("int", 1, MAX_K)),
+                     Rule(lambda k: k[0] <= k[-1], "MIN MAX with MIN <= MAX"))
+#: a fraction strictly between 0 and 1 (a power, an assurance)
+_FRACTION = Interval("real", 0, 1, low_open=True, high_open=True)
+_REAL_POOLS = "real pools"
+_PILOTS = "pilots and CSV pools"
 
 
 @dataclass(frozen=True)
 class CalibrationConfig:
     """Everything ``python -m sim.calibrate`` was asked; validated once, when built.
 
-    Attributes are the command-line options (``k`` is ``(K,)`` or ``(MIN, MAX)`` as typed;
-    ``params`` and ``protocol_params`` the ``KEY=VALUE`` strings as typed, since a cell's
-    random stream is named by the parsed values' text). ``python -m sim.calibrate --help``
-    documents each; :meth:`to_argv` gives the command line that asks for this config.
+    Each field is a command-line option, declared once here with its flag, default, help and
+    constraint (:mod:`evalcal_core.options`): the parser, the checks and :meth:`to_argv` are
+    derived from the declarations. ``k`` is ``(K,)`` or ``(MIN, MAX)`` as typed; ``params``
+    and ``protocol_params`` the ``KEY=VALUE`` strings as typed, since a cell's random stream
+    is named by the parsed values' text.
     """
 
-    k: tuple[int, ...] = field(metadata={"option": "--k", "always": True})
-    generator: str = _option("--generator", "seed_gaussian", always=True)
-    params: tuple[str, ...] = _option("--param", ())
-    effects: tuple[float, ...] | None = _option("--effects")
-    protocols: tuple[str, ...] | None = _option("--protocols")
-    sims: int = _option("--sims", 2000, always=True)
-    seed: int = _option("--seed", 0, always=True)
-    alpha: float = _option("--alpha", 0.05)
-    from_pilot: str | None = _option("--from-pilot")
-    protocol_params: tuple[str, ...] = _option("--protocol-param", ())
-    jobs: int = _option("--jobs", 1, argv=False)
-    backend: str = _option("--backend", "loky")
-    scheduler: str | None = _option("--scheduler")
-    out: Path | None = _option("--out", DEFAULT_OUT, argv=False)
-    target_power: float = _option("--target-power", 0.8)
-    k_max: int = _option("--k-max", DEFAULT_K_MAX)
-    fpr_tolerance: float | None = _option("--fpr-tolerance")
-    max_sims: int | None = _option("--max-sims")
-    assurance: float = _option("--assurance", 0.8)
-    metric_range: tuple[float, ...] | None = _option("--metric-range")
-    mde: bool = _option("--mde", False)
-    percent: bool = _option("--percent", False)
-    allow_large_k: bool = _option("--allow-large-k", False)
-    pool_reps: int = _option("--pool-reps", DEFAULT_REPS)
-    pool_method: str = _option("--pool-method", DEFAULT_POOL_METHOD)
-    replicates: str = _option("--replicates", DEFAULT_REPLICATES)
-    check_fit: bool = _option("--check-fit", False)
-    plot: bool = _option("--no-plot", True, argv=False)
-    quiet: bool = _option("--quiet", False, argv=False)
+    k: tuple[int, ...] = option(
+        "--k", nargs="+", kind=int, metavar="K", always=True, constraint=K_CONSTRAINT,
+        help="seeds per arm: one integer, or MIN MAX for the range MIN..MAX")
+    generator: str = option(
+        "--generator", "seed_gaussian", always=True,
+        help="one of " + ", ".join(generators.names()) + "; or "
+             + "; ".join(f"'{k}': {v}" for k, v in generators.SHORTHANDS.items()))
+    params: tuple[str, ...] = option(
+        "--param", (), nargs="+", metavar="KEY=VALUE",
+        help="generator parameters, e.g. sigma=0.004 rho=0.3 (fractions)")
+    effects: tuple[float, ...] | None = option(
+        "--effects", None, nargs="+", kind=float, metavar="EFFECT",
+        constraint=Optional(Rule(lambda e: len(set(e)) == len(e), "distinct values")),
+        help="true effects in percentage points (default 0 0.5 1 2); a real pool has its "
+             "own, which --effects may only restate, and a CSV pool with --metric-range "
+             "states it in the metric's own units (20 on a [0, 100] metric is +20 units, "
+             "not +0.2)")
+    protocols: tuple[str, ...] | None = option(
+        "--protocols", None, nargs="+", metavar="NAME",
+        help="protocols to score (default: all applicable)")
+    sims: int = sims_option(2000)
+    seed: int = seed_option()
+    alpha: float = alpha_option()
+    from_pilot: str | None = option(
+        "--from-pilot", None, metavar="RESULTS",
+        help="fit the generator to your pilot runs: a protocols.evaluate CSV, or two harness "
+             "logs as BASELINE_LOG,VARIANT_LOG")
+    protocol_params: tuple[str, ...] = option(
+        "--protocol-param", (), nargs="+", metavar="KEY=VALUE",
+        help="set on every selected protocol with that parameter, e.g. B=30")
+    jobs: int = jobs_option()
+    backend: str = backend_option()
+    scheduler: str | None = scheduler_option()
+    out: Path | None = out_option(DEFAULT_OUT)
+    target_power: float = option(
+        "--target-power", 0.8, kind=float, metavar="P", constraint=_FRACTION,
+        help="power the seed budget and --mde answer for (0.8)")
+    k_max: int = option(
+        "--k-max", DEFAULT_K_MAX, kind=int, metavar="K",
+        help=f"search the seed budget up to this k ({DEFAULT_K_MAX}); a real pool caps it at "
+             f"a third of its seeds")
+    fpr_tolerance: float | None = option(
+        "--fpr-tolerance", None, kind=float, metavar="T",
+        help="a protocol is recommended only if its false-positive rate's upper bound is <= "
+             "alpha + T at every k (default alpha / 5)")
+    max_sims: int | None = option(
+        "--max-sims", None, kind=int, metavar="N",
+        help="cap of the validity rule's sequential stop: a borderline null cell's "
+             "simulations are doubled up to N (default 16 x --sims)")
+    assurance: float = option(
+        "--assurance", 0.8, kind=float, metavar="P", constraint=_FRACTION, group=_PILOTS,
+        help="--from-pilot: the seed budget from the pilot's own deltas reaches the target "
+             "power with this probability over the pilot's luck (0.8)")
+    metric_range: tuple[float, ...] | None = option(
+        "--metric-range", None, nargs=2, kind=float, metavar=("LOW", "HIGH"), group=_PILOTS,
+        constraint=Optional(AllOf(Rule(lambda r: len(r) == 2, "two numbers LOW HIGH"),
+                                  Each(Interval("real")),
+                                  Rule(lambda r: r[0] < r[-1], "LOW < HIGH"))),
+        help="range of a CSV pool's metric (e.g. 0 1000 for RL returns); default [0, 1], or "
+             "[0, 100] with --percent. Its effects (--effects, the effect column) and CI "
+             "widths (median_ci_width) are then in the metric's units, with unit = 'metric "
+             "units' in the CSV files; effect_pp and median_ci_width_pp are left blank")
+    mde: bool = option(
+        "--mde", False, switch=True,
+        help="also search the minimum detectable effect of every k (mde.csv); generators "
+             "with a continuous effect only")
+    percent: bool = option(
+        "--percent", False, switch=True, group=_PILOTS,
+        help="--from-pilot: the pilot's scores are percentages (91.3 = 91.3%%)")
+    allow_large_k: bool = option(
+        "--allow-large-k", False, switch=True, group=_REAL_POOLS,
+        help="real pools: allow k above a third of the pool (experiments then share most of "
+             "their seeds)")
+    pool_reps: int = option(
+        "--pool-reps", DEFAULT_REPS, kind=int, metavar="R", group=_REAL_POOLS,
+        constraint=AnyOf(Options((0,), "0 (off)"), Interval("int", 2)),
+        help=f"real pools: half-sample replicates behind pool_low/pool_high, and with "
+             f"--check-fit the pools a fitted model redraws to judge its own fit "
+             f"({DEFAULT_REPS}; 0 = off)")
+    pool_method: str = option(
+        "--pool-method", DEFAULT_POOL_METHOD, choices=POOL_METHODS, group=_REAL_POOLS,
+        constraint=Options(POOL_METHODS),
+        help="real pools: how pool_low/pool_high get the pool-sampling error: 'jackknife' "
+             "(delete-one-seed jackknife over the seeds each experiment drew; no extra "
+             "cells), 'projection' (Hoeffding's first-order term), 'halves' (the older "
+             "--pool-reps half-sample replicates, 6x the cost)")
+    replicates: str = option(
+        "--replicates", DEFAULT_REPLICATES, choices=REPLICATE_MODES,
+        help=f"z-bootstrap protocols: 'summary' draws the B replicates' mean and SD from "
+             f"their exact-moment law (the same rates, far faster); 'drawn' resamples every "
+             f"replicate ({DEFAULT_REPLICATES})")
+    check_fit: bool = option(
+        "--check-fit", False, switch=True, group=_REAL_POOLS,
+        help="real pools: also calibrate seed_question fitted to each pool and write "
+             "fit_check.csv, with where a correct model's difference would fall (null_mean, "
+             "se_null; a parametric bootstrap of --pool-reps pools)")
+    plot: bool = option("--no-plot", True, switch=True, in_argv=False,
+                        help="skip power_curves.png")
+    quiet: bool = option("--quiet", False, switch=True, in_argv=False,
+                         help="no progress bar, no table")
 
     def __post_init__(self):
         _validate(self)
@@ -113,21 +202,7 @@ class CalibrationConfig:
     @classmethod
     def from_args(cls, args) -> CalibrationConfig:
         """The config of parsed command-line arguments (an ``argparse.Namespace``)."""
-        return cls(
-            k=tuple(args.k), effects=None if args.effects is None else tuple(args.effects),
-            generator=args.generator, params=tuple(args.param), from_pilot=args.from_pilot,
-            protocols=None if args.protocols is None else tuple(args.protocols),
-            sims=args.sims, seed=args.seed, alpha=args.alpha,
-            protocol_params=tuple(args.protocol_param), jobs=args.jobs, backend=args.backend,
-            scheduler=args.scheduler, out=args.out, target_power=args.target_power,
-            k_max=args.k_max, fpr_tolerance=args.fpr_tolerance, mde=args.mde,
-            percent=args.percent, allow_large_k=args.allow_large_k, pool_reps=args.pool_reps,
-            replicates=args.replicates, check_fit=args.check_fit, plot=not args.no_plot,
-            quiet=args.quiet, max_sims=getattr(args, "max_sims", None),
-            pool_method=getattr(args, "pool_method", DEFAULT_POOL_METHOD),
-            assurance=getattr(args, "assurance", 0.8),
-            metric_range=None if getattr(args, "metric_range", None) is None
-            else tuple(args.metric_range))
+        return config_from_args(cls, args)
 
     @property
     def ks(self) -> list[int]:
@@ -148,49 +223,15 @@ class CalibrationConfig:
         """Arguments of ``python -m sim.calibrate`` that ask for this config: ``--k``,
         ``--generator``, ``--sims`` and ``--seed`` always, other options where they differ
         from their defaults, in the order of the fields (``--jobs``, ``--out``,
-        ``--no-plot``, ``--quiet`` never: they change no number)."""
-        args = []
-        for f in fields(self):
-            meta = f.metadata
-            value = getattr(self, f.name)
-            if not meta.get("argv", True) or (value == f.default and not meta.get("always")):
-                continue
-            if value is True:
-                args.append(meta["option"])
-            elif isinstance(value, tuple):
-                args += [meta["option"], *(_text(v) for v in value)]
-            else:
-                args += [meta["option"], _text(value)]
-        return args
+        ``--backend``, ``--scheduler``, ``--no-plot``, ``--quiet`` never: they change no
+        number)."""
+        return to_argv(self)
 
     def shell(self) -> str:
         """:meth:`to_argv` as one shell line."""
         return "python -m sim.calibrate " + " ".join(shlex.quote(a) for a in self.to_argv())
 
 
-def _text(value) -> str:
-    return f"{value:g}" if isinstance(value, float) else str(value)
-
-
-#: what each option may be (validated once, when a config is built; :func:`_constraints`
-#: adds the bounds that depend on other options)
-CONSTRAINTS = {
-    "--k": AllOf(Rule(lambda k: len(k) in (1, 2), "one integer, or MIN MAX"),
-                 Each(Interval("int", 1, MAX_K)),
-                 Rule(lambda k: k[0] <= k[-1], "MIN MAX with MIN <= MAX")),
-    "--sims": Interval("int", 1, MAX_SIMS),
-    "--jobs": Interval("int", 1, MAX_JOBS),
-    "--alpha": Interval("real", 0, 1, low_open=True, high_open=True),
-    "--seed": Interval("int", 0, 2**63 - 1),
-    "--effects": Optional(Rule(lambda e: len(set(e)) == len(e), "distinct values")),
-    "--target-power": Interval("real", 0, 1, low_open=True, high_open=True),
-    "--pool-reps": AnyOf(Options((0,), "0 (off)"), Interval("int", 2)),
-    "--pool-method": Options(POOL_METHODS),
-    "--assurance": Interval("real", 0, 1, low_open=True, high_open=True),
-    "--metric-range": Optional(AllOf(Rule(lambda r: len(r) == 2, "two numbers LOW HIGH"),
-                                     Each(Interval("real")),
-                                     Rule(lambda r: r[0] < r[-1], "LOW < HIGH"))),
-}
 #: options that only make sense with another
 REQUIRES = (
     Requires("--scheduler", lambda c: c.scheduler, "--backend dask",
@@ -213,11 +254,11 @@ def _constraints(c: CalibrationConfig) -> dict:
 
 
 def _validate(c: CalibrationConfig) -> None:
-    """Every check that needs no generator, in the order of the tables."""
-    values = {f.metadata["option"]: getattr(c, f.name) for f in fields(c)}
-    validate(values, CONSTRAINTS)
+    """Every check that needs no generator: each option's own constraint, the options that
+    go together, then the bounds that depend on other options."""
+    check_options(c)
     check_requires(c, REQUIRES)
-    validate(values, _constraints(c))
+    check_options(c, _constraints(c), only_extra=True)
     c.generator_params  # noqa: B018  (parsed once here: a bad KEY=VALUE fails now)
     c.protocol_param_values  # noqa: B018
     if c.from_pilot:

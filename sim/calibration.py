@@ -11,6 +11,7 @@ report builds the same config (:mod:`reports._calibrate_command`).
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import shlex
 import sys
@@ -22,6 +23,7 @@ import pandas as pd
 
 from evalcal_core.options import (
     MAX_SIMS,
+    Execution,
     alpha_option,
     backend_option,
     check_options,
@@ -482,9 +484,19 @@ class CalibrationResult:
         return self.calibration[~self.calibration["searched"].astype(bool)]
 
 
-def _common(c: CalibrationConfig) -> dict:
-    return dict(sims=c.sims, alpha=c.alpha, seed=c.seed, jobs=c.jobs, backend=c.backend,
-                scheduler=c.scheduler, out=c.out, progress=not c.quiet)
+def cells_runner(c: CalibrationConfig, desc: str):
+    """``run(requests, sims=None, seed=None, pool_reps=None) -> frame``: the config's cells
+    computed by :func:`sim.grid.run_cells`, with the overrides the validity rule's
+    sequential stop asks for (its chunks' simulations, seed and no half-samples)."""
+    execution = Execution.of(c)
+
+    def run(requests, *, sims=None, seed=None, pool_reps=None):
+        over = {name: value for name, value in (("sims", sims), ("seed", seed))
+                if value is not None}
+        return run_cells(requests, dataclasses.replace(execution, **over),
+                         pool_reps=c.pool_reps if pool_reps is None else pool_reps,
+                         pool_method=c.pool_method, desc=desc)
+    return run
 
 
 def calibrate_grid(plan: CalibrationPlan, generator) -> pd.DataFrame:
@@ -492,8 +504,7 @@ def calibrate_grid(plan: CalibrationPlan, generator) -> pd.DataFrame:
     ``calibration.csv``, in the setting's units: :func:`state_units`)."""
     c, key = plan.config, generator.describe()
     requests = grid_requests(generator, c.ks, plan.effects[key], plan.protocols[key])
-    return state_units(run_cells(requests, pool_reps=c.pool_reps, pool_method=c.pool_method,
-                                 **_common(c)))
+    return state_units(cells_runner(c, "calibrating")(requests))
 
 
 def run_calibration(config: CalibrationConfig,
@@ -509,20 +520,20 @@ def run_calibration(config: CalibrationConfig,
     """
     plan = plan_calibration(config) if plan is None else plan
     c = config
-    common = {**_common(c), "pool_reps": c.pool_reps, "pool_method": c.pool_method}
     frames, fits = [], []
     for generator in plan.generators:
         frame = calibrate_grid(plan, generator)
         frames.append(frame)
         if c.check_fit and generator.from_pool:
-            fit_common = {**_common(c), "protocol_params": c.protocol_param_values,
+            fit_common = {**dataclasses.asdict(Execution.of(c)),
+                          "protocol_params": c.protocol_param_values,
                           "replicates": c.replicates}
             fits.append(fit_check(generator, frame, c.ks, plan.effects[generator.describe()],
                                   fit_common, reps=c.pool_reps))
     frame = pd.concat(frames, ignore_index=True)
-    run = functools.partial(run_cells, **common, desc="seed budget search")
     frame = search_budget(frame, list(plan.generators), caps=plan.caps,
-                          target_power=c.target_power, tolerance=c.fpr_tolerance, run=run,
+                          target_power=c.target_power, tolerance=c.fpr_tolerance,
+                          run=cells_runner(c, "seed budget search"),
                           max_sims=c.max_sims, seed=c.seed)
     budget = seed_budget(frame, target_power=c.target_power, caps=plan.caps,
                          tolerance=c.fpr_tolerance, max_sims=c.max_sims)
@@ -531,8 +542,7 @@ def run_calibration(config: CalibrationConfig,
         mde, cells = search_mde(frame, list(plan.generators), c.ks,
                                 target_power=c.target_power, tolerance=c.fpr_tolerance,
                                 max_sims=c.max_sims,
-                                run=functools.partial(run_cells, **common,
-                                                      desc="effect search"))
+                                run=cells_runner(c, "effect search"))
         frame = pd.concat([frame, cells], ignore_index=True)
     frame, budget = state_units(frame), state_units(budget)
     pools = [g for g in plan.generators if g.from_pool]

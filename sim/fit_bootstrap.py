@@ -34,6 +34,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
+from evalcal_core.options import Execution
 from evalcal_core.validate import InvalidParameterError, check_int
 
 from .generators import PoolView, pool_rows
@@ -171,8 +172,8 @@ def null_diffs(fitted, effect, null, pool_size, ks, protocol_names, reps, *, see
 
     wanted = [q for p in pools for q in requests(p, p.effect)]
     wanted += [q for g, e in fits for q in requests(g, e)]
-    frame = run_cells(wanted, sims=sims, seed=seed, pool_reps=0,
-                         desc="fit-check replicates", **common)
+    frame = run_cells(wanted, Execution(sims=sims, seed=seed, **common), pool_reps=0,
+                      desc="fit-check replicates")
     rate = {(row.generator_params, row.protocol, row.k): (row.rate, row.sims)
             for row in frame.itertuples()}
     rows = []

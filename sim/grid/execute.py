@@ -8,6 +8,8 @@ from dataclasses import dataclass
 from joblib import delayed
 from tqdm import tqdm
 
+from evalcal_core.options import Execution
+
 from .cache import CellCache, CellSpec
 from .cells import chunk_size
 from .parallel import backend_context
@@ -37,9 +39,14 @@ def _work(tasks, sims) -> float:
     return float(sum(sims * k * g.n * len(specs) for g, k, _, specs in tasks))
 
 
-def execute(requests, *, sims, alpha, seed, jobs, backend, scheduler, out, progress,
-               desc="calibrating"):
-    """``CellResult`` of every request (duplicates once), in parallel, through the cache."""
+def execute(requests, run: Execution, desc: str = "calibrating"):
+    """``CellResult`` of every request (duplicates once), in parallel, through the cache.
+
+    ``run`` says how: simulations per cell, level and root seed (the numbers), and workers,
+    backend, cache folder and progress bar (not the numbers).
+    """
+    sims, alpha, seed, jobs = run.sims, run.alpha, run.seed, run.jobs
+    backend, scheduler, out, progress = run.backend, run.scheduler, run.out, run.progress
     cache = CellCache(out) if out is not None else None
     groups, results, seen = {}, [], set()
     for req in requests:

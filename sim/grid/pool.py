@@ -37,6 +37,7 @@ side's Monte Carlo half-width and ``z * pool_sd`` added in quadrature. Synthetic
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from dataclasses import dataclass
 
@@ -44,6 +45,7 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
+from evalcal_core.options import Execution
 from evalcal_core.validate import check_int
 
 from ..generators import PoolView, pool_rows
@@ -166,7 +168,8 @@ def pool_interval(rate, rate_low, rate_high, rep_rates, rep_sims, pool_size,
     return PoolInterval(sd, max(0.0, low), min(1.0, high))
 
 
-def add_pool_columns(frame: pd.DataFrame, requests, reps: int, *, sims, seed, **run):
+def add_pool_columns(frame: pd.DataFrame, requests, reps: int,
+                     run: Execution) -> pd.DataFrame:
     """``frame`` with ``pool_sd``, ``pool_low``, ``pool_high`` (NaN where not a real pool).
 
     ``requests`` are the frame's cells (:class:`sim.grid.CellRequest`); for each
@@ -178,14 +181,14 @@ def add_pool_columns(frame: pd.DataFrame, requests, reps: int, *, sims, seed, **
              if r.generator.from_pool}
     if not reps or not pools or frame.empty:
         return frame
-    halves = {key: half_pools(g, reps, seed) for key, g in pools.items()}
-    rep_sims = replicate_sims(sims)
+    halves = {key: half_pools(g, reps, run.seed) for key, g in pools.items()}
+    rep_sims = replicate_sims(run.sims)
     extra = [CellRequest(h, r.protocol, r.protocol_params, r.k, r.effect_pp)
              for r in requests if r.generator.describe() in halves
              for h in halves[r.generator.describe()] if r.k <= h.max_k]
     if not extra:
         return frame
-    rows = execute(extra, sims=rep_sims, seed=seed, desc="pool half-samples", **run)
+    rows = execute(extra, dataclasses.replace(run, sims=rep_sims), desc="pool half-samples")
     rates = {}
     for row in rows:
         parent = row.generator_params.split(";half_sample=")[0]

@@ -8,6 +8,7 @@ from dataclasses import asdict
 import pandas as pd
 
 import protocols
+from evalcal_core.options import Execution
 from evalcal_core.params import encode
 from evalcal_core.validate import InvalidParameterError
 
@@ -124,9 +125,10 @@ def calibrate(generator, ks, effects_pp, *, protocol_names=None, protocol_params
     """
     check_grid(generator, ks, effects_pp)
     chosen = applicable_protocols(generator, ks, protocol_names, protocol_params, replicates)
-    return run_cells(grid_requests(generator, ks, effects_pp, chosen), sims=sims, alpha=alpha,
-                     seed=seed, jobs=jobs, backend=backend, scheduler=scheduler, out=out,
-                     progress=progress, pool_reps=pool_reps, pool_method=pool_method)
+    run = Execution(sims=sims, alpha=alpha, seed=seed, jobs=jobs, backend=backend,
+                    scheduler=scheduler, out=out, progress=progress)
+    return run_cells(grid_requests(generator, ks, effects_pp, chosen), run,
+                     pool_reps=pool_reps, pool_method=pool_method)
 
 
 def check_grid(generator, ks, effects_pp) -> None:
@@ -148,9 +150,8 @@ def grid_requests(generator, ks, effects_pp, chosen) -> list[CellRequest]:
             if generator.why_not(protocol, k) is None]
 
 
-def run_cells(requests, *, sims=2000, alpha=0.05, seed=0, jobs=1, backend="loky",
-              scheduler=None, out=None, progress=True, pool_reps=0,
-              desc="calibrating", pool_method=DEFAULT_POOL_METHOD) -> pd.DataFrame:
+def run_cells(requests, run: Execution, *, pool_reps: int = 0, desc: str = "calibrating",
+              pool_method: str = DEFAULT_POOL_METHOD) -> pd.DataFrame:
     """Rows (a ``calibrate`` frame) of any set of cells, computed or read from the cache.
 
     Cells of one (generator, k, effect) are drawn once for all their protocols. Real-pool
@@ -158,18 +159,17 @@ def run_cells(requests, *, sims=2000, alpha=0.05, seed=0, jobs=1, backend="loky"
     (``pool_method`` 'jackknife' or 'projection', :mod:`sim.grid.pool_seeds`; no extra
     cells), or with 'halves' from ``pool_reps`` half-sample replicates when ``pool_reps >
     0`` (:func:`sim.grid.pool.add_pool_columns`). This is what the seed-budget and the
-    minimum-detectable-effect searches call for the extra cells they need.
+    minimum-detectable-effect searches call for the extra cells they need. ``run`` is how
+    (:class:`evalcal_core.options.Execution`: simulations, level, seed, workers, backend,
+    cache folder, progress).
     """
-    rows = execute(requests, sims=sims, alpha=alpha, seed=seed, jobs=jobs, backend=backend,
-                   scheduler=scheduler, out=out, progress=progress, desc=desc)
+    rows = execute(requests, run, desc=desc)
     frame = pd.DataFrame([asdict(r) for r in rows], columns=_COLUMNS)
     # The setting whose effect-0 rows validate these (a real pool's: its dataset's null pool).
     nulls = {g.describe(): g.null_setting() for g in {r.generator for r in requests}}
     frame["null_params"] = frame["generator_params"].map(nulls)
     if pool_method == "halves":
-        frame = add_pool_columns(frame.drop(columns="seed_counts"), requests, pool_reps,
-                                 sims=sims, alpha=alpha, seed=seed, jobs=jobs, backend=backend,
-                                 scheduler=scheduler, out=out, progress=progress)
+        frame = add_pool_columns(frame.drop(columns="seed_counts"), requests, pool_reps, run)
     else:
         frame = add_seed_pool_columns(frame, requests, method=pool_method)
     return frame.sort_values(["generator_params", "protocol", "k", "effect_pp"],

@@ -49,7 +49,8 @@ def test_null_diffs_arithmetic_by_hand(monkeypatch):
     null_mean_se = sqrt(0.005 / 2)."""
     rates = {}
 
-    def fake(requests, *, sims, **_):
+    def fake(requests, run, **_):
+        sims = run.sims
         rows = []
         for i, q in enumerate(requests):
             fitted_side = q.generator.name == "seed_question"

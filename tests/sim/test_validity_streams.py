@@ -3,12 +3,12 @@ independent set of experiments (not the first look's, nor another look's), count
 an exact-level protocol (paired_t on normal per-seed deltas) is never called invalid over
 many root seeds, its added chunks rejecting at alpha within Monte Carlo error."""
 
-import functools
 
 import numpy as np
 import pytest
 from scipy import stats
 
+from evalcal_core.options import Execution
 from sim import generators
 from sim.calibration import CalibrationConfig, run_calibration
 from sim.grid import cell_deltas, grid_requests, run_cells
@@ -34,7 +34,10 @@ def test_added_chunks_are_fresh_independent_experiments():
     first look plus the chunks, each once."""
     g = generators.get("seed_gaussian")
     chosen = applicable_protocols(g, [3, 4], ["paired_t"])
-    run = functools.partial(run_cells, alpha=ALPHA, jobs=1, out=None, progress=False)
+    def run(requests, *, sims, seed, pool_reps=0):
+        execution = Execution(sims=sims, alpha=ALPHA, seed=seed, jobs=1, progress=False)
+        return run_cells(requests, execution, pool_reps=pool_reps)
+
     frame = run(grid_requests(g, [3, 4], [0.0], chosen), sims=FIRST, seed=0)
     calls = []
 

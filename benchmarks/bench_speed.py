@@ -62,8 +62,9 @@ def _fresh(batch):
     # pays for what it derives, as the first protocol of a cell does.
     from protocols import ScoreBatch
 
-    if getattr(batch, "_order", None) is not None:
-        return ScoreBatch.from_pool(batch._pool, batch._order)
+    # getattr: the batches of trees before the public ``order`` (``--before``) have none
+    if getattr(batch, "order", None) is not None:
+        return ScoreBatch.from_pool(batch.pool, batch.order)
     return ScoreBatch(batch.base, batch.variant, batch.binary)
 
 

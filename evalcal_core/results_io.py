@@ -7,18 +7,17 @@ Two layouts are accepted:
   question), optionally with a cluster column (``--cluster``).
 
 :func:`read_results_arms` reads any arm names into :class:`~evalcal_core.scores.ArmScores`
-(``runs_are="seeds"``) and checks the scores (:func:`check_arm_scores`). The older two-arm
-API (:func:`read_results`, :func:`read_any`, :class:`PairedResults`, arms ``baseline`` and
-``variant``) is kept for its callers. Every seed must have every arm (unless
-``read_results_arms(..., ragged=True)``: independent seeds, see
-:class:`~evalcal_core.scores.ArmScores`), and per-question files the same questions in every
-run. Rows are aligned by seed (sorted) and question.
+(``runs_are="seeds"``) and checks the scores (:func:`check_arm_scores`);
+:func:`read_tidy_arms` reads them unchecked, optionally holding the file to given arm names
+(``arms=ARMS``: ``baseline`` and ``variant``). Every seed must have every arm (unless
+``ragged=True``: independent seeds, see :class:`~evalcal_core.scores.ArmScores`), and
+per-question files the same questions in every run. Rows are aligned by seed (sorted) and
+question.
 """
 
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
@@ -82,37 +81,6 @@ def read_tidy_frame(path, names=()) -> pd.DataFrame:
     return frame
 
 
-@dataclass(frozen=True)
-class PairedResults:
-    """Scores of the two arms aligned by seed.
-
-    Attributes
-    ----------
-    base, variant : ndarray, shape (k, n)
-        Scores (fraction for accuracy); ``n = 1`` for per-seed files.
-    seeds : tuple
-        Seed labels in row order.
-    per_question : bool
-        Whether the file had per-question scores.
-    source : str
-        Where the results came from.
-    """
-
-    base: np.ndarray
-    variant: np.ndarray
-    seeds: tuple
-    per_question: bool
-    source: str
-
-    @property
-    def k(self) -> int:
-        return self.base.shape[0]
-
-    @property
-    def n(self) -> int:
-        return self.base.shape[1]
-
-
 def _show(value) -> str:
     """A cell as the user wrote it: ``nan``, ``0``, ``'baseline'`` (never ``np.float64(nan)``)."""
     return repr(value.item() if hasattr(value, "item") else value)
@@ -121,32 +89,6 @@ def _show(value) -> str:
 def _row(index) -> str:
     # +2: one for the header line, one because people count lines from 1.
     return f"row {int(index) + 2}"
-
-
-def read_results(path, *, scale: float = 1.0) -> PairedResults:
-    """Read a results CSV whose arms are ``baseline`` and ``variant``.
-
-    Kept for the callers of the two-arm layout; :func:`read_results_arms` reads any arm
-    names into :class:`~evalcal_core.scores.ArmScores`.
-
-    Parameters
-    ----------
-    path : str or Path
-        The CSV file.
-    scale : float, default 1.0
-        Multiply every score by this (0.01 converts percentages to fractions).
-
-    Returns
-    -------
-    PairedResults
-
-    Raises
-    ------
-    ValueError
-        Naming the file and the offending row or column.
-    """
-    arms = _read_tidy(path, scale=scale, allowed=ARMS)
-    return _paired(arms)
 
 
 def read_results_arms(path, *, percent: bool = False, metric_range=None,
@@ -188,7 +130,8 @@ def read_results_arms(path, *, percent: bool = False, metric_range=None,
     ValueError
         One line naming the file and the offending row, column or score.
     """
-    scores = _read_tidy(path, scale=0.01 if percent else 1.0, cluster=cluster, ragged=ragged)
+    scores = read_tidy_arms(path, scale=0.01 if percent else 1.0, cluster=cluster,
+                            ragged=ragged)
     declared = metric_range is not None
     value_range = tuple(metric_range) if declared else FRACTION_RANGE
     if not scores.ragged:
@@ -204,14 +147,47 @@ def read_results_arms(path, *, percent: bool = False, metric_range=None,
     return scores
 
 
-def _read_tidy(path, *, scale: float = 1.0, allowed=None, cluster=None,
-               ragged: bool = False) -> ArmScores:
+def read_tidy_arms(path, *, arms=None, scale: float = 1.0, cluster: str | None = None,
+                   ragged: bool = False) -> ArmScores:
+    """Read a tidy results CSV into :class:`ArmScores` without checking the scores' values.
+
+    :func:`read_results_arms` is this read followed by :func:`check_arm_scores`; call this
+    one where the caller judges the units itself before checking (``--from-pilot``).
+
+    Parameters
+    ----------
+    path : str or Path
+        A CSV in either layout of this module.
+    arms : sequence of str, optional
+        The only arm names the file may use, matched case-insensitively, in the order the
+        arms should have (``ARMS``: ``baseline`` then ``variant``); every one must be present.
+        Default: any names, in the order they first appear, ``baseline`` (when present)
+        first; at least two.
+    scale : float
+        Multiply every score by this (0.01 reads percentages as fractions).
+    cluster : str, optional
+        Column holding each question's cluster (``--cluster``); per-question files only.
+    ragged : bool
+        Accept arms whose seed sets differ (see :func:`read_results_arms`).
+
+    Returns
+    -------
+    ArmScores
+        ``scores`` of shape (arms, seeds, questions), ``n = 1`` and ``question_ids ==
+        ("metric",)`` for per-seed files; ``runs_are="seeds"``.
+
+    Raises
+    ------
+    InvalidParameterError
+        One line naming the file and the offending row or column.
+    """
+    allowed = None if arms is None else tuple(str(a).lower() for a in arms)
     path = Path(path)
-    if not path.exists():
+    if not path.exists() and not path.is_symlink():
         raise InvalidParameterError(f"results file {str(path)!r} does not exist")
     from evalcal_core.readers import check_regular
 
-    check_regular(path)
+    check_regular(path)  # names a symbolic-link loop, a broken link, a folder, a FIFO
     try:
         frame = read_tidy_frame(path, () if cluster is None else (cluster,))
     except (pd.errors.ParserError, pd.errors.EmptyDataError, UnicodeDecodeError) as exc:
@@ -252,8 +228,10 @@ def _read_tidy(path, *, scale: float = 1.0, allowed=None, cluster=None,
         bad_arm = ~arm.isin(allowed)
         if bad_arm.any():
             i = bad_arm.idxmax()
-            raise InvalidParameterError(f"{path}: {_row(i)}: column 'arm' must be 'baseline' or "
-                                        f"'variant', got {frame['arm'][i]!r}")
+            names = [repr(a) for a in allowed]
+            names = " or ".join([", ".join(names[:-1]), names[-1]] if len(names) > 1 else names)
+            raise InvalidParameterError(f"{path}: {_row(i)}: column 'arm' must be {names}, got "
+                                        f"{frame['arm'][i]!r}")
     values = pd.to_numeric(frame[value], errors="coerce")
     bad_value = values.isna() | ~np.isfinite(values.to_numpy(dtype=float, na_value=np.nan))
     if bad_value.any():
@@ -366,130 +344,3 @@ def _to_arrays(tidy: pd.DataFrame, codes: dict, per_question: bool, source: str,
                      cluster_name=cluster, metric="score" if per_question else "metric",
                      source=source,
                      runs_per_arm=tuple(counts) if min(counts) < len(seeds) else None)
-
-
-def _paired(arms: ArmScores, runs=None) -> PairedResults:
-    """The two-arm :class:`PairedResults` view of :class:`ArmScores` (first arm = baseline)."""
-    return PairedResults(base=np.array(arms.scores[0]), variant=np.array(arms.scores[1]),
-                         seeds=tuple(runs if runs is not None else arms.run_ids),
-                         per_question=arms.question_ids != ("metric",), source=arms.source)
-
-
-def from_logs(paired) -> PairedResults:
-    """:class:`PairedResults` of a :class:`evalcal_core.harness_logs.PairedLogs`.
-
-    ``seeds`` are the ``(baseline run, variant run)`` label pairs.
-    """
-    return PairedResults(base=np.array(paired.base, dtype=float),
-                         variant=np.array(paired.variant, dtype=float),
-                         seeds=tuple(paired.runs), per_question=True, source=paired.source)
-
-
-def _is_table(path: Path) -> bool:
-    return path.is_file() and path.suffix.lower() in (".csv", ".tsv", ".txt")
-
-
-def read_any(path, variant=None, *, metric: str | None = None, task: str | None = None,
-             filter: str | None = None, scale: float = 1.0, logs: list | None = None
-             ) -> PairedResults:
-    """Read paired results from a tidy CSV or from a pair of harness logs.
-
-    Kept for its callers; new code calls :func:`read_results_arms` (a tidy CSV, any arms)
-    or :func:`evalcal_core.readers.read_arms` (one harness log per arm), which return
-    :class:`~evalcal_core.scores.ArmScores`.
-
-    Parameters
-    ----------
-    path : str or Path
-        A tidy CSV with both arms (:func:`read_results`); or the baseline's harness log
-        (see :func:`evalcal_core.readers.read_log`), then ``variant`` is needed.
-        ``"BASELINE,VARIANT"`` (two existing paths joined by a comma) names both logs in one
-        string, for options that take one path.
-    variant : str or Path, optional
-        The variant's harness log.
-    metric, task, filter : str, optional
-        Passed to :func:`evalcal_core.readers.read_log`.
-    scale : float
-        Multiply every score by this (0.01 reads percentages as fractions).
-    logs : list, optional
-        When given, the :class:`~evalcal_core.harness_logs.PairedLogs` read is appended to
-        it (for its summary of matched and dropped questions).
-
-    Returns
-    -------
-    PairedResults
-    """
-    from evalcal_core.harness_logs import paired_from_alignment
-    from evalcal_core.readers import read_logs
-
-    text = str(path)
-    if variant is None and not Path(text).exists() and "," in text:
-        first, _, second = text.partition(",")
-        if Path(first).exists() and Path(second).exists():
-            text, variant = first, second
-    path = Path(text)
-    if not path.exists() and not path.is_symlink():
-        raise InvalidParameterError(f"results file {text!r} does not exist")
-    from evalcal_core.readers import check_path
-
-    check_path(path)  # a symbolic-link loop or a broken link is named as such
-    if variant is None:
-        if path.is_dir():
-            raise InvalidParameterError(f"{path} is a directory; a harness log folder holds one "
-                                        "arm, so name the variant's log too (--variant, or "
-                                        f"'BASELINE,VARIANT')")
-        if _is_table(path) and not any((metric, task, filter)) and _has_arms(path):
-            return read_results(path, scale=scale)
-        raise InvalidParameterError(f"{path} holds one arm's log; name the variant's log too "
-                                    f"(--variant, or 'BASELINE,VARIANT')")
-    alignment = read_logs({"baseline": path, "variant": variant}, metric=metric, task=task,
-                          filter=filter)
-    paired = paired_from_alignment(alignment)
-    if logs is not None:
-        logs.append(paired)
-    results = from_logs(paired)
-    if scale != 1.0:
-        results = PairedResults(base=results.base * scale, variant=results.variant * scale,
-                                seeds=results.seeds, per_question=True, source=results.source)
-    return results
-
-
-def _has_arms(path: Path) -> bool:
-    """Whether a table names both arms (an ``arm`` column), or cannot be read (so that
-    :func:`read_results` reports why)."""
-    try:
-        header = pd.read_csv(path, nrows=0, skipinitialspace=True).columns
-    except (pd.errors.ParserError, pd.errors.EmptyDataError, UnicodeDecodeError, OSError):
-        return True
-    names = {str(c).strip().lower() for c in header}
-    return "arm" in names or not {"question", "score"} <= names
-
-
-def check_scores(results: PairedResults, *, value_range=FRACTION_RANGE, percent: bool = False,
-                 declared: bool = False, partial: bool = False) -> PairedResults:
-    """``results`` if every score is a plausible value of its metric, else ``ValueError``.
-
-    Parameters
-    ----------
-    results : PairedResults
-        Scores after scaling (fractions for accuracy).
-    value_range : (float, float)
-        Valid scores, inclusive (default ``[0, 1]``: a fraction such as accuracy).
-    percent : bool
-        Whether the scores were read as percentages (``--percent``).
-    declared : bool
-        Whether ``value_range`` was given by the user (``--metric-range``), which turns off
-        the guesses about percentages and 0/1 files.
-    partial : bool
-        Allow a few non-0/1 scores in a per-question file of otherwise 0/1 scores
-        (``--partial-credit``).
-
-    Raises
-    ------
-    ValueError
-        Naming the seed (and question), the value and how to fix the file or the options.
-    """
-    check_score_arrays([("baseline", results.base), ("variant", results.variant)],
-                       results.seeds, results.per_question, results.source,
-                       value_range, percent, declared, partial)
-    return results

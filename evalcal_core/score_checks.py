@@ -21,8 +21,28 @@ def check_arm_scores(scores: ArmScores, *, value_range=FRACTION_RANGE, percent: 
                      declared: bool = False, partial: bool = False) -> ArmScores:
     """``scores`` if every score is a plausible value of its metric, else ``ValueError``.
 
-    The checks of :func:`check_score_arrays` (see
-    :func:`evalcal_core.results_io.check_scores` for the options), for any number of arms.
+    The checks of :func:`check_score_arrays`, for any number of arms.
+
+    Parameters
+    ----------
+    scores : ArmScores
+        Scores after scaling (fractions for accuracy).
+    value_range : (float, float)
+        Valid scores, inclusive (default ``[0, 1]``: a fraction such as accuracy).
+    percent : bool
+        Whether the scores were read as percentages (``--percent``).
+    declared : bool
+        Whether ``value_range`` was given by the user (``--metric-range``), which turns off
+        the guesses about percentages and 0/1 files.
+    partial : bool
+        Allow a few non-0/1 scores in a per-question file of otherwise 0/1 scores
+        (``--partial-credit``).
+
+    Raises
+    ------
+    InvalidParameterError
+        Naming the arm, the seed (and question), the value and how to fix the file or the
+        options.
     """
     per_question = scores.question_ids != ("metric",)
     check_score_arrays([(arm, scores.scores[a]) for a, arm in enumerate(scores.arms)],
@@ -46,7 +66,7 @@ def check_score_arrays(arrays, seeds, per_question, source, value_range, percent
     source : str
         Where the scores came from, for the message.
     value_range, percent, declared, partial
-        As in :func:`evalcal_core.results_io.check_scores`.
+        As in :func:`check_arm_scores`.
     """
     low, high = value_range
     scores = np.concatenate([np.asarray(a, dtype=float).ravel() for _, a in arrays])

@@ -199,6 +199,18 @@ class ScoreBatch:
         batch._pool, batch._order = pool, order
         return batch
 
+    @property
+    def pool(self) -> PoolScores | None:
+        """The :class:`PoolScores` of a batch built by :meth:`from_pool`; ``None`` otherwise."""
+        return self._pool
+
+    @property
+    def order(self) -> np.ndarray | None:
+        """Pool seeds of each experiment, shape ``(m, k)``, of a batch built by
+        :meth:`from_pool` (row ``i`` of both arms is pool seed ``order[:, i]``); ``None``
+        for a batch that holds its own arrays."""
+        return self._order
+
     def shared(self, key: str, compute):
         """``compute()``, once per batch: a quantity several protocols derive alike."""
         memo = self.__dict__.setdefault("_shared", {})

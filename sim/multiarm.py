@@ -39,7 +39,7 @@ writes ``DIR/multiarm.csv`` and prints the table with Wilson 95% intervals.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, fields, replace
+from dataclasses import dataclass, replace
 
 import numpy as np
 from scipy import optimize, special, stats
@@ -464,10 +464,6 @@ def main(argv=None) -> int:
     if args.out is not None:
         print(f"wrote {path}")
     return 0
-
-
-#: the config fields, for callers that build one from a mapping
-CONFIG_FIELDS = tuple(f.name for f in fields(MultiarmConfig))
 
 
 if __name__ == "__main__":

@@ -1,13 +1,24 @@
-"""Fit a generator to a user's pilot runs: "with runs like mine, how many seeds do I need?"."""
+"""Fit a generator to a user's pilot runs: "with runs like mine, how many seeds do I need?".
+
+:func:`read_pilot` reads the pilot's two arms (a tidy CSV or ``"BASELINE,VARIANT"`` harness
+logs) into :class:`~evalcal_core.scores.ArmScores`; :func:`two_arms` gives their baseline and
+variant arrays (also for ``sim.plan --from-pilot``); :func:`generator_from_pilot` fits.
+"""
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
+from pathlib import Path
 
 import numpy as np
+import pandas as pd
 
-from evalcal_core.results_io import check_scores, read_any
-from evalcal_core.validate import InvalidParameterError
+from evalcal_core.readers import check_path, read_logs
+from evalcal_core.results_io import ARMS, read_tidy_arms
+from evalcal_core.score_checks import check_arm_scores
+from evalcal_core.scores import ArmScores
+from evalcal_core.validate import InvalidParameterError, fail
 
 from . import generators
 from .pilot_budget import DEFAULT_ASSURANCE, budget_from_spread, delta_spread
@@ -38,6 +49,75 @@ class PilotFit:
     text: str
     warnings: tuple = ()
     spread: object = None
+
+
+def read_pilot(path) -> ArmScores:
+    """A pilot's two arms, ``baseline`` and ``variant``, with their scores unchecked.
+
+    Parameters
+    ----------
+    path : str or Path
+        A tidy CSV with both arms (:func:`evalcal_core.results_io.read_tidy_arms`, arms
+        ``baseline`` and ``variant``), or ``"BASELINE,VARIANT"``: two existing harness logs
+        (files or folders, see :func:`evalcal_core.readers.read_log`) joined by a comma, the
+        one value of ``--from-pilot``.
+
+    Returns
+    -------
+    ArmScores
+        Two arms in the file's units (the caller judges them: ``--percent``); for logs,
+        questions present in both and runs matched by label or position, ``runs_are`` as the
+        logs say (``"repeats"`` for Inspect epochs, HELM trials).
+
+    Raises
+    ------
+    InvalidParameterError
+        A missing or unreadable path, a folder or a single arm's log (naming the
+        ``'BASELINE,VARIANT'`` form), or what the CSV or log readers report.
+    """
+    text = str(path)
+    if not Path(text).exists() and "," in text:
+        first, _, second = text.partition(",")
+        if Path(first).exists() and Path(second).exists():
+            return read_logs({ARMS[0]: first, ARMS[1]: second}).scores
+    path = Path(text)
+    if not path.exists() and not path.is_symlink():
+        raise InvalidParameterError(f"results file {text!r} does not exist")
+    check_path(path)  # a symbolic-link loop or a broken link is named as such
+    if path.is_dir():
+        raise InvalidParameterError(f"{path} is a directory; a harness log folder holds one "
+                                    "arm, so name both arms' logs: --from-pilot "
+                                    "'BASELINE,VARIANT'")
+    if not _names_both_arms(path):
+        raise InvalidParameterError(f"{path} holds one arm's log; name both arms' logs: "
+                                    "--from-pilot 'BASELINE,VARIANT'")
+    return read_tidy_arms(path, arms=ARMS)
+
+
+def _names_both_arms(path: Path) -> bool:
+    """Whether ``path`` is a table with an ``arm`` column, or one the CSV reader must reject
+    itself (unreadable, or without the one-arm log's ``question`` and ``score`` columns)."""
+    if path.suffix.lower() not in (".csv", ".tsv", ".txt"):
+        return False
+    try:
+        header = pd.read_csv(path, nrows=0, skipinitialspace=True).columns
+    except (pd.errors.ParserError, pd.errors.EmptyDataError, UnicodeDecodeError, OSError):
+        return True
+    names = {str(c).strip().lower() for c in header}
+    return "arm" in names or not {"question", "score"} <= names
+
+
+def two_arms(scores: ArmScores) -> tuple[np.ndarray, np.ndarray]:
+    """``(baseline, variant)``: the scores of two-arm :class:`ArmScores`, shape (k, n) each.
+
+    The first arm is the baseline (:func:`read_pilot` and ``read_tidy_arms(arms=ARMS)`` put
+    it first); read-only views, in the scores' units.
+    """
+    if scores.m != 2 or scores.ragged:
+        raise fail("scores", "two arms with the same runs (a baseline and a variant)",
+                   got=f"arms {', '.join(scores.arms)}"
+                   + (" with unequal runs" if scores.ragged else ""), owner="two_arms")
+    return scores.scores[0], scores.scores[1]
 
 
 def _scale(values: np.ndarray, path, percent: bool) -> float:
@@ -74,7 +154,8 @@ def _budget_text(spread, effects_pp, alpha, power) -> str:
 def generator_from_pilot(path, *, percent: bool = False,
                          assurance: float = DEFAULT_ASSURANCE, effects_pp=(),
                          alpha: float = 0.05, power: float = 0.8) -> PilotFit:
-    """Fit a generator to the results CSV at ``path`` (the ``protocols.evaluate`` format).
+    """Fit a generator to the pilot at ``path``: a results CSV (the ``protocols.evaluate``
+    format) or ``"BASELINE,VARIANT"`` harness logs of training seeds (:func:`read_pilot`).
 
     Per-question binary results fit ``seed_question`` (method of moments, see
     :meth:`sim.generators.seed_question.SeedQuestion.fit`); a fit on a boundary (seed sd 0,
@@ -87,6 +168,7 @@ def generator_from_pilot(path, *, percent: bool = False,
     Parameters
     ----------
     path : str or Path
+        As for :func:`read_pilot`; logs of repeated runs of fixed models are refused.
     percent : bool
         The scores are percentages (91.3 for 91.3%). Without it a pilot with a score above 1
         is refused: read as fractions, its spread would be 100 times too large.
@@ -98,12 +180,11 @@ def generator_from_pilot(path, *, percent: bool = False,
     alpha, power : float
         Of that budget.
     """
-    logs: list = []
-    raw = read_any(path, logs=logs)
-    if logs and logs[0].alignment.scores.runs_are == "repeats":
+    scores = read_pilot(path)
+    if scores.runs_are == "repeats":
         # evaluate reads these runs as repeats of a fixed model (design "models"); a seed
         # budget for training methods fitted to them would contradict that design
-        runs = raw.k
+        runs = scores.r
         raise InvalidParameterError(
             f"--from-pilot: {path} are harness logs of repeated runs, which evaluate reads as "
             f"fixed models "
@@ -112,15 +193,17 @@ def generator_from_pilot(path, *, percent: bool = False,
             f"on seeds. For fixed models plan questions and repeats with 'evalcal plan "
             f"--design models'; if the runs are training seeds of two methods, write them as "
             f"a CSV (seed,arm,question,score) and pass that")
-    scale = _scale(np.concatenate([raw.base.ravel(), raw.variant.ravel()]), path, percent)
-    results = check_scores(read_any(path, scale=scale) if scale != 1.0 else raw,
-                           percent=scale != 1.0)
-    if results.k < 2:
+    scale = _scale(scores.scores.ravel(), path, percent)
+    if scale != 1.0:
+        scores = dataclasses.replace(scores, scores=scores.scores * scale)
+    base, variant = two_arms(check_arm_scores(scores, percent=scale != 1.0))
+    k, n = scores.r, scores.n
+    if k < 2:
         raise InvalidParameterError(f"--from-pilot needs at least 2 seeds per arm to estimate the "
                                     f"seed-to-seed spread (3 or more advised); {path} has "
-                                    f"{results.k}")
-    effect_pp = 100 * float((results.variant - results.base).mean())
-    deltas = results.variant.mean(axis=1) - results.base.mean(axis=1)
+                                    f"{k}")
+    effect_pp = 100 * float((variant - base).mean())
+    deltas = variant.mean(axis=1) - base.mean(axis=1)
     spread = delta_spread(deltas, assurance)
     warnings = list(spread.warnings)
     budget = _budget_text(spread, [effect_pp, *[e for e in effects_pp if e != effect_pp]],
@@ -128,29 +211,29 @@ def generator_from_pilot(path, *, percent: bool = False,
     deltas_text = (f"one seed's delta has sd {100 * spread.sd:.3f} pp from the pilot's own "
                    f"{spread.k} deltas ({100 * assurance:.0f}%-assurance upper limit "
                    f"{100 * spread.upper:.3f} pp)")
-    if results.per_question:
-        binary = np.isin(results.base, (0, 1)).all() and np.isin(results.variant, (0, 1)).all()
+    if scores.question_ids != ("metric",):
+        binary = np.isin(base, (0, 1)).all() and np.isin(variant, (0, 1)).all()
         if not binary:
             raise InvalidParameterError(f"--from-pilot with per-question scores needs 0/1 scores "
                                         f"(seed_question is a model of correctness); {path} has "
                                         "others")
-        fitted = generators.generator_class("seed_question").fit(results.base, results.variant)
+        fitted = generators.generator_class("seed_question").fit(base, variant)
         if fitted.sd_seed < 1e-6 or abs(fitted.rho) > 0.999:
             warnings.append(f"the seed_question fit is on a boundary (seed effect sd "
                             f"{fitted.sd_seed:.3f} logit, rho = {fitted.rho:.2f}): "
-                            f"{results.k} seeds cannot tell the seeds' spread apart from "
+                            f"{k} seeds cannot tell the seeds' spread apart from "
                             f"the questions' noise; the simulated budget may be too "
                             f"optimistic (run more pilot seeds, or use the paired-t budget "
                             f"from the pilot's deltas below)")
-        text = (f"fitted seed_question to {path} ({results.k} seeds per arm, {results.n} "
-                f"questions): baseline accuracy {100 * results.base.mean():.2f}%, seed effect "
+        text = (f"fitted seed_question to {path} ({k} seeds per arm, {n} "
+                f"questions): baseline accuracy {100 * base.mean():.2f}%, seed effect "
                 f"sd {fitted.sd_seed:.3f} logit with arm correlation rho = {fitted.rho:.2f}, "
                 f"question difficulty sd {fitted.sd_question:.2f} logit, per-(seed, question) "
                 f"noise sd {fitted.sd_noise:.2f} logit; the pilot's own mean delta "
                 f"{effect_pp:+.2f} pp; {deltas_text}{budget}")
-        return PilotFit(fitted, effect_pp, results.k, text, tuple(warnings), spread)
-    b = results.base[:, 0]
-    v = results.variant[:, 0]
+        return PilotFit(fitted, effect_pp, k, text, tuple(warnings), spread)
+    b = base[:, 0]
+    v = variant[:, 0]
     sigma = float(np.sqrt((b.var(ddof=1) + v.var(ddof=1)) / 2))
     if sigma == 0:
         raise InvalidParameterError(f"--from-pilot: the per-seed metrics in {path} do not vary; "
@@ -182,10 +265,10 @@ def generator_from_pilot(path, *, percent: bool = False,
     own = (float(np.corrcoef(b, v)[0, 1]) if b.std() > 0 and v.std() > 0 else float("nan"))
     own_text = (f"the pilot's own arm correlation is {own:.2f}" if np.isfinite(own)
                 else "the pilot's own arm correlation is undefined (an arm does not vary)")
-    text = (f"fitted seed_gaussian to {path} ({results.k} seeds per arm): baseline mean "
+    text = (f"fitted seed_gaussian to {path} ({k} seeds per arm): baseline mean "
             f"mu = {100 * fitted.mu:.2f}%, seed-to-seed sd sigma = {100 * fitted.sigma:.2f} pp "
             f"per arm; {deltas_text}; simulated with pairing correlation rho = {rho:.2f}, "
             f"back-solved so that one seed's delta has that upper-limit sd "
             f"({100 * fitted.delta_sd():.3f} pp), not estimated ({own_text}); the pilot's own "
             f"mean delta {effect_pp:+.2f} pp{budget}")
-    return PilotFit(fitted, effect_pp, results.k, text, tuple(warnings), spread)
+    return PilotFit(fitted, effect_pp, k, text, tuple(warnings), spread)

@@ -199,24 +199,27 @@ def config_from_args(parsed) -> PlanConfig:
         comp = components_from_generator(gen, at, design)
         model = gen
     elif args.from_pilot is not None:
-        from evalcal_core.results_io import read_results
+        from evalcal_core.results_io import ARMS, read_tidy_arms
+
+        from .pilot import two_arms
 
         check_complete(args.from_pilot, "--from-pilot")  # not from a killed run's folder
-        pilot = read_results(args.from_pilot)
-        if not pilot.per_question:
+        pilot = read_tidy_arms(args.from_pilot, arms=ARMS)
+        if pilot.question_ids == ("metric",):
             raise InvalidParameterError(f"--from-pilot: {args.from_pilot} has per-seed metrics; "
                                         "the planner needs per-question scores "
                                         "(seed,arm,question,score)")
+        base, variant = two_arms(pilot)
         sd_r = None if stated["repeat"] is None else stated["repeat"] / 100
-        binary = np.isin(pilot.base, (0, 1)).all() and np.isin(pilot.variant, (0, 1)).all()
+        binary = np.isin(base, (0, 1)).all() and np.isin(variant, (0, 1)).all()
         share = None
-        if binary and pilot.k >= 2:
-            model = generators.generator_class("seed_question").fit(pilot.base, pilot.variant)
-            observed = float(np.mean(pilot.variant - pilot.base))
+        if binary and pilot.r >= 2:
+            model = generators.generator_class("seed_question").fit(base, variant)
+            observed = float(np.mean(variant - base))
             fitted = components_from_generator(model, observed)
             parts = fitted.sd_inter**2 + fitted.sd_repeat**2
             share = fitted.sd_repeat**2 / parts if parts > 0 else None
-        comp = components_from_pilot(pilot.base, pilot.variant, sd_repeat=sd_r,
+        comp = components_from_pilot(base, variant, sd_repeat=sd_r,
                                      repeat_share=share, design=design,
                                      source=str(args.from_pilot))
     else:

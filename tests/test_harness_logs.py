@@ -1,4 +1,4 @@
-"""Readers of harness logs (evalcal_core.harness_logs): one test group per format, then pairing.
+"""Readers of harness logs (evalcal_core.readers): one test group per format, then aligning.
 
 The fixtures are written here into ``tmp_path``, following what each harness writes:
 
@@ -14,7 +14,8 @@ The fixtures are written here into ``tmp_path``, following what each harness wri
   on unperturbed instances), ``Stat`` fields ``name``/``count``/``sum``/``mean``/...
 
 The expected scores are the values written into the fixtures; the two-arm CSV is also checked
-against ``evalcal_core.results_io.read_results`` (consistency between this project's two readers).
+against ``evalcal_core.results_io.read_results_arms`` (consistency between this project's two
+readers).
 """
 
 from __future__ import annotations
@@ -31,8 +32,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis.extra.numpy import arrays
 
-from evalcal_core.harness_logs import PairedLogs, RunLog, pair_logs, read_log
-from evalcal_core.results_io import read_results
+from evalcal_core.readers import LogAlignment, RunLog, align_logs, read_log
+from evalcal_core.results_io import read_results_arms
 
 DATE = "2024-05-13T13-53-11.123456"
 HAS_PARQUET = any(importlib.util.find_spec(m) for m in ("pyarrow", "fastparquet"))
@@ -365,12 +366,11 @@ def test_csv_two_arms_agree_with_results_io(tmp_path):
     path.write_text(TWO_ARM)
     with pytest.raises(ValueError, match=r"several arms \(baseline, variant\); pass --filter"):
         read_log(path)
-    paired = pair_logs(read_log(path, filter="baseline"), read_log(path, filter="variant"))
-    reference = read_results(path)
-    np.testing.assert_array_equal(paired.base, reference.base)
-    np.testing.assert_array_equal(paired.variant, reference.variant)
-    assert paired.runs == (("seed 0", "seed 0"), ("seed 1", "seed 1"))
-    assert paired.questions == ("q1", "q2")
+    paired = _pair(read_log(path, filter="baseline"), read_log(path, filter="variant"))
+    reference = read_results_arms(path)
+    np.testing.assert_array_equal(paired.scores.scores, reference.scores)
+    assert paired.run_pairs == (("seed 0", "seed 0"), ("seed 1", "seed 1"))
+    assert paired.scores.question_ids == ("q1", "q2")
 
 
 def test_csv_one_arm_with_and_without_run_column(tmp_path):
@@ -413,22 +413,25 @@ def test_parquet_reads_like_csv(tmp_path):
     assert b.format == "parquet" and a.questions == b.questions
 
 
-# --- pairing ----------------------------------------------------------------------------------
+# --- aligning a baseline and a variant ---------------------------------------------------------
 
-def test_pair_logs_drops_questions_on_either_side(tmp_path):
+def _pair(baseline, variant) -> LogAlignment:
+    return align_logs({"baseline": baseline, "variant": variant})
+
+
+def test_align_logs_drops_questions_on_either_side(tmp_path):
     base = read_log(write_inspect(tmp_path / "b.eval", [
         inspect_sample(q, e, s=v) for q, v in (("q1", "C"), ("q2", "I"), ("q3", "C"),
                                                ("q9", "C")) for e in (1, 2)]))
     variant = read_log(write_inspect(tmp_path / "v.eval", [
         inspect_sample(q, e, s=v) for q, v in (("q2", "C"), ("q1", "C"), ("q4", "I"))
         for e in (1, 2)], model="openai/gpt-4o-mini"))
-    paired = pair_logs(base, variant)
-    assert isinstance(paired, PairedLogs)
-    assert paired.questions == ("q1", "q2")
-    assert paired.dropped_baseline == ("q3", "q9") and paired.dropped_variant == ("q4",)
-    np.testing.assert_array_equal(paired.base, [[1, 0], [1, 0]])
-    np.testing.assert_array_equal(paired.variant, [[1, 1], [1, 1]])
-    assert (paired.k, paired.n) == (2, 2)
+    paired = _pair(base, variant)
+    assert isinstance(paired, LogAlignment)
+    assert paired.scores.question_ids == ("q1", "q2")
+    assert paired.dropped == {"baseline": ("q3", "q9"), "variant": ("q4",)}
+    np.testing.assert_array_equal(paired.scores.scores, [[[1, 0], [1, 0]], [[1, 1], [1, 1]]])
+    assert (paired.scores.r, paired.scores.n) == (2, 2)
     lines = paired.summary_lines()
     assert lines[0] == ("2 questions matched; 2 only in the baseline (q3, q9); "
                         "1 only in the variant (q4)")
@@ -436,12 +439,12 @@ def test_pair_logs_drops_questions_on_either_side(tmp_path):
     assert "model openai/gpt-4o-mini" in lines[3] and "mean 1 over the matched" in lines[3]
 
 
-def test_pair_logs_lists_only_the_first_dropped_ids(tmp_path):
+def test_align_logs_lists_only_the_first_dropped_ids(tmp_path):
     base = tmp_path / "b.csv"
     base.write_text("question,score\n" + "".join(f"q{i},1\n" for i in range(20)))
     var = tmp_path / "v.csv"
     var.write_text("question,score\nq0,0\n")
-    line = pair_logs(read_log(base), read_log(var)).summary_lines()[0]
+    line = _pair(read_log(base), read_log(var)).summary_lines()[0]
     assert line.startswith("1 questions matched; 19 only in the baseline (q1, q10, q11, q12, "
                            "q13, ... (14 more)); 0 only in the variant")
 
@@ -462,11 +465,11 @@ def _log(tmp_path, name, text, **kwargs):
     ("question,score\nz1,1\n", {}, r"no questions in common between baseline .*b\.csv "
                                    r"\(ids q1\) and variant .*v\.csv \(ids z1\)"),
 ])
-def test_pair_logs_errors(tmp_path, variant_csv, kwargs, words):
+def test_align_logs_errors(tmp_path, variant_csv, kwargs, words):
     base = _log(tmp_path, "b.csv", "question,score\nq1,1\n")
     variant = _log(tmp_path, "v.csv", variant_csv, **kwargs)
     with pytest.raises(ValueError, match=words):
-        pair_logs(base, variant)
+        _pair(base, variant)
 
 
 def test_results_are_frozen_and_read_only(tmp_path):
@@ -596,10 +599,10 @@ def test_read_log_argument_errors(tmp_path, path_of, kwargs, words):
         read_log(path_of(tmp_path), **kwargs)
 
 
-def test_pair_logs_rejects_other_types():
-    with pytest.raises(ValueError, match="The 'baseline' parameter of pair_logs must be a "
-                                         "RunLog"):
-        pair_logs(np.zeros((1, 2)), np.zeros((1, 2)))
+def test_align_logs_rejects_other_types():
+    with pytest.raises(ValueError, match=r"arm 'baseline': expected a RunLog \(from read_log\), "
+                                         r"got ndarray"):
+        _pair(np.zeros((1, 2)), np.zeros((1, 2)))
 
 
 # --- invariants -------------------------------------------------------------------------------
@@ -619,6 +622,6 @@ def test_row_order_does_not_matter_and_a_log_pairs_with_itself(tmp_path_factory,
     columns = [int(q[1:]) for q in log.questions]
     rows_ = [int(r.split()[-1]) for r in log.runs]
     np.testing.assert_array_equal(log.scores, scores[np.ix_(rows_, columns)])
-    paired = pair_logs(log, log)
-    assert paired.dropped_baseline == paired.dropped_variant == ()
-    np.testing.assert_array_equal(paired.base, paired.variant)
+    paired = _pair(log, log)
+    assert paired.dropped == {"baseline": (), "variant": ()}
+    np.testing.assert_array_equal(paired.scores.scores[0], paired.scores.scores[1])

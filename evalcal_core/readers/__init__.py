@@ -36,9 +36,8 @@ from ._base import Reader, ReadOptions, RunLog, ids, num
 from ._files import DEFAULT_MAX_MEMBER_BYTES, check_path, check_regular
 
 __all__ = ["DEFAULT_MAX_MEMBER_BYTES", "LogAlignment", "ReadOptions", "Reader", "RunLog",
-           "add_log_arguments", "align_logs", "check_path", "check_regular", "detect",
-           "discover", "get", "log_options", "names", "read_arms", "read_log", "read_logs",
-           "register"]
+           "align_logs", "check_path", "check_regular", "detect", "discover", "get", "names",
+           "read_arms", "read_log", "read_logs", "register"]
 
 READERS = Registry("log format", "--log-format", "evaluate")
 register = READERS.register
@@ -397,46 +396,6 @@ def read_arms(paths: Mapping[str, str | os.PathLike], *, fmt: str | None = None,
     return check_arm_scores(scores, value_range=tuple(metric_range) if declared
                             else FRACTION_RANGE, percent=percent, declared=declared,
                             partial=partial_credit)
-
-
-def add_log_arguments(parser, *, existing: tuple = ()) -> None:
-    """Add the harness-log options to an ``argparse`` parser.
-
-    ``--log-format``, ``--task``, ``--metric``, ``--filter``, ``--cluster`` and
-    ``--max-member-mb``; ``existing`` names options the parser already has (skipped).
-    :func:`log_options` turns the parsed arguments into keyword arguments of
-    :func:`read_arms` / :func:`read_log`.
-    """
-    specs = {
-        "--log-format": dict(dest="log_format", default=None,
-                         help=f"log format, when not detected ({', '.join(names())})"),
-        "--task": dict(default=None, help="task to read when a log or folder holds several"),
-        "--metric": dict(default=None, help="metric, scorer, stat or column to read"),
-        "--filter": dict(default=None,
-                         help="lm-eval filter, HELM perturbation or arm of a tidy CSV"),
-        "--cluster": dict(default=None, help="field grouping questions: Inspect metadata "
-                                             "field, 'task' for lm-eval groups, CSV column"),
-        "--max-member-mb": dict(type=float, default=DEFAULT_MAX_MEMBER_BYTES / 2**20,
-                                help="largest size one zip member may inflate to, one "
-                                     "JSON log may have or one JSONL line may run to, MiB "
-                                     "(default %(default)g)"),
-    }
-    for flag, spec in specs.items():
-        if flag not in existing:
-            parser.add_argument(flag, **spec)
-
-
-def log_options(args) -> dict:
-    """Keyword arguments of :func:`read_arms` from arguments parsed with
-    :func:`add_log_arguments` (``ValueError`` naming ``--max-member-mb`` if not positive)."""
-    mb = getattr(args, "max_member_mb", DEFAULT_MAX_MEMBER_BYTES / 2**20)
-    if not isinstance(mb, (int, float)) or not mb > 0 or mb == float("inf"):
-        raise InvalidParameterError("--max-member-mb: must be a positive number of MiB; got "
-                                    f"{mb!r}")
-    return {"fmt": getattr(args, "log_format", None), "task": getattr(args, "task", None),
-            "metric": getattr(args, "metric", None), "filter": getattr(args, "filter", None),
-            "cluster": getattr(args, "cluster", None),
-            "max_member_bytes": max(1, int(mb * 2**20))}
 
 
 discover()

@@ -6,11 +6,10 @@ Two sources:
   ``seed,arm,question,score`` per question; an optional cluster column named by
   ``--cluster``);
 * harness logs, one per arm (``--arm NAME=PATH``, or ``--baseline``/``--variant``), read with
-  :func:`evalcal_core.harness_logs.read_log` and aligned by question id (questions missing
-  from any arm are dropped and counted) and by run position.
+  :func:`evalcal_core.readers.read_logs` and aligned by question id (questions missing
+  from any arm are dropped and counted) and by run label or position.
 
-This is the application's adapter until the shared readers (``read_results_arms``,
-``evalcal_core.readers.read_arms``) land; both return the same :class:`ArmScores`.
+Both return :class:`ArmScores` (:func:`evalcal_core.results_io.read_results_arms` for the CSV).
 """
 
 from __future__ import annotations

@@ -28,14 +28,15 @@ def _default_pool() -> str:
 def _load(root: str, dataset: str, scenario: str, profile: str | None, csv: str | None,
           percent: bool = False, metric_range: tuple | None = None):
     if csv is not None:
-        from evalcal_core.results_io import check_scores, read_any
+        from evalcal_core.results_io import ARMS, read_tidy_arms
+        from evalcal_core.score_checks import check_arm_scores
 
-        res = read_any(csv, scale=0.01 if percent else 1.0)
+        res = read_tidy_arms(csv, arms=ARMS, scale=0.01 if percent else 1.0)
         # A CSV pool's scores are checked like a results file's (protocols.evaluate): a
         # fraction in [0, 1] unless a percentage or another metric's range is declared.
-        check_scores(res, value_range=metric_range or (0.0, 1.0), percent=percent,
-                     declared=metric_range is not None, partial=True)
-        base, variant = res.base, res.variant
+        check_arm_scores(res, value_range=metric_range or (0.0, 1.0), percent=percent,
+                         declared=metric_range is not None, partial=True)
+        base, variant = res.scores
     else:
         from real_runs.store import load_pairs
 

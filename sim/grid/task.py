@@ -79,7 +79,7 @@ def run_task(generator, k, effect_pp, specs, seed, threads=1):
     codes = generator.clusters()
     with protocols.kernel_threads(threads):
         for batch in draw_cell(generator, k, effect_pp, sims, seed, chunk):
-            order = getattr(batch, "_order", None)
+            order = batch.order
             if codes is not None:  # the cluster-robust protocols read them from the batch
                 batch = batch.with_clusters(codes)
             for spec, protocol, rng in evaluators:

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from evalcal_core.results_io import read_results
+from evalcal_core.results_io import read_results_arms
 from reports.evaluate import example_path, main
 
 
@@ -23,9 +23,10 @@ def test_json_output_matches_scipy_on_the_example():
     proc = run_cli(example_path(), "--json")
     assert proc.returncode == 0, proc.stderr
     out = json.loads(proc.stdout)
-    res = read_results(example_path())
+    res = read_results_arms(example_path())
+    assert res.arms == ("baseline", "variant")
     rows = {r["protocol"]: r for r in out["rows"]}
-    b, v = res.base[:, 0], res.variant[:, 0]
+    b, v = res.scores[0, :, 0], res.scores[1, :, 0]
     assert rows["paired_t"]["p_value"] == pytest.approx(stats.ttest_rel(v, b).pvalue)
     assert rows["welch_t"]["p_value"] == pytest.approx(
         stats.ttest_ind(v, b, equal_var=False).pvalue)
@@ -58,8 +59,8 @@ def test_per_question_file_runs_question_protocols(tmp_path):
             rows += [f"{s},{arm},{q},{int(rng.random() < p)}" for q in range(50)]
     path = tmp_path / "q.csv"
     path.write_text("\n".join(rows) + "\n")
-    res = read_results(path)
-    assert res.base.shape == (4, 50) and res.per_question
+    res = read_results_arms(path)
+    assert res.scores.shape == (2, 4, 50) and res.metric == "score"  # per question
     proc = run_cli(str(path), "--json")
     names = {r["protocol"] for r in json.loads(proc.stdout)["rows"]}
     assert {"mcnemar", "run_bootstrap", "question_bootstrap", "paired_t"} <= names
@@ -69,8 +70,8 @@ def test_percent_scale(tmp_path):
     path = tmp_path / "p.csv"
     path.write_text("seed,arm,metric\n0,baseline,90\n0,variant,91\n1,baseline,89\n"
                     "1,variant,90.5\n")
-    res = read_results(path, scale=0.01)
-    np.testing.assert_allclose(res.variant[:, 0] - res.base[:, 0], [0.01, 0.015])
+    res = read_results_arms(path, percent=True)
+    np.testing.assert_allclose(res.scores[1, :, 0] - res.scores[0, :, 0], [0.01, 0.015])
 
 
 @pytest.mark.parametrize("content, message", [

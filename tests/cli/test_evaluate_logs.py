@@ -1,5 +1,5 @@
-"""``reports.evaluate --baseline LOG --variant LOG`` and
-:func:`evalcal_core.results_io.read_any`."""
+"""``reports.evaluate --baseline LOG --variant LOG`` and the pilot's reader
+(:func:`sim.pilot.read_pilot`: a CSV or ``"BASELINE,VARIANT"`` logs)."""
 
 from __future__ import annotations
 
@@ -10,8 +10,10 @@ import sys
 import numpy as np
 import pytest
 
-from evalcal_core.results_io import check_scores, read_any, read_results
+from evalcal_core.readers import read_logs
+from evalcal_core.results_io import check_arm_scores, read_results_arms, read_tidy_arms
 from reports.evaluate import main
+from sim.pilot import read_pilot, two_arms
 
 
 def _one_arm(path, p, questions, runs=4, seed=0):
@@ -48,17 +50,37 @@ def test_paired_logs_json_has_the_matching(logs, capsys):
     assert out["matching"]["dropped_variant"] == ["q60", "q61", "q62"]
 
 
-def test_read_any_dispatches_csv_and_log_pairs(logs, tmp_path):
+def test_read_pilot_dispatches_csv_and_log_pairs(logs, tmp_path):
     base, var = logs
-    pair = read_any(f"{base},{var}")
-    assert pair.base.shape == (4, 57) and pair.per_question
-    assert pair.seeds[0] == ("run 0", "run 0")
+    pair = read_pilot(f"{base},{var}")
+    assert pair.arms == ("baseline", "variant") and pair.scores.shape == (2, 4, 57)
+    assert set(pair.question_ids) == {f"q{i}" for i in range(3, 60)}  # the common ones
+    assert pair.run_ids[0] == "run 0"
+    assert pair.runs_are == "unknown"
     tidy = tmp_path / "tidy.csv"
-    tidy.write_text("seed,arm,metric\n0,baseline,0.9\n0,variant,0.91\n")
-    assert read_any(tidy).base.shape == (1, 1)
-    np.testing.assert_array_equal(read_any(tidy).variant, read_results(tidy).variant)
-    with pytest.raises(ValueError, match="one arm"):
-        read_any(base)
+    tidy.write_text("seed,arm,metric\n0,variant,0.91\n0,baseline,0.9\n")
+    assert read_pilot(tidy).question_ids == ("metric",)
+    np.testing.assert_array_equal(two_arms(read_pilot(tidy)), [[[0.9]], [[0.91]]])
+    np.testing.assert_array_equal(read_pilot(tidy).scores, read_results_arms(tidy).scores)
+    with pytest.raises(ValueError, match=r"holds one arm's log; name both arms' logs: "
+                                         r"--from-pilot 'BASELINE,VARIANT'$"):
+        read_pilot(base)
+    with pytest.raises(ValueError, match=r"is a directory; .*--from-pilot 'BASELINE,VARIANT'$"):
+        read_pilot(tmp_path)
+    with pytest.raises(ValueError, match=r"results file '.*nope\.csv' does not exist$"):
+        read_pilot(tmp_path / "nope.csv")
+    tidy.write_text("seed,arm,metric\n0,baseline,0.9\n0,treatment,0.91\n")
+    with pytest.raises(ValueError, match=r"row 3: column 'arm' must be 'baseline' or "
+                                         r"'variant', got 'treatment'"):
+        read_pilot(tidy)
+
+
+def test_two_arms_refuses_other_than_two(tmp_path):
+    path = tmp_path / "three.csv"
+    path.write_text("seed,arm,metric\n0,a,0.9\n0,b,0.91\n0,c,0.92\n")
+    with pytest.raises(ValueError, match=r"The 'scores' parameter of two_arms must be two arms "
+                                         r".*Got arms a, b, c instead\.$"):
+        two_arms(read_results_arms(path))
 
 
 def test_tidy_two_arm_csv_as_both_logs_reads_each_arm(tmp_path):
@@ -67,10 +89,10 @@ def test_tidy_two_arm_csv_as_both_logs_reads_each_arm(tmp_path):
                                           for q in range(10)]
     path = tmp_path / "both.csv"
     path.write_text("\n".join(rows) + "\n")
-    pair = read_any(path, path)
-    direct = read_results(path)
-    np.testing.assert_array_equal(pair.base, direct.base)
-    np.testing.assert_array_equal(pair.variant, direct.variant)
+    pair = read_logs({"baseline": path, "variant": path}).scores
+    direct = read_results_arms(path)
+    np.testing.assert_array_equal(pair.scores, direct.scores)
+    np.testing.assert_array_equal(read_pilot(f"{path},{path}").scores, direct.scores)
 
 
 def test_from_pilot_takes_a_log_pair_of_seeds_or_unknown_runs(logs, tmp_path, capsys):
@@ -118,10 +140,10 @@ def test_partial_credit_is_allowed_when_declared(tmp_path):
                                           for a in ("baseline", "variant") for q in range(40)]
     path = tmp_path / "h.csv"
     path.write_text("\n".join(rows) + "\n")
-    res = read_results(path)
+    res = read_tidy_arms(path)
     with pytest.raises(ValueError, match="0/1"):
-        check_scores(res)
-    assert check_scores(res, partial=True) is res
+        check_arm_scores(res)
+    assert check_arm_scores(res, partial=True) is res
 
 
 def test_inspect_logs_with_epochs_through_the_cli(tmp_path, capsys):

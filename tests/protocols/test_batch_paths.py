@@ -100,6 +100,19 @@ def test_pool_batch_derives_the_arrays_and_counts():
     assert np.array_equal(first.base, base[order[:, :1]])
 
 
+def test_pool_and_order_are_public_read_only_and_survive_clusters():
+    base, variant, order = _pool_and_order("random")
+    pool = PoolScores(base, variant, True)
+    batch = ScoreBatch.from_pool(pool, order)
+    assert batch.pool is pool and np.array_equal(batch.order, order)
+    clustered = batch.with_clusters(np.arange(base.shape[1]) % 2)
+    assert clustered.pool is pool and np.array_equal(clustered.order, order)
+    with pytest.raises(AttributeError):
+        batch.order = order
+    plain_batch = ScoreBatch.from_arrays(base[order], variant[order])
+    assert plain_batch.pool is None and plain_batch.order is None
+
+
 def test_run_picks_from_counts_consume_the_same_stream():
     """The counts path draws exactly the random numbers of the materialised one."""
     rng = np.random.default_rng(0)

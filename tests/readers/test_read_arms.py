@@ -11,7 +11,7 @@ import pytest
 from tests_paths import FIXTURES
 
 from evalcal_core import readers
-from evalcal_core.results_io import check_arm_scores, read_results, read_results_arms
+from evalcal_core.results_io import ARMS, check_arm_scores, read_results_arms, read_tidy_arms
 from evalcal_core.scores import ArmScores
 
 LOGS = FIXTURES / "logs"
@@ -104,14 +104,37 @@ def test_results_arms_any_names_per_question_with_clusters(tmp_path):
     np.testing.assert_array_equal(arms.scores, expected)
 
 
-def test_results_arms_baseline_first_and_agrees_with_read_results(tmp_path):
-    path = _arm(tmp_path / "r.csv", ["0,variant,0.91", "0,baseline,0.9", "1,variant,0.93",
+def test_results_arms_baseline_first_and_agrees_with_the_fixed_arm_names(tmp_path):
+    path = _arm(tmp_path / "r.csv", ["0,variant,0.91", "0,Baseline,0.9", "1,variant,0.93",
                                      "1,baseline,0.92"], "seed,arm,metric")
+    with pytest.raises(ValueError, match="arm 'baseline' has no score for seed 0"):
+        read_results_arms(path)  # any names: 'Baseline' is a third arm
+    path.write_text(path.read_text().replace("Baseline", "baseline"))
     arms = read_results_arms(path)
-    old = read_results(path)
     assert arms.arms == ("baseline", "variant") and arms.n == 1
-    np.testing.assert_array_equal(arms.scores[0], old.base)
-    np.testing.assert_array_equal(arms.scores[1], old.variant)
+    np.testing.assert_array_equal(arms.scores, [[[0.9], [0.92]], [[0.91], [0.93]]])
+    path.write_text(path.read_text().replace("0,baseline", "0,BASELINE"))
+    fixed = read_tidy_arms(path, arms=ARMS)  # names matched case-insensitively
+    assert fixed.arms == ARMS
+    np.testing.assert_array_equal(fixed.scores, arms.scores)
+
+
+def test_tidy_arms_with_fixed_names_refuse_others_and_scale(tmp_path):
+    path = _arm(tmp_path / "r.csv", ["0,baseline,90", "0,variant,91", "1,treatment,92"],
+                "seed,arm,metric")
+    with pytest.raises(ValueError, match=r"r\.csv: row 4: column 'arm' must be 'baseline' or "
+                                         r"'variant', got 'treatment'$"):
+        read_tidy_arms(path, arms=ARMS)
+    with pytest.raises(ValueError, match=r"must be 'a', 'baseline' or 'variant', got"):
+        read_tidy_arms(path, arms=("a",) + ARMS)
+    path.write_text("seed,arm,metric\n0,baseline,90\n0,variant,91\n")
+    unchecked = read_tidy_arms(path, arms=ARMS)  # percentages pass: no checks
+    np.testing.assert_array_equal(unchecked.scores, [[[90.0]], [[91.0]]])
+    np.testing.assert_array_equal(read_tidy_arms(path, scale=0.01).scores,
+                                  [[[90 * 0.01]], [[91 * 0.01]]])
+    only = _arm(tmp_path / "o.csv", ["0,baseline,0.9"], "seed,arm,metric")
+    with pytest.raises(ValueError, match="arm 'variant' has no score for seed 0"):
+        read_tidy_arms(only, arms=ARMS)
 
 
 def test_results_arms_checks_units(tmp_path):
@@ -158,16 +181,8 @@ def test_read_arms_checks_units_like_the_results_csv(tmp_path):
     assert readers.read_logs({"a": a, "b": b}).scores.scores.max() == 100  # unchecked
 
 
-def test_cli_options_round_trip(tmp_path):
-    import argparse
-
-    parser = argparse.ArgumentParser()
-    readers.add_log_arguments(parser)
-    args = parser.parse_args(["--max-member-mb", "2", "--cluster", "topic", "--log-format", "csv"])
-    options = readers.log_options(args)
-    assert options == {"fmt": "csv", "task": None, "metric": None, "filter": None,
-                       "cluster": "topic", "max_member_bytes": 2 * 2**20}
-    with pytest.raises(ValueError, match="--max-member-mb"):
-        readers.log_options(parser.parse_args(["--max-member-mb", "0"]))
+def test_read_arms_passes_the_log_options_to_every_arm(tmp_path):
     a = _arm(tmp_path / "a.csv", ["0,q1,1,x"], "run,question,score,topic")
-    assert readers.read_arms({"a": a, "b": a}, **options).cluster_name == "topic"
+    arms = readers.read_arms({"a": a, "b": a}, fmt="csv", cluster="topic",
+                             max_member_bytes=2 * 2**20)
+    assert arms.cluster_name == "topic" and list(arms.clusters) == ["x"]

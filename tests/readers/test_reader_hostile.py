@@ -278,12 +278,13 @@ def test_results_csv_fifo_is_refused(tmp_path):
         read_results_arms(path)
 
 
-def test_read_any_names_a_link_loop(tmp_path):
-    from evalcal_core.results_io import read_any
+def test_results_csv_and_pilot_name_a_link_loop(tmp_path):
+    from evalcal_core.results_io import read_results_arms
+    from sim.pilot import read_pilot
 
     loop = tmp_path / "loop.csv"
     os.symlink(loop, loop)
     with pytest.raises(ValueError, match="symbolic link loop"):
-        read_any(loop)
+        read_results_arms(loop)
     with pytest.raises(ValueError, match="symbolic link loop"):
-        read_any(tmp_path / "loop.csv", loop)
+        read_pilot(loop)

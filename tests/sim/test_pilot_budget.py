@@ -50,7 +50,7 @@ def test_budget_text():
 
 
 def test_spread_validation_and_warnings():
-    with pytest.raises(ValueError, match="'deltas' parameter of delta_spread must hold at "
+    with pytest.raises(ValueError, match="'deltas' parameter of delta_spread must be at "
                                          "least 2.*Got 1 instead"):
         delta_spread([0.1])
     with pytest.raises(ValueError, match="'assurance' parameter must be a finite number > 0 "

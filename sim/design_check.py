@@ -51,7 +51,6 @@ import pandas as pd
 from scipy import stats
 
 import protocols
-from evalcal_core.atomic import write_atomic
 from evalcal_core.cli import ArgumentParser, run_main
 from evalcal_core.designs import (
     KINDS,
@@ -75,6 +74,7 @@ from evalcal_core.validate import (
 from . import generators
 from .generators.llm_items import load_pool
 from .grid import DEFAULT_REPLICATES, check_memory, draw_cell, protocol_rng, wilson
+from .outputs import write_csv
 
 OWNER = "sim.design_check"
 DEFAULT_OUT = "reports/output/design_check"
@@ -530,7 +530,7 @@ def main(argv=None) -> int:
                       f"k={cell.k}", flush=True)
 
         frame = design_check(grid, progress)
-        write_atomic(out / "design_check.csv", frame.to_csv(index=False))
+        write_csv(frame, out / "design_check.csv")
     print(format_summary(summary(frame)))
     print(f"wrote {out / 'design_check.csv'} ({len(frame)} rows, {grid.sims} sims per cell)")
     return 0

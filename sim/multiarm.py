@@ -44,7 +44,6 @@ from dataclasses import dataclass, replace
 import numpy as np
 from scipy import optimize, special, stats
 
-from evalcal_core.atomic import write_atomic
 from evalcal_core.cli import ArgumentParser, run_main
 from evalcal_core.outdir import run_outputs
 from evalcal_core.validate import (
@@ -58,6 +57,7 @@ from protocols import claims, multiplicity
 from protocols import joint_null as jn
 
 from .grid import cell_seed, wilson
+from .outputs import write_csv
 
 GENERATORS = ("paired_seed", "fixed_model")
 FAMILIES = ("many_to_one", "all_pairs")
@@ -457,7 +457,7 @@ def main(argv=None) -> int:
         with run_outputs(args.out, "python -m sim.multiarm") as outputs:
             table = run_multiarm(config)
             path = outputs.path / "multiarm.csv"
-            write_atomic(path, table.to_csv(index=False))
+            write_csv(table, path)
     print(f"{config.sims} experiments per cell, alpha {config.alpha:g}; rates in % with "
           "Wilson 95% intervals")
     print(format_table(table))

@@ -10,7 +10,7 @@ search over designs :mod:`sim.plan_search`.
 Components come from ``--sd-seed/--sd-question/--sd-inter/--sd-repeat`` (pp; simulated as
 normal), from a pilot (``--from-pilot FILE``: two-way ANOVA mean squares of the pilot's deltas,
 the ones ``paired_two_level`` uses; simulated through ``seed_question`` fitted to the pilot),
-or from a ``seed_question`` setting (``--generator-param theta=2 sd_seed=0.1 ...``; exact
+or from a ``seed_question`` setting (``--param theta=2 sd_seed=0.1 ...``; exact
 components by quadrature at the effect). One run per (seed, question) cannot split the
 pilot's residual into interaction and repeat noise: for 0/1 scores it is split by the
 ``seed_question`` fit (stated as an assumption), else all of it is interaction (repeats never
@@ -26,7 +26,6 @@ import dataclasses
 
 import numpy as np
 
-from evalcal_core.atomic import write_atomic
 from evalcal_core.cli import ArgumentParser, run_main
 from evalcal_core.designs import MODELS, MODELS_CLUSTERED
 from evalcal_core.options import (
@@ -50,6 +49,7 @@ from evalcal_core.validate import (
 )
 
 from . import generators
+from .outputs import write_csv
 from .plan_components import components_from_generator, components_from_pilot
 from .plan_model import Components, Costs, icc
 from .plan_search import (
@@ -136,7 +136,7 @@ class PlanOptions:
                                     help="tidy CSV seed,arm,question,score: components by "
                                          "two-way ANOVA, simulation through seed_question "
                                          "fitted to it")
-    generator_param: tuple | None = option("--generator-param", None, nargs="+",
+    generator_param: tuple | None = option("--param", None, nargs="+",
                                            metavar="KEY=VALUE",
                                            help="a seed_question setting (e.g. theta=2 "
                                                 "sd_seed=0.1): exact components at the "
@@ -187,13 +187,13 @@ def config_from_args(parsed) -> PlanConfig:
     design = check_choice(args.design, "--design", DESIGNS)
     sources = sum(x is not None for x in (args.from_pilot, args.generator_param))
     if sources > 1:
-        raise fail("--from-pilot", "not combined with --generator-param", args.from_pilot)
+        raise fail("--from-pilot", "not combined with --param", args.from_pilot)
     effect = None if args.effect is None else check_number(
         args.effect, "--effect", low=0.0, high=100.0, low_open=True) / 100
     model = None
     if args.generator_param is not None:
         gen = generators.get("seed_question", **_parse_pairs(args.generator_param,
-                                                             "--generator-param"))
+                                                             "--param"))
         at = effect if effect is not None else 0.01
         gen.check_effect(at)
         comp = components_from_generator(gen, at, design)
@@ -225,7 +225,7 @@ def config_from_args(parsed) -> PlanConfig:
     else:
         missing = [n for n, v in stated.items() if v is None]
         if len(missing) == 4 and args.sd_cluster is None:
-            raise fail("--sd-seed", "given (or --from-pilot FILE, or --generator-param): the "
+            raise fail("--sd-seed", "given (or --from-pilot FILE, or --param): the "
                        "planner needs variance components", None)
         comp = Components(*((stated[n] or 0.0) / 100 for n in ("seed", "question", "inter",
                                                                  "repeat")),
@@ -396,7 +396,7 @@ def write_tables(plan: Plan, out) -> list[str]:
                             ("plan_checked.csv", plan.checked))}
     written = [name for name, table in tables.items() if table is not None]
     for name in written:
-        write_atomic(out / name, tables[name].to_csv(index=False))
+        write_csv(tables[name], out / name)
     return written
 
 

@@ -247,7 +247,7 @@ class PlanConfig:
     show: int = 5
     seed: int = 0
     cluster_size: int = 1
-    #: the components are ``model``'s at the effect (``--generator-param``): with
+    #: the components are ``model``'s at the effect (``--param``): with
     #: ``budget`` they are recomputed at the detectable effect found, and the search re-run
     components_follow_effect: bool = False
 
@@ -285,7 +285,7 @@ def _plan_iv(config: PlanConfig) -> PlanConfig:
         check_int(config.n_max, "--n-max", low=config.k_min * config.cluster_size,
                   high=N_LIMIT)
         if config.model is not None:
-            raise fail("--design", "methods or models with --from-pilot or --generator-param "
+            raise fail("--design", "methods or models with --from-pilot or --param "
                        "(models_clustered takes stated components)", config.design)
     c = config.components
     for name in ("sd_seed", "sd_question", "sd_inter", "sd_repeat", "sd_cluster"):

@@ -360,7 +360,7 @@ def test_unreachable_goal_exits_1(capsys):
     (["--sd-seed", "1", "--power", "1.5"], r"'--power' option must be a finite number"),
     (["--sd-seed", "1", "--sims", "-1"], r"'--sims' option must be an integer >= 0"),
     (["--sd-seed", "-2"], r"'--sd-seed' option must be a finite number >= 0"),
-    (["--from-pilot", "nope.csv", "--generator-param", "theta=1"], r"not combined"),
+    (["--from-pilot", "nope.csv", "--param", "theta=1"], r"not combined"),
     (["--sd-seed", "1", "--cluster-size", "5"], r"exactly when --design is models_clustered"),
     (["--design", "models_clustered", "--cluster-size", "0", "--sd-cluster", "1"],
      r"'--cluster-size' option must be an integer >= 1"),

@@ -153,6 +153,20 @@ def ref_paired_t_questions(base, variant, alpha, rng):
     return ztest(variant.mean(0) - base.mean(0))[1] < alpha
 
 
+def ref_signflip_questions(base, variant, alpha, rng):
+    # scipy's randomization test of the one-sample t on the per-question deltas: exact when
+    # few questions differ, else 9,999 random sign patterns
+    d = variant.mean(0) - base.mean(0)
+    d = d[d != 0]
+    if d.size == 0:
+        return False
+    exact = d.size <= 16
+    res = stats.permutation_test((d,), lambda x: stats.ttest_1samp(x, 0.0).statistic,
+                                 permutation_type="samples", vectorized=False,
+                                 n_resamples=np.inf if exact else 9999, random_state=rng)
+    return res.pvalue < alpha
+
+
 def ref_paired_two_level(base, variant, alpha, rng):
     # Two-way ANOVA mean squares of the delta table, written out per experiment.
     d = variant - base
@@ -241,6 +255,7 @@ REFERENCES = {
     "single_run": ("python abs(diff) >= 0.01", ref_single_run),
     "mcnemar": ("statsmodels mcnemar", ref_mcnemar),
     "paired_t_questions": ("statsmodels ztest", ref_paired_t_questions),
+    "signflip_questions": ("scipy permutation_test, t statistic", ref_signflip_questions),
     "paired_two_level": ("numpy two-way ANOVA + Satterthwaite, looped", ref_paired_two_level),
     "question_bootstrap": ("numpy index bootstrap, B=1000", ref_question_bootstrap),
     "paired_question_bootstrap": ("numpy index bootstrap, B=1000",

@@ -1,6 +1,6 @@
-"""A new protocol, study design or report section is one new file and no edit elsewhere:
-registered here as throwaways, they are picked up by the calibration grid, the design list
-(``KINDS``, ``KIND_WORDS``) and the report's section list.
+"""A new protocol, generator, study design or report section is one new file and no edit
+elsewhere: registered here as throwaways, they are picked up by the calibration grid, the
+design list (``KINDS``, ``KIND_WORDS``) and the report's section list.
 (Log readers: tests/readers/test_reader_plugin.py; sequential designs:
 tests/sim/test_sequential.py::test_a_registered_design_is_simulated_with_the_others.)"""
 
@@ -61,6 +61,51 @@ def test_a_protocol_module_dropped_in_is_calibrated(tmp_path, monkeypatch):
         protocols.PROTOCOLS._classes.update(classes)
         sys.modules.pop("throwaway_protocol", None)
     assert "never_rejects" not in protocols.names()
+
+
+GENERATOR_MODULE = '''
+from dataclasses import dataclass
+
+from sim.generators import Generator, register
+
+
+@register
+@dataclass(frozen=True)
+class ConstantSeeds(Generator):
+    """Throwaway: every seed of the baseline scores mu, every seed of the variant mu + delta."""
+
+    mu: float = 0.9
+
+    name = "constant_seeds"
+
+    def _draw(self, sims, k, delta, rng):
+        base = np.full((sims, k, 1), self.mu)
+        return base, base + delta
+'''
+
+
+def test_a_generator_module_dropped_in_is_calibrated(tmp_path, monkeypatch):
+    """A generator registered by one module is listed, built by name with its parameters, and
+    calibrated like the others (sign_flip on constant deltas: never a rejection at effect 0,
+    every experiment at effect 1 pp with k = 6)."""
+    (tmp_path / "throwaway_generator.py").write_text(
+        "import numpy as np\n" + textwrap.dedent(GENERATOR_MODULE))
+    monkeypatch.syspath_prepend(str(tmp_path))
+    classes = dict(generators.GENERATORS._classes)
+    try:
+        importlib.import_module("throwaway_generator")
+        assert "constant_seeds" in generators.names()
+        g = generators.get("constant_seeds", mu=0.8)
+        assert g.describe() == "mu=0.8"
+        frame = calibrate(g, [6], [0.0, 1.0], protocol_names=["sign_flip"], sims=40, seed=0,
+                          progress=False)
+        rates = dict(zip(frame["effect_pp"], frame["rate"]))
+        assert rates == {0.0: 0.0, 1.0: 1.0}
+    finally:
+        generators.GENERATORS._classes.clear()
+        generators.GENERATORS._classes.update(classes)
+        sys.modules.pop("throwaway_generator", None)
+    assert "constant_seeds" not in generators.names()
 
 
 DESIGN_MODULE = '''

@@ -20,7 +20,9 @@ import protocols
 from protocols import _resample
 
 #: protocols built on the per-seed deltas, found by their parameters (sign flips, BCa)
-SIGN_FLIP_NAMES = [n for n in protocols.names() if "n_permutations" in protocols.parameters(n)]
+#: the protocols that flip the signs of per-seed deltas (signflip_questions flips questions)
+SIGN_FLIP_NAMES = [n for n in protocols.names() if "n_permutations" in protocols.parameters(n)
+                   and not protocols.protocol_class(n).needs_questions]
 BCA_NAMES = [n for n in protocols.names() if "bootstrap" in protocols.parameters(n)]
 #: every protocol that works on per-seed metrics of paired seeds (n = 1 allowed)
 PAIRED_PER_SEED = [n for n in protocols.names()

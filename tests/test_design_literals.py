@@ -8,8 +8,6 @@ from __future__ import annotations
 import ast
 from pathlib import Path
 
-import pytest
-
 from evalcal_core import designs
 
 REPO = Path(__file__).resolve().parents[1]
@@ -18,13 +16,6 @@ REGISTRY = REPO / "evalcal_core" / "designs"
 #: folders never scanned: tests, build and tool outputs
 SKIP = {"tests", "build", "dist", "node_modules", "site-packages", "__pycache__"}
 
-#: files that still spell a kind: converted by the lead (they were being edited elsewhere
-#: when the kinds became constants); remove a file here once it is converted
-ALLOWED = {
-    "reports/evaluate/board.py",
-    "reports/evaluate/cli.py",
-    "sim/decisions/leaderboard.py",
-}
 
 
 def _bare_strings(tree: ast.AST) -> set[int]:
@@ -77,16 +68,6 @@ def test_the_scan_finds_a_kind_and_skips_prose():
 
 
 def test_no_design_kind_literal_outside_the_registry():
-    offenders = {rel: hits for rel, hits in _offenders().items() if rel not in ALLOWED}
+    offenders = _offenders()
     assert not offenders, ("name the kind through evalcal_core.designs' constants: "
                            f"{offenders}")
-
-
-@pytest.mark.parametrize("rel", sorted(ALLOWED))
-def test_each_allowed_file_still_needs_its_place(rel):
-    """An allow-list entry whose file no longer spells a kind (or is gone) is removed."""
-    path = REPO / rel
-    if not path.exists():
-        pytest.fail(f"{rel} is gone: remove it from ALLOWED")
-    assert kind_literals(path.read_text(encoding="utf-8")), (
-        f"{rel} spells no kind any more: remove it from ALLOWED")

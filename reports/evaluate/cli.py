@@ -11,7 +11,7 @@ from importlib import resources
 import numpy as np
 
 from evalcal_core.cli import ArgumentParser, run_main
-from evalcal_core.designs import KIND_WORDS, KINDS
+from evalcal_core.designs import COMPARE_MODELS, COMPARES, KIND_WORDS, KINDS
 from evalcal_core.params import parse_key_values
 from evalcal_core.readers import names as log_formats
 from evalcal_core.results_io import MAX_RANGE, check_arm_scores
@@ -91,7 +91,7 @@ def build_parser() -> ArgumentParser:
     epilog = ("protocols reportable per design (the output labels every row for yours):\n"
               + by_kind
               + "pitfalls under every design (shown for teaching):\n"
-              + "".join(f"  {n:<26} {protocol_class(n).label('methods_paired')}\n"
+              + "".join(f"  {n:<26} {protocol_class(n).label(KINDS[0])}\n"
                         for n in never)
               + "\n" + GATE_HELP)
     p = ArgumentParser(
@@ -115,7 +115,7 @@ def build_parser() -> ArgumentParser:
     g.add_argument("--task", help="task to read when a log holds several")
     g.add_argument("--filter", help="lm-eval filter, HELM perturbation or CSV arm")
     d = p.add_argument_group("design (inferred when omitted; always printed first)")
-    d.add_argument("--compare", choices=("methods", "models"),
+    d.add_argument("--compare", choices=COMPARES,
                    help="methods: training procedures, seeds are the units; models: fixed "
                         "checkpoints, questions are the units")
     d.add_argument("--unpaired", action="store_true",
@@ -201,7 +201,7 @@ def config_from_args(args) -> EvalConfig:
     if not arms and any(v is not None for v in (args.metric, args.task, args.filter)):
         raise InvalidParameterError("--metric, --task and --filter read harness logs: use them "
                                     "with --baseline and --variant (or --arm NAME=PATH)")
-    if args.unpaired and args.compare == "models":
+    if args.unpaired and args.compare == COMPARE_MODELS:
         raise InvalidParameterError("--unpaired applies to --compare methods (independent seeds); "
                                     "models are compared on the same questions, always paired")
     if args.stream_method is not None and not args.stream:

@@ -33,10 +33,11 @@ import json
 import numpy as np
 from scipy import special
 
+from evalcal_core.designs import MODELS
 from protocols import leaderboard as lb
 
 NAME = "leaderboard"
-DESIGN = "models"
+DESIGN = MODELS
 ALPHA = 0.05
 
 CELLS = [

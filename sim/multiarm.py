@@ -45,6 +45,15 @@ import numpy as np
 from scipy import optimize, special, stats
 
 from evalcal_core.cli import ArgumentParser, run_main
+from evalcal_core.options import (
+    add_options,
+    alpha_option,
+    config_from_args,
+    declared,
+    option,
+    seed_option,
+    sims_option,
+)
 from evalcal_core.outdir import run_outputs
 from evalcal_core.validate import (
     check_alpha,
@@ -114,20 +123,29 @@ class MultiarmConfig:
         Whether to simulate the claim gates.
     """
 
-    m: tuple = (2, 5, 10)
-    k: int = 10
-    n: int = 1000
-    sims: int = 2000
-    seed: int = 0
-    alpha: float = 0.05
-    rho: float = 0.5
-    effect: float = 1.0
-    effect_logit: float = 0.3
-    margin: float = 1.0
-    question_margin: float = 0.04
-    n_draws: int = 1000
+    m: tuple = option("--m", (2, 5, 10), nargs="+", kind=int, metavar="M",
+                      help="arm counts, baseline included (default 2 5 10)")
+    k: int = option("--k", 10, kind=int, help="seeds per arm (paired_seed; 10)")
+    n: int = option("--n", 1000, kind=int, help="questions (fixed_model; 1000)")
+    sims: int = sims_option(2000, constraint=None)
+    seed: int = seed_option(constraint=None)
+    alpha: float = alpha_option(help="level (0.05)", constraint=None)
+    rho: float = option("--rho", 0.5, kind=float,
+                        help="within-seed correlation of the arms (0.5)")
+    effect: float = option("--effect", 1.0, kind=float,
+                           help="paired_seed alternative, in sds of a per-seed delta (1.0)")
+    effect_logit: float = option("--effect-logit", 0.3, kind=float,
+                                 help="fixed_model alternative, logit shift (0.3)")
+    margin: float = option("--margin", 1.0, kind=float,
+                           help="paired_seed gate margin, in sds of a per-seed delta (1.0)")
+    question_margin: float = option("--question-margin", 0.04, kind=float,
+                                    help="fixed_model gate margin, accuracy as a fraction "
+                                         "(0.04)")
+    n_draws: int = option("--draws", 1000, kind=int,
+                          help="joint-null draws of the fixed model's max-T (1000)")
     n_flips: int = 2000
-    generators: tuple = GENERATORS
+    generators: tuple = option("--generators", GENERATORS, nargs="+",
+                               help="paired_seed and/or fixed_model (both)")
     families: tuple = FAMILIES
     methods: tuple = DECISIONS
     gates: bool = True
@@ -135,8 +153,10 @@ class MultiarmConfig:
 
 def _config_iv(config: MultiarmConfig, opt: bool = False) -> MultiarmConfig:
     """``config`` with every field checked (names as command-line options if ``opt``)."""
+    flags = {f.name: o.flag for f, o in declared(MultiarmConfig)}
+
     def name(field):
-        return "--" + field.replace("_", "-") if opt else field
+        return flags.get(field, "--" + field.replace("_", "-")) if opt else field
 
     m = tuple(check_int(v, name("m"), low=2, high=20) for v in config.m)
     if not m:
@@ -408,34 +428,13 @@ def format_table(table) -> str:
 
 
 def build_parser() -> ArgumentParser:
-    d = MultiarmConfig()
-    p = ArgumentParser(
+    """The options of :class:`MultiarmConfig`, as declared there, and ``--out``."""
+    p = add_options(ArgumentParser(
         prog="python -m sim.multiarm",
         description="Family-wise error rate and power of none / bonferroni / holm / maxt "
                     "for m arms (many-to-one and all pairs), and the size and power of the "
                     "non-inferiority and equivalence gates, by simulation. See the module "
-                    "docstring for the generators.")
-    p.add_argument("--m", nargs="+", type=int, default=list(d.m), metavar="M",
-                   help="arm counts, baseline included (default 2 5 10)")
-    p.add_argument("--k", type=int, default=d.k, help="seeds per arm (paired_seed; 10)")
-    p.add_argument("--n", type=int, default=d.n, help="questions (fixed_model; 1000)")
-    p.add_argument("--sims", type=int, default=d.sims, help="experiments per cell (2000)")
-    p.add_argument("--seed", type=int, default=d.seed, help="root seed (0)")
-    p.add_argument("--alpha", type=float, default=d.alpha, help="level (0.05)")
-    p.add_argument("--rho", type=float, default=d.rho,
-                   help="within-seed correlation of the arms (0.5)")
-    p.add_argument("--effect", type=float, default=d.effect,
-                   help="paired_seed alternative, in sds of a per-seed delta (1.0)")
-    p.add_argument("--effect-logit", type=float, default=d.effect_logit,
-                   help="fixed_model alternative, logit shift (0.3)")
-    p.add_argument("--margin", type=float, default=d.margin,
-                   help="paired_seed gate margin, in sds of a per-seed delta (1.0)")
-    p.add_argument("--question-margin", type=float, default=d.question_margin,
-                   help="fixed_model gate margin, accuracy as a fraction (0.04)")
-    p.add_argument("--draws", type=int, default=d.n_draws,
-                   help="joint-null draws of the fixed model's max-T (1000)")
-    p.add_argument("--generators", nargs="+", default=list(d.generators),
-                   help="paired_seed and/or fixed_model (both)")
+                    "docstring for the generators."), MultiarmConfig)
     p.add_argument("--out", default=None,
                    help="folder for multiarm.csv (default: print only)")
     return p
@@ -444,12 +443,7 @@ def build_parser() -> ArgumentParser:
 def main(argv=None) -> int:
     """Command line: print the table, write ``OUT/multiarm.csv`` with ``--out``."""
     args = build_parser().parse_args(argv)
-    config = MultiarmConfig(m=tuple(args.m), k=args.k, n=args.n, sims=args.sims,
-                            seed=args.seed, alpha=args.alpha, rho=args.rho,
-                            effect=args.effect, effect_logit=args.effect_logit,
-                            margin=args.margin, question_margin=args.question_margin,
-                            n_draws=args.draws, generators=tuple(args.generators))
-    config = _config_iv(config, opt=True)
+    config = _config_iv(config_from_args(MultiarmConfig, args), opt=True)
     if args.out is None:
         table = run_multiarm(config)
     else:

@@ -44,7 +44,7 @@ from __future__ import annotations
 
 import itertools
 import math
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass
 
 import numpy as np
 import pandas as pd
@@ -59,6 +59,14 @@ from evalcal_core.designs import (
     MODELS,
     MODELS_CLUSTERED,
     designs,
+)
+from evalcal_core.options import (
+    add_options,
+    alpha_option,
+    config_from_args,
+    option,
+    seed_option,
+    sims_option,
 )
 from evalcal_core.outdir import run_outputs
 from evalcal_core.params import decode
@@ -126,19 +134,37 @@ class CheckGrid:
         fit fewer than 2G questions).
     """
 
-    kinds: tuple[str, ...] = KINDS
-    questions: tuple[int, ...] = (100, 1000, 5000)
-    clusters: tuple[int, ...] = (10, 20, 50)
-    icc: tuple[float, ...] = (0.0, 0.1, 0.3)
-    repeats: tuple[int, ...] = (1, 3, 8)
-    seeds: tuple[int, ...] = (3, 8)
-    sims: int = 2000
-    alpha: float = 0.05
-    seed: int = 0
-    protocols: tuple[str, ...] | None = field(default=None)
-    harness_defaults: bool = False
-    llm_pools: tuple[str, ...] = ()
-    min_cluster_size: int = 2
+    kinds: tuple[str, ...] = option("--kinds", KINDS, nargs="+", help="design kinds")
+    questions: tuple[int, ...] = option("--questions", (100, 1000, 5000), nargs="+", kind=int,
+                                        help="questions per benchmark (question-level "
+                                             "designs)")
+    clusters: tuple[int, ...] = option("--clusters", (10, 20, 50), nargs="+", kind=int,
+                                       help="clusters per benchmark (models_clustered)")
+    icc: tuple[float, ...] = option("--icc", (0.0, 0.1, 0.3), nargs="+", kind=float,
+                                    help="latent intra-cluster correlations "
+                                         "(models_clustered)")
+    repeats: tuple[int, ...] = option("--repeats", (1, 3, 8), nargs="+", kind=int,
+                                      help="runs per question of a fixed model (models "
+                                           "designs)")
+    seeds: tuple[int, ...] = option("--seeds", (3, 8), nargs="+", kind=int,
+                                    help="seeds per arm (methods designs)")
+    sims: int = sims_option(2000, constraint=None)
+    alpha: float = alpha_option(constraint=None)
+    seed: int = seed_option(constraint=None)
+    protocols: tuple[str, ...] | None = option(
+        "--protocols", None, nargs="+",
+        help="default: all that can run but the harness reproductions")
+    harness_defaults: bool = option(
+        "--harness-defaults", False, switch=True,
+        help="add every protocol that reproduces an evaluation harness's printed default "
+             "(lm-eval, Inspect, ...): the harness defaults table")
+    llm_pools: tuple[str, ...] = option(
+        "--llm-pools", (), nargs="+",
+        help="real per-item LLM pools (sim/llm_pools names or CSV paths): one A/A cell per "
+             "model under models, at the --questions and --repeats the pool holds")
+    min_cluster_size: int = option("--min-cluster-size", 2, kind=int,
+                                   help="smallest cluster of the models_clustered cells (1 "
+                                        "lets G clusters fit fewer than 2G questions)")
 
     def __post_init__(self):
         _check_grid(self)
@@ -474,34 +500,9 @@ def format_summary(table: pd.DataFrame) -> str:
 
 
 def build_parser() -> ArgumentParser:
-    p = ArgumentParser(prog="python -m sim.design_check", description=__doc__)
-    d = CheckGrid()
-    p.add_argument("--kinds", nargs="+", default=list(d.kinds), help="design kinds")
-    p.add_argument("--questions", nargs="+", type=int, default=list(d.questions),
-                   help="questions per benchmark (question-level designs)")
-    p.add_argument("--clusters", nargs="+", type=int, default=list(d.clusters),
-                   help="clusters per benchmark (models_clustered)")
-    p.add_argument("--icc", nargs="+", type=float, default=list(d.icc),
-                   help="latent intra-cluster correlations (models_clustered)")
-    p.add_argument("--repeats", nargs="+", type=int, default=list(d.repeats),
-                   help="runs per question of a fixed model (models designs)")
-    p.add_argument("--seeds", nargs="+", type=int, default=list(d.seeds),
-                   help="seeds per arm (methods designs)")
-    p.add_argument("--sims", type=int, default=d.sims, help="experiments per cell")
-    p.add_argument("--alpha", type=float, default=d.alpha)
-    p.add_argument("--seed", type=int, default=d.seed, help="root seed")
-    p.add_argument("--protocols", nargs="+", default=None,
-                   help="default: all that can run but the harness reproductions")
-    p.add_argument("--harness-defaults", action="store_true",
-                   help="add every protocol that reproduces an evaluation harness's printed "
-                        "default (lm-eval, Inspect, ...): the harness defaults table")
-    p.add_argument("--llm-pools", nargs="+", default=[],
-                   help="real per-item LLM pools (sim/llm_pools names or CSV paths): one A/A "
-                        "cell per model under models, at the --questions and --repeats the "
-                        "pool holds")
-    p.add_argument("--min-cluster-size", type=int, default=d.min_cluster_size,
-                   help="smallest cluster of the models_clustered cells (1 lets G clusters "
-                        "fit fewer than 2G questions)")
+    """The options of :class:`CheckGrid`, as declared there, and ``--out``, ``--quiet``."""
+    p = add_options(ArgumentParser(prog="python -m sim.design_check", description=__doc__),
+                    CheckGrid)
     p.add_argument("--out", default=DEFAULT_OUT, help="folder for design_check.csv")
     p.add_argument("--quiet", action="store_true", help="no progress lines")
     return p
@@ -509,13 +510,7 @@ def build_parser() -> ArgumentParser:
 
 def main(argv=None) -> int:
     args = build_parser().parse_args(argv)
-    grid = CheckGrid(kinds=tuple(args.kinds), questions=tuple(args.questions),
-                     clusters=tuple(args.clusters), icc=tuple(args.icc),
-                     repeats=tuple(args.repeats), seeds=tuple(args.seeds), sims=args.sims,
-                     alpha=args.alpha, seed=args.seed,
-                     protocols=None if args.protocols is None else tuple(args.protocols),
-                     harness_defaults=args.harness_defaults, llm_pools=tuple(args.llm_pools),
-                     min_cluster_size=args.min_cluster_size)
+    grid = config_from_args(CheckGrid, args)
     # locked and marked incomplete until design_check.csv is written (the grid was checked
     # when it was built)
     with run_outputs(args.out, "python -m sim.design_check") as outputs:

@@ -167,6 +167,17 @@ def ref_signflip_questions(base, variant, alpha, rng):
     return res.pvalue < alpha
 
 
+def ref_t_signflip_questions(base, variant, alpha, rng):
+    # both the scipy t test and scipy's randomization test must reject
+    return ref_paired_t_questions_t(base, variant, alpha, rng) and ref_signflip_questions(
+        base, variant, alpha, rng)
+
+
+def ref_paired_t_questions_t(base, variant, alpha, rng):
+    d = variant.mean(0) - base.mean(0)
+    return stats.ttest_1samp(d, 0.0).pvalue < alpha
+
+
 def ref_paired_two_level(base, variant, alpha, rng):
     # Two-way ANOVA mean squares of the delta table, written out per experiment.
     d = variant - base
@@ -256,6 +267,8 @@ REFERENCES = {
     "mcnemar": ("statsmodels mcnemar", ref_mcnemar),
     "paired_t_questions": ("statsmodels ztest", ref_paired_t_questions),
     "signflip_questions": ("scipy permutation_test, t statistic", ref_signflip_questions),
+    "t_signflip_questions": ("scipy ttest_1samp and permutation_test",
+                             ref_t_signflip_questions),
     "paired_two_level": ("numpy two-way ANOVA + Satterthwaite, looped", ref_paired_two_level),
     "question_bootstrap": ("numpy index bootstrap, B=1000", ref_question_bootstrap),
     "paired_question_bootstrap": ("numpy index bootstrap, B=1000",

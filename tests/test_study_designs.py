@@ -68,12 +68,13 @@ def test_each_kind_names_an_honest_primary_and_its_own_generator(kind):
     (COMPARE_METHODS, 5, False, "paired_t"),
     (COMPARE_METHODS, 1, True, "paired_t"),
     (COMPARE_MODELS, 1, True, "mcnemar"),
-    (COMPARE_MODELS, 1, False, "paired_t_questions"),
-    (COMPARE_MODELS, 3, True, "paired_t_questions"),
+    (COMPARE_MODELS, 1, False, "t_signflip_questions"),
+    (COMPARE_MODELS, 3, True, "t_signflip_questions"),
 ])
 def test_the_primary_protocol_is_the_one_evaluate_reports(compare, runs, binary, primary):
     """The choice docs/evaluate.md states: paired_t for paired seeds, exact McNemar for one
-    binary run of fixed models, paired_t_questions otherwise."""
+    binary run of fixed models, t_signflip_questions otherwise (the t interval, significant
+    only if the sign-flip test agrees)."""
     design = Design(compare=compare, runs=runs)
     assert design.study.primary_for(design, binary) == primary
 

@@ -12,7 +12,8 @@ methods_paired       ``paired_t`` on the per-seed deltas (its CI is exact under 
                      ``paired_bca_perm`` is also reportable and shown in the 2-arm table)
 methods_independent  ``welch_t`` on the per-seed metrics
 models               ``mcnemar`` (exact) for one run of 0/1 scores; otherwise
-                     ``paired_t_questions`` on the per-question deltas of the run means
+                     ``t_signflip_questions``: the t interval on the per-question deltas of
+                     the run means, significant only if the exact sign-flip test agrees
 models_clustered     ``cluster_cr2`` (CR2 with Imbens-Kolesar df; holds its level with few clusters
                      where CR1 over-rejects)
 ==================== ====================================================================

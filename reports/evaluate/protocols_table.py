@@ -185,10 +185,10 @@ def notes_for(base, variant, alpha, rows=(), *, kind=METHODS_PAIRED, factor=100.
         differ = int((np.abs(variant.mean(axis=0) - base.mean(axis=0)) > 0).sum())
         if differ < FEW_DIFFERING:
             notes.append(f"Only {differ} of {n} questions differ between the arms: the t test "
-                         f"on per-question deltas (paired_t_questions) is not shown to hold "
-                         f"its level with so few (it over-rejects on a real A/A pool of 15 "
-                         f"questions: docs/harness_defaults.md); signflip_questions is exact "
-                         f"while at most 16 differ: claim a difference only if it agrees.")
+                         f"alone (paired_t_questions) is not shown to hold its level with so "
+                         f"few (it over-rejects on a real A/A pool of 15 questions: "
+                         f"docs/harness_defaults.md); the verdict (t_signflip_questions) "
+                         f"needs the exact sign-flip test (signflip_questions) to agree.")
     notes.extend(f"{r.protocol}: {r.note}." for r in rows if r.note)
     notes.append("Rows marked with a pitfall (for this design) are shown for teaching: do not "
                  "report them.")

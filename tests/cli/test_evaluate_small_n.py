@@ -1,6 +1,7 @@
 """Two fixed models on a small benchmark: evaluate says when too few questions differ for
-the per-question t (issue 33). The threshold comes from sim.design_check on the MathArena
-A/A pool (paired_t_questions up to 10.5% at alpha = 5% with 15 questions)."""
+the per-question t alone, and its verdict needs the exact sign-flip test (issue 33). The
+threshold comes from sim.design_check on the MathArena A/A pool (paired_t_questions up to
+10.5% at alpha = 5% with 15 questions)."""
 
 from __future__ import annotations
 
@@ -32,3 +33,4 @@ def test_the_note_appears_exactly_when_few_questions_differ(tmp_path, capsys, n)
     assert (differ < FEW_DIFFERING) == (n == 15)
     assert (f"Only {differ} of {n} questions differ" in text) == (differ < FEW_DIFFERING)
     assert "signflip_questions" in text  # the exact test runs beside the t
+    assert "protocol t_signflip_questions" in text  # the verdict needs both

@@ -246,7 +246,9 @@ def budget_table(folder: Path, csv_prefix: str, ok: bool = True) -> str:
             cells.append((setting_words(frame.at[i, "generator_params"]), "text"))
         cells += [["+", cite.num(i, "effect_pp", "g"), " pp"],
                   [cite.pct(i, "max_fpr")] if pd.notna(frame.at[i, "max_fpr"]) else "–",
-                  str(frame.at[i, "k_power_80"]), str(frame.at[i, "k_power_90"]),
+                  # a quick run answers no k: its cells cannot place a power or a rate
+                  str(frame.at[i, "k_power_80"]) if ok else "–",
+                  str(frame.at[i, "k_power_90"]) if ok else "–",
                   (_recommendation(frame, i) if ok else NOT_JUDGED, "why")]
         rows.append(cells)
         classes.append(_row_class(name, ok))

@@ -57,6 +57,7 @@ def test_shading_and_bold_only_from_enough_simulations(tmp_path, sims, hits, jud
         tmp_path / "calibration.csv")))
     assert ("undecided (cap reached)" in budget) == judged
     assert (F.NOT_JUDGED in budget) == (not judged)
+    assert ("not recommended" in budget) == judged  # a quick run's k columns say nothing
     assert F.judged(pd.read_csv(tmp_path / "calibration.csv")) == (sims >= MIN_JUDGED_SIMS)
 
 

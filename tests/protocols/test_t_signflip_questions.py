@@ -2,7 +2,8 @@
 
 References: scipy's ``ttest_1samp`` (p and interval of the t on per-question deltas) and
 ``permutation_test`` over the signs of the deltas (exhaustive while at most 16 differ; the
-mean as the statistic, which orders the patterns as the t does); the protocol's p is the larger of the two p-values.
+mean as the statistic, which orders the patterns as the t does); the protocol's p is the
+larger of the two p-values.
 """
 
 from __future__ import annotations

@@ -308,7 +308,7 @@ def _units_iv(x, name, owner):
     x = np.asarray(x, dtype=float)
     if x.ndim < 1 or x.shape[-1] < 2:
         raise fail(name, "an array with at least 2 values on its last axis",
-                   f"shape {x.shape}", owner)
+                   owner=owner, got=f"shape {x.shape}")
     return x
 
 
@@ -453,10 +453,10 @@ def models_claim(base, variant, claim: str, margin=None, alpha: float = 0.05, *,
 def _runs_iv(x, name, owner, binary_one_run):
     x = np.asarray(x, dtype=float)
     if x.ndim < 2:
-        raise fail(name, "an array of shape (..., runs, n)", f"shape {x.shape}", owner)
+        raise fail(name, "an array of shape (..., runs, n)", owner=owner, got=f"shape {x.shape}")
     if binary_one_run and x.shape[-2] != 1:
         raise fail(name, "an array of shape (..., 1, n) with binary_one_run=True (one run "
-                   "per model)", f"shape {x.shape}", owner)
+                   "per model)", owner=owner, got=f"shape {x.shape}")
     return x
 
 
@@ -465,7 +465,7 @@ def _scores_iv(base, variant, owner, binary):
     v = _units_iv(variant, "variant", owner)
     if b.shape != v.shape:
         raise fail("variant", f"an array of the shape of 'base' {b.shape}",
-                   f"shape {v.shape}", owner)
+                   owner=owner, got=f"shape {v.shape}")
     for name, x in (("base", b), ("variant", v)):
         if binary and not np.isin(x, (0.0, 1.0)).all():
             bad = x[~np.isin(x, (0.0, 1.0))].flat[0]

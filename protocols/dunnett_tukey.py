@@ -74,7 +74,7 @@ def unpaired_exact_ci(scores, comparisons, alpha: float, family: str) -> Simulta
     x = np.asarray(scores, dtype=float)
     if x.ndim < 2 or x.shape[-1] < 2:
         raise fail("scores", "an array of shape (..., a, k) with k >= 2 seeds",
-                   f"shape {x.shape}", owner="unpaired_exact_ci")
+                   owner="unpaired_exact_ci", got=f"shape {x.shape}")
     comparisons = _comparisons_iv(comparisons, x.shape[-2])
     a, k = x.shape[-2:]
     c = unpaired_exact_critical(a, k, alpha, family)

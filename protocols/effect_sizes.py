@@ -67,8 +67,8 @@ class EffectSize:
 def _seeds_iv(x, name, owner):
     x = np.asarray(x, dtype=float)
     if x.ndim < 1 or x.shape[-1] < 2:
-        raise fail(name, "an array with at least 2 seeds on its last axis", f"shape {x.shape}",
-                   owner)
+        raise fail(name, "an array with at least 2 seeds on its last axis", owner=owner,
+                   got=f"shape {x.shape}")
     return x
 
 
@@ -104,8 +104,8 @@ def relative_error_reduction(base, variant, alpha: float = 0.05) -> EffectSize:
     b = _seeds_iv(base, "base", "relative_error_reduction")
     v = _seeds_iv(variant, "variant", "relative_error_reduction")
     if b.shape != v.shape:
-        raise fail("variant", f"an array of the base's shape {b.shape}", f"shape {v.shape}",
-                   "relative_error_reduction")
+        raise fail("variant", f"an array of the base's shape {b.shape}",
+                   owner="relative_error_reduction", got=f"shape {v.shape}")
     k = b.shape[-1]
     err_b = 1.0 - b
     d = v - b                     # = err_b - err_v
@@ -241,7 +241,7 @@ def cohens_dz_from_mean_ci(deltas, mean_ci_low, mean_ci_high, alpha: float = 0.0
     for name, bound in (("mean_ci_low", lo), ("mean_ci_high", hi)):
         if bound.shape != d.shape[:-1]:
             raise fail(name, f"an array of the deltas' batch shape {d.shape[:-1]}",
-                       f"shape {bound.shape}", owner)
+                       owner=owner, got=f"shape {bound.shape}")
     if np.any(lo > hi):
         bad = np.argmax(lo > hi)
         raise fail("mean_ci_low", "at most mean_ci_high",

@@ -128,7 +128,7 @@ def paired_signflip_null(deltas, n_flips: int = 10_000, *, rng=None,
     d = np.asarray(deltas, dtype=float)
     if d.ndim < 2 or d.shape[-1] < 2:
         raise fail("deltas", "an array of shape (..., m, k) with k >= 2 seeds",
-                   f"shape {d.shape}", owner="paired_signflip_null")
+                   owner="paired_signflip_null", got=f"shape {d.shape}")
     n_flips = check_int(n_flips, "n_flips", low=1)
     k = d.shape[-1]
     rng = np.random.default_rng(rng)
@@ -154,7 +154,7 @@ def _unit_weights_iv(unit_weights, k, owner):
     w = np.asarray(unit_weights, dtype=float)
     if w.shape != (k,) or not np.all(np.isfinite(w)) or np.any(w <= 0):
         raise fail("unit_weights", f"{k} positive finite numbers (one per unit)",
-                   f"shape {w.shape}", owner=owner)
+                   owner=owner, got=f"shape {w.shape}")
     return w / w.mean()
 
 
@@ -207,7 +207,7 @@ def unpaired_bootstrap_null(scores, comparisons, n_resamples: int = 10_000, *, r
     x = np.asarray(scores, dtype=float)
     if x.ndim < 2 or x.shape[-1] < 2:
         raise fail("scores", "an array of shape (..., a, k) with k >= 2 seeds",
-                   f"shape {x.shape}", owner="unpaired_bootstrap_null")
+                   owner="unpaired_bootstrap_null", got=f"shape {x.shape}")
     check_choice(statistic, "statistic", ("welch", "pooled"), owner="unpaired_bootstrap_null")
     n_resamples = check_int(n_resamples, "n_resamples", low=1)
     comparisons = _comparisons_iv(comparisons, x.shape[-2])
@@ -274,7 +274,7 @@ def gaussian_null(scores, comparisons, n_draws: int = 10_000, *, rng=None) -> Jo
     x = np.asarray(scores, dtype=float)
     if x.ndim < 2 or x.shape[-1] < 2:
         raise fail("scores", "an array of shape (..., a, n) with n >= 2 questions",
-                   f"shape {x.shape}", owner="gaussian_null")
+                   owner="gaussian_null", got=f"shape {x.shape}")
     n_draws = check_int(n_draws, "n_draws", low=1)
     lmat = contrast_matrix(comparisons, x.shape[-2])
     rng = np.random.default_rng(rng)

@@ -197,7 +197,7 @@ def simultaneous_pairs(x, alpha: float = 0.05, *, draws: int = DEFAULT_DRAWS,
     x = np.asarray(x, dtype=float)
     if x.ndim < 2 or x.shape[-2] < 2 or x.shape[-1] < 3 or not np.all(np.isfinite(x)):
         raise fail("x", "a finite array of shape (..., systems >= 2, units >= 3)",
-                   f"shape {x.shape}", owner="leaderboard")
+                   owner="leaderboard", got=f"shape {x.shape}")
     alpha = check_alpha(alpha, owner="leaderboard")
     draws = check_int(draws, "draws", low=100, high=10**6)
     rng = np.random.default_rng(rng)
@@ -274,8 +274,8 @@ def leaderboard(x, alpha: float = 0.05, *, draws: int = DEFAULT_DRAWS,
     """
     x = np.asarray(x, dtype=float)
     if x.ndim != 2:
-        raise fail("x", "one board: an array of shape (systems, units)", f"shape {x.shape}",
-                   owner="leaderboard")
+        raise fail("x", "one board: an array of shape (systems, units)", owner="leaderboard",
+                   got=f"shape {x.shape}")
     d = simultaneous_pairs(x, alpha, draws=draws, rng=rng, progress=progress)
     return Leaderboard(d.means, d.diff, d.se, float(d.critical), d.separated, d.rank_low,
                        d.rank_high, d.best_set, d.order, d.tier, alpha,

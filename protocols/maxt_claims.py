@@ -87,7 +87,7 @@ def maxt_claim(deltas, claim: str, margin: float, alpha: float = 0.05, *,
     d = np.asarray(deltas, dtype=float)
     if d.ndim < 2 or d.shape[-1] < 2:
         raise fail("deltas", "an array of shape (..., m, k) with k >= 2 units",
-                   f"shape {d.shape}", owner="maxt_claim")
+                   owner="maxt_claim", got=f"shape {d.shape}")
     n_flips = check_int(n_flips, "n_flips", low=1)
     k = d.shape[-1]
     m = d.shape[-2]

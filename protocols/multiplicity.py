@@ -180,12 +180,12 @@ def _maxt_iv(observed_t, null_t, weights):
     null = np.asarray(null_t, dtype=float)
     if obs.ndim < 1 or null.shape[:-2] != obs.shape[:-1] or null.shape[-1] != obs.shape[-1]:
         raise fail("null_t", f"an array of shape (..., P, m) matching observed_t "
-                   f"{obs.shape}", f"shape {null.shape}")
+                   f"{obs.shape}", got=f"shape {null.shape}")
     if weights is not None:
         weights = np.asarray(weights, dtype=float)
         if weights.shape != (null.shape[-2],) or np.any(weights < 0):
             raise fail("weights", f"non-negative probabilities of the {null.shape[-2]} "
-                       "resamples", f"shape {weights.shape}")
+                       "resamples", got=f"shape {weights.shape}")
     return obs, null, weights
 
 

@@ -70,7 +70,7 @@ def pairwise_matrix(p, comparisons, n_arms: int) -> np.ndarray:
     p = np.asarray(p, dtype=float)
     if p.shape != (len(comparisons),):
         raise fail("p", f"one p-value per comparison, shape ({len(comparisons)},)",
-                   f"shape {p.shape}", "pairwise_matrix")
+                   owner="pairwise_matrix", got=f"shape {p.shape}")
     out = np.full((n_arms, n_arms), np.nan)
     np.fill_diagonal(out, 1.0)
     for (i, j), v in zip(comparisons, p):
@@ -82,7 +82,7 @@ def _matrix_iv(p_adjusted, owner):
     p = np.asarray(p_adjusted, dtype=float)
     if p.ndim != 2 or p.shape[0] != p.shape[1] or p.shape[0] < 1:
         raise fail("p_adjusted", "a square matrix of pairwise adjusted p-values",
-                   f"shape {p.shape}", owner)
+                   owner=owner, got=f"shape {p.shape}")
     if not np.array_equal(np.isnan(p), np.isnan(p.T)) or not np.allclose(
             np.nan_to_num(p), np.nan_to_num(p.T), rtol=0, atol=1e-12):
         raise fail("p_adjusted", "symmetric", "an asymmetric matrix", owner)
@@ -178,7 +178,7 @@ def rank_intervals(estimates, p_adjusted, alpha: float = 0.05, *,
     est = np.asarray(estimates, dtype=float)
     if est.shape != (p.shape[0],):
         raise fail("estimates", f"one value per arm, shape ({p.shape[0]},)",
-                   f"shape {est.shape}", "rank_intervals")
+                   owner="rank_intervals", got=f"shape {est.shape}")
     if not higher_is_better:
         est = -est
     with np.errstate(invalid="ignore"):

@@ -25,7 +25,7 @@ def check_deltas(deltas, owner: str) -> np.ndarray:
     d = np.asarray(deltas, dtype=float)
     if d.ndim < 1 or d.shape[-1] < 1 or not np.all(np.isfinite(d)):
         raise fail("deltas", "finite paired differences in [-1, 1] along the last axis",
-                   f"shape {d.shape}", owner=owner)
+                   owner=owner, got=f"shape {d.shape}")
     if np.any(np.abs(d) > 1.0 + 1e-12):
         raise fail("deltas", "paired differences in [-1, 1] (differences of fractions)",
                    float(d[np.abs(d) > 1.0 + 1e-12][0]), owner=owner)

@@ -137,7 +137,8 @@ def test_messages():
     ones = np.ones((1, 10))
     with pytest.raises(ValueError, match=r"The 'base' parameter of models_claim must be an "
                                          r"array of shape \(\.\.\., 1, n\) with binary_one_run"
-                                         r"=True \(one run per model\)\. Got 'shape \(4, 10\)'"):
+                                         r"=True \(one run per model\)\. Got shape \(4, 10\) "
+                                         r"instead"):
         C.models_claim(np.ones((4, 10)), np.ones((4, 10)), "equivalence", 0.01,
                        binary_one_run=True)
     with pytest.raises(ValueError, match="The 'binary_one_run' parameter of models_claim "

@@ -192,7 +192,7 @@ def test_messages():
         E.relative_error_reduction(np.ones(3), np.ones(4))
     with pytest.raises(ValueError, match=r"The 'mean_ci_low' parameter of "
                        r"cohens_dz_from_mean_ci must be an array of the deltas' batch "
-                       r"shape \(2,\)\. Got 'shape \(3,\)'"):
+                       r"shape \(2,\)\. Got shape \(3,\) instead"):
         E.cohens_dz_from_mean_ci(np.ones((2, 4)), np.zeros(3), np.ones(2))
     with pytest.raises(ValueError, match="The 'mean_ci_low' parameter of cohens_dz_from_mean_ci "
                                          "must be at most mean_ci_high. Got '0.3 above 0.1'"):

@@ -214,9 +214,8 @@ def plan(**options) -> StudyPlan:
     """
     from sim import plan as planner
 
-    parser = planner.build_parser()
-    argv = keywords_to_argv(options, option_flags(parser), "plan")
-    args = parse_argv(parser, argv, "plan")
+    argv = keywords_to_argv(options, option_flags(planner.PlanOptions), "plan")
+    args = parse_argv(planner.build_parser(), argv, "plan")
     result = planner.run_plan_into(planner.config_from_args(args), args.out,
                                    "python -m sim.plan")
     return StudyPlan(result, tuple(planner.report_lines(result)))

@@ -1,20 +1,22 @@
 """Keyword arguments as a command's options: how the Python functions (``evalcal.compare``,
 ``evalcal.plan``) reuse a command's parser, so that a value is checked, and refused, exactly
-as on the command line."""
+as on the command line. The keywords are the fields of the command's options dataclass, whose
+declarations (:mod:`evalcal_core.options`) name the flags."""
 
 from __future__ import annotations
 
 import contextlib
 import io
 
+from .options import declared
 from .validate import InvalidParameterError
 
 
-def option_flags(parser) -> dict[str, str]:
-    """``{keyword: --option}`` of every option of an ``argparse`` parser (``--help`` aside):
-    the keyword is the option's ``dest`` (``--k-max`` -> ``k_max``)."""
-    return {action.dest: action.option_strings[-1] for action in parser._actions
-            if action.option_strings and action.dest != "help"}
+def option_flags(config_cls) -> dict[str, str]:
+    """``{keyword: --option}`` of every option declared on ``config_cls``
+    (:func:`~evalcal_core.options.option`): the keyword is the field's name (``--k-max`` ->
+    ``k_max``, ``--param`` -> ``generator_param``)."""
+    return {f.name: opt.flag for f, opt in declared(config_cls)}
 
 
 def keywords_to_argv(options: dict, flags: dict[str, str], caller: str) -> list[str]:

@@ -12,8 +12,8 @@ how argparse reads it. Everything else is derived from that one declaration:
   number, where they differ from their defaults).
 
 The options several commands share (``--seed``, ``--alpha``, ``--jobs``, ``--sims``,
-``--out``, ``--backend``, ``--scheduler``) are declared here once, by :func:`seed_option`
-and its siblings, so they are spelled, defaulted and checked the same in every command.
+``--out``, ``--pool``, ``--backend``, ``--scheduler``) are declared here once, by
+:func:`seed_option` and its siblings, so they are spelled, defaulted and checked the same in every command.
 :class:`Execution` is how a run is carried out (simulations, level, seed, workers, backend,
 output folder, progress), passed as one value instead of a relay of keyword arguments.
 """
@@ -58,6 +58,9 @@ class Option:
     switch : bool
         A flag without a value: ``store_true`` (``store_false`` when the field's default is
         true, e.g. ``--no-plot`` filling ``plot``).
+    action : str or None
+        ``"append"``: the flag is repeated, once per value (``--arm A=x --arm B=y``); the
+        field holds a tuple.
     in_argv : bool
         Whether :func:`to_argv` writes it (false for options that change no number:
         ``--jobs``, ``--out``, ``--quiet``).
@@ -75,6 +78,7 @@ class Option:
     metavar: str | tuple | None = None
     choices: tuple | None = None
     switch: bool = False
+    action: str | None = None
     in_argv: bool = True
     always: bool = False
     group: str | None = None
@@ -109,9 +113,11 @@ def add_options(parser: argparse.ArgumentParser, config_cls) -> argparse.Argumen
             continue
         required = f.default is dataclasses.MISSING
         kwargs = dict(dest=f.name, help=opt.help, type=opt.kind, nargs=opt.nargs,
-                      metavar=opt.metavar, choices=opt.choices, required=required)
+                      metavar=opt.metavar, choices=opt.choices, required=required,
+                      action=opt.action)
         if not required:
-            kwargs["default"] = f.default
+            # argparse appends to a copy of the default, which must be a list
+            kwargs["default"] = list(f.default) if opt.action == "append" else f.default
         target.add_argument(opt.flag, **{k: v for k, v in kwargs.items() if v is not None
                                          or k == "default"})
     return parser
@@ -158,6 +164,9 @@ def to_argv(config) -> list[str]:
             continue
         if opt.switch:
             args.append(opt.flag)
+        elif opt.action == "append":
+            for v in value:
+                args += [opt.flag, _text(v)]
         elif isinstance(value, tuple):
             args += [opt.flag, *(_text(v) for v in value)]
         elif value is not None:
@@ -216,6 +225,12 @@ def out_option(default: Path | None, **spec) -> dataclasses.Field:
     """``--out``: the output folder (locked while a run writes it)."""
     return _shared("--out", default, spec, kind=Path, in_argv=False,
                    help=f"output folder ({default})")
+
+
+def pool_option(**spec) -> dataclasses.Field:
+    """``--pool``: the run store of the real-run pools (``None``: the committed pool)."""
+    return _shared("--pool", None, spec, metavar="ROOT",
+                   help="run store (default: the committed pool)")
 
 
 @dataclass(frozen=True)

@@ -15,8 +15,9 @@ Usage::
 Python: ``from reports.evaluate import compare`` (:mod:`.api`): the command's options as
 keyword arguments, the result an :class:`~.cli.Evaluation` (``frame``, ``render``, an HTML view).
 
-Modules: :mod:`.cli` (arguments -> :class:`~.cli.EvalConfig` -> :func:`~.cli.evaluate` ->
-:class:`~.cli.Evaluation`, written by :func:`~.cli.run_config`), :mod:`.api` (``compare``),
+Modules: :mod:`.options` (the options, declared once, -> :class:`~.options.EvalConfig`),
+:mod:`.cli` (:func:`~.cli.evaluate` -> :class:`~.cli.Evaluation`, written by
+:func:`~.cli.run_config`), :mod:`.api` (``compare``),
 :mod:`.load` (CSV and logs -> :class:`~evalcal_core.scores.ArmScores`), :mod:`.design`
 (the study design, declared or inferred), :mod:`.compare` (comparisons, multiplicity,
 effect sizes, claims, ranking), :mod:`.protocols_table` (two arms: every protocol, labelled

@@ -21,20 +21,18 @@ from pathlib import Path
 
 import pandas as pd
 
-from evalcal_core.keywords import keywords_to_argv, parse_argv
+from evalcal_core.keywords import keywords_to_argv, option_flags, parse_argv
 
-from .cli import Evaluation, build_parser, config_from_args, evaluate
+from .cli import Evaluation, evaluate
+from .options import EvaluateOptions, build_parser, config_from_args
 
+#: options that are not keywords: ``--arm`` is the ``arms`` argument, ``--gate`` follows
+#: ``claim``, and the result renders itself (``render(fmt)``, ``to_dict()``) where the
+#: command writes ``--json``, ``--format`` and ``--forest``
+_NOT_KEYWORDS = ("arm", "gate", "json", "format", "forest")
 #: keyword -> the command's option (flags take True)
-_OPTIONS = {
-    "compare": "--compare", "unpaired": "--unpaired", "cluster": "--cluster",
-    "reference": "--reference", "correction": "--correction", "claim": "--claim",
-    "margin": "--margin", "alpha": "--alpha", "seed": "--seed", "percent": "--percent",
-    "metric_range": "--metric-range", "partial_credit": "--partial-credit",
-    "metric": "--metric", "task": "--task", "filter": "--filter",
-    "log_format": "--log-format", "protocols": "--protocols",
-    "leaderboard": "--leaderboard", "stream": "--stream",
-}
+_OPTIONS = {key: flag for key, flag in option_flags(EvaluateOptions).items()
+            if key not in _NOT_KEYWORDS}
 
 
 def compare(results=None, *, arms=None, **options) -> Evaluation:
@@ -49,11 +47,15 @@ def compare(results=None, *, arms=None, **options) -> Evaluation:
         ``{name: log path}``: harness logs, one per arm (``--arm NAME=PATH``), instead of
         ``results``.
     **options
+        The command's options by their :class:`~.options.EvaluateOptions` field:
         ``compare`` ("methods"/"models"), ``unpaired``, ``cluster``, ``reference``,
         ``correction``, ``claim`` ("superiority", "non-inferiority", "equivalence"),
         ``margin`` (the file's units), ``alpha``, ``seed``, ``percent``, ``metric_range``
         ((low, high)), ``partial_credit``, ``metric``, ``task``, ``filter``,
-        ``log_format``, ``protocols`` (names for the two-arm table), ``leaderboard``, ``stream``.
+        ``log_format``, ``max_member_mb``, ``baseline`` and ``variant`` (two logs, instead of
+        ``arms``), ``protocols`` (names for the two-arm table), ``protocol_param`` (a dict),
+        ``threshold``, ``leaderboard``, ``stream``, ``stream_method``; not ``json``,
+        ``format`` or ``forest`` (the result renders itself).
 
     Returns
     -------

@@ -166,7 +166,7 @@ def two_clusters(q, arm):
                                                                            "methods"],
      ["--cluster applies to --compare models"]),
     (lambda p: per_question(p), ["--unpaired", "--compare", "models"],
-     ["--unpaired applies to --compare methods"]),
+     ["'--unpaired' option must be used with --compare methods"]),
     (lambda p: per_question(p), ["--compare", "methods"], ["two or more seeds"]),
     (lambda p: per_seed(p), ["--compare", "models"], ["needs per-question scores"]),
 ])

@@ -93,9 +93,10 @@ def test_paired_seeds_are_the_units(tmp_path, capsys):
 
 
 @pytest.mark.parametrize("extra, message", [
-    (["--stream-method", "betting"], "--stream-method betting chooses the sequence of --stream"),
+    (["--stream-method", "betting"], "'--stream-method' option must be given with --stream"),
     (["--stream", "--stream-method", "hoeffding"], "invalid choice: 'hoeffding'"),
-    (["--stream", "--claim", "superiority", "--alpha", "0.6"], "--alpha 0.6 with --stream"),
+    (["--stream", "--claim", "superiority", "--alpha", "0.6"],
+     "'--alpha' option must be < 0.5 with --stream"),
 ])
 def test_bad_stream_options_are_one_line(tmp_path, capsys, extra, message):
     path, _ = _two_models(tmp_path, n=50)

@@ -198,7 +198,7 @@ def test_unpaired_refusals(tmp_path, capsys):
     assert code == 2 and "arm 'new' has no score for seed 1, question 'q1'" in err, err
     path = per_seed(tmp_path / "r.csv", {"base": BASE, "new": NEW})
     code, _, err = run([path, "--unpaired", "--compare", "models"], capsys)
-    assert code == 2 and "--unpaired applies to --compare methods" in err, err
+    assert code == 2 and "'--unpaired' option must be used with --compare methods" in err, err
 
 
 def test_reader_and_container(tmp_path):

@@ -43,7 +43,7 @@ def test_claims_carry_the_gate():
 
 @pytest.mark.parametrize(("options", "message"), [
     ({"correction": "nope"}, r"compare\(\): argument --correction: invalid choice: 'nope'"),
-    ({"alpha": 2}, r"The '--alpha' option must be a number in \(0, 1\)\. Got 2\.0"),
+    ({"alpha": 2}, r"The '--alpha' option must be a finite number > 0 and < 1\. Got 2\.0"),
     ({"bogus": 1}, r"compare\(\) got unknown option\(s\) bogus"),
 ])
 def test_bad_options_are_one_line(options, message):

@@ -1,0 +1,343 @@
+"""``evaluate``'s options, declared once: the parser, the checks, ``to_argv`` and the
+keywords of :func:`reports.evaluate.compare` all come from :class:`EvaluateOptions`.
+
+:func:`config_from_args` checks what no single option can (``--claim`` needs ``--margin``,
+logs or a results CSV, not both, ...) and resolves the options into the
+:class:`EvalConfig` a run reads: the arms by name, the protocol parameters as a dict, the
+margin and single_run's threshold in the scores' own scale (fractions under ``--percent``),
+the zipped members' size in bytes.
+"""
+
+from __future__ import annotations
+
+import argparse
+from dataclasses import dataclass, field
+
+from evalcal_core.cli import ArgumentParser
+from evalcal_core.designs import COMPARE_MODELS, COMPARES, KIND_WORDS, KINDS
+from evalcal_core.options import add_options, alpha_option, check_options, option, seed_option
+from evalcal_core.options import config_from_args as options_from_args
+from evalcal_core.params import parse_key_values
+from evalcal_core.readers import names as log_formats
+from evalcal_core.results_io import MAX_RANGE
+from evalcal_core.validate import Interval, Optional, Options, check_number, fail
+from protocols import PROTOCOLS, names, protocol_class
+from protocols.claims import check_margin as check_claim_margin
+
+from .compare import CORRECTIONS
+from .load import parse_arm_options
+from .stream import STREAM_METHODS
+
+PROG = "python -m reports.evaluate"
+CLAIMS = ("superiority", "non-inferiority", "equivalence")
+FORMATS = ("text", "markdown", "latex")
+#: the logs' formats (:mod:`evalcal_core.readers`)
+LOG_FORMATS = tuple(log_formats())
+
+#: the ``--help`` sections, in the order they are listed
+LOGS = "harness logs"
+DESIGN = "design (inferred when omitted; always printed first)"
+COMPARISONS = "comparisons"
+
+GATE_HELP = """\
+claims and --gate (exit status):
+  0  the claim is shown for every comparison (its simultaneous interval clears the margin)
+  1  the claim is refuted for some comparison (the interval lies on the wrong side)
+  3  inconclusive (the interval straddles the margin): more seeds or questions needed
+  2  bad input or options (one line on stderr)
+  e.g. in CI: python -m reports.evaluate --arm current=evals/a --arm candidate=evals/b \\
+                --reference current --claim non-inferiority --margin 0.01 --gate
+"""
+
+
+@dataclass(frozen=True)
+class EvaluateOptions:
+    """What ``python -m reports.evaluate`` was asked, option by option, as typed (the
+    results CSV, a positional argument, aside). Fields are in the order of ``--help``."""
+
+    arm: tuple = option("--arm", (), action="append", metavar="NAME=PATH", group=LOGS,
+                        help="one arm's harness log (lm-eval samples_*.jsonl, Inspect .eval, "
+                             "HELM per_instance_stats.json, a one-arm CSV, or a folder); "
+                             "repeat per arm")
+    baseline: str | None = option("--baseline", None, metavar="LOG", group=LOGS,
+                                  help="two-arm shorthand: --arm baseline=LOG (needs "
+                                       "--variant)")
+    variant: str | None = option("--variant", None, metavar="LOG", group=LOGS,
+                                 help="two-arm shorthand: --arm variant=LOG")
+    metric: str | None = option("--metric", None, group=LOGS,
+                                help="metric, scorer or stat to read from the logs")
+    task: str | None = option("--task", None, group=LOGS,
+                              help="task to read when a log holds several")
+    filter: str | None = option("--filter", None, group=LOGS,
+                                help="lm-eval filter, HELM perturbation or CSV arm")
+    compare: str | None = option("--compare", None, choices=COMPARES, group=DESIGN,
+                                 help="methods: training procedures, seeds are the units; "
+                                      "models: fixed checkpoints, questions are the units")
+    unpaired: bool = option("--unpaired", False, switch=True, group=DESIGN,
+                            help="the arms' seeds are independent (methods only)")
+    cluster: str | None = option("--cluster", None, metavar="COLUMN", group=DESIGN,
+                                 help="questions are clustered by this column (models only)")
+    reference: str | None = option("--reference", None, metavar="ARM", group=COMPARISONS,
+                                   help="compare every arm with this one (many-to-one); "
+                                        "default all pairs")
+    correction: str = option("--correction", "holm", choices=CORRECTIONS, group=COMPARISONS,
+                             help="multiplicity: holm (default), maxt, bh, bonferroni, none")
+    claim: str | None = option("--claim", None, choices=CLAIMS, group=COMPARISONS,
+                               help="the claim to check against --margin")
+    margin: float | None = option("--margin", None, kind=float, metavar="M",
+                                  group=COMPARISONS,
+                                  constraint=Optional(Interval("real", 0.0, MAX_RANGE)),
+                                  help="claim margin in the file's units (0.01 = 1 pp for "
+                                       "fractions)")
+    gate: bool = option("--gate", False, switch=True, group=COMPARISONS,
+                        help="exit 0 if the claim is shown, 1 refuted, 3 inconclusive")
+    stream: bool = option("--stream", False, switch=True, group=COMPARISONS,
+                          help="two arms: also read the paired differences in the file's "
+                               "order as an anytime-valid confidence sequence (valid however "
+                               "often you look) and say where 0 first left it; with --claim, "
+                               "the claim's anytime-valid verdict, which --gate then reads")
+    # None, not betting: given without --stream it is refused
+    stream_method: str | None = option("--stream-method", None, choices=STREAM_METHODS,
+                                       group=COMPARISONS,
+                                       help="the confidence sequence of --stream: betting "
+                                            "(default) or empirical-bernstein (wider)")
+    leaderboard: bool = option("--leaderboard", False, switch=True, group=COMPARISONS,
+                               help="many systems: every pair at once (max-T), as tiers, "
+                                    "simultaneous rank intervals and the set of possibly-best "
+                                    "systems, instead of one line per comparison")
+    alpha: float = alpha_option()
+    # the registry as imported: every protocol module is imported by ``import protocols``
+    protocols: tuple | None = option("--protocols", None, nargs="+", metavar="NAME",
+                                     choices=tuple(names()),
+                                     help="protocols of the two-arm table (default: all "
+                                          "applicable)")
+    protocol_param: tuple = option("--protocol-param", (), nargs="+", metavar="KEY=VALUE",
+                                   help="set on every selected protocol that has the "
+                                        "parameter")
+    threshold: float | None = option("--threshold", None, kind=float, metavar="T",
+                                     help="single_run's smallest difference called a result, "
+                                          "in the file's units (default 0.01 = 1 pp for "
+                                          "fractions; required for others)")
+    percent: bool = option("--percent", False, switch=True,
+                           help="scores are percentages (91.2) rather than fractions (0.912)")
+    metric_range: tuple | None = option("--metric-range", None, nargs=2, kind=float,
+                                        metavar=("LOW", "HIGH"),
+                                        help="valid scores of a metric that is not a "
+                                             "fraction in [0, 1]")
+    partial_credit: bool = option("--partial-credit", False, switch=True,
+                                  help="allow a few scores other than 0 and 1 in a "
+                                       "per-question file")
+    seed: int = seed_option(help="seed of the resampling (0)")
+    json: bool = option("--json", False, switch=True, help="machine-readable output")
+    format: str = option("--format", "text", metavar="FORMAT", constraint=Options(FORMATS),
+                         help="output: text (default), markdown or latex")
+    log_format: str | None = option("--log-format", None, metavar="NAME",
+                                    constraint=Optional(Options(LOG_FORMATS)),
+                                    help=f"the logs' format ({', '.join(LOG_FORMATS)}); "
+                                         "detected from the file name and content when "
+                                         "omitted")
+    max_member_mb: float | None = option("--max-member-mb", None, kind=float, metavar="MB",
+                                         group=LOGS,
+                                         constraint=Optional(Interval("real", 0.0, 1e6,
+                                                                      low_open=True)),
+                                         help="largest size a member of a zipped log "
+                                              "(Inspect .eval) may inflate to (512)")
+    forest: str | None = option("--forest", None, metavar="PATH.png",
+                                help="write a forest plot (with --leaderboard: the ranked "
+                                     "plot of the rank intervals and tiers)")
+
+    def __post_init__(self):
+        check_options(self)
+
+
+@dataclass(frozen=True)
+class EvalConfig:
+    """What one ``evaluate`` run does (the CLI only parses into this)."""
+
+    results: str | None = None
+    arms: dict = field(default_factory=dict)
+    metric: str | None = None
+    task: str | None = None
+    filter: str | None = None
+    compare: str | None = None
+    unpaired: bool = False
+    cluster: str | None = None
+    reference: str | None = None
+    correction: str = "holm"
+    claim: str | None = None
+    margin: float | None = None
+    gate: bool = False
+    alpha: float = 0.05
+    protocols: tuple | None = None
+    params: dict = field(default_factory=dict)
+    percent: bool = False
+    metric_range: tuple | None = None
+    partial_credit: bool = False
+    seed: int = 0
+    json: bool = False
+    format: str = "text"
+    log_format: str | None = None
+    max_member_bytes: int | None = None
+    forest: str | None = None
+    leaderboard: bool = False
+    stream: bool = False
+    stream_method: str = STREAM_METHODS[0]
+
+
+def _epilog() -> str:
+    by_kind = "".join(
+        f"  {KIND_WORDS[kind] + ':':<30} "
+        + ", ".join(n for n in names() if not protocol_class(n).label(kind)) + "\n"
+        for kind in KINDS)
+    never = [n for n in names() if all(protocol_class(n).label(k) for k in KINDS)]
+    return ("protocols reportable per design (the output labels every row for yours):\n"
+            + by_kind
+            + "pitfalls under every design (shown for teaching):\n"
+            + "".join(f"  {n:<26} {protocol_class(n).label(KINDS[0])}\n" for n in never)
+            + "\n" + GATE_HELP)
+
+
+def build_parser() -> ArgumentParser:
+    p = ArgumentParser(
+        prog=PROG,
+        description="Compare the arms of your own results: the study design first, then one "
+                    "reportable protocol per comparison with multiplicity-adjusted p-values "
+                    "and simultaneous intervals, effect sizes, a ranking and an optional "
+                    "claim gate.",
+        epilog=_epilog(), formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("results", nargs="?", default=None,
+                   help="tidy CSV: seed,arm,metric or seed,arm,question,score with any arm "
+                        "names (default: the shipped example)")
+    return add_options(p, EvaluateOptions)
+
+
+def config_from_args(args: argparse.Namespace) -> EvalConfig:
+    """Check the options (one-line errors) and build the config."""
+    return resolve(options_from_args(EvaluateOptions, args), args.results)
+
+
+def _arms(opts: EvaluateOptions, results) -> dict:
+    """``{name: log path}`` from ``--arm`` or ``--baseline``/``--variant``; ``{}`` for a
+    results CSV."""
+    if (opts.baseline is None) != (opts.variant is None):
+        given = "--baseline" if opts.baseline is not None else "--variant"
+        raise fail(("--baseline", "--variant"), "given together: name both arms' logs",
+                   got=f"only {given}")
+    arms = parse_arm_options(opts.arm)
+    if opts.baseline is not None:
+        if arms:
+            raise fail(("--arm", "--baseline"), "given one at a time: --arm NAME=PATH per "
+                       "arm or --baseline and --variant, not both", got="both")
+        arms = {"baseline": opts.baseline, "variant": opts.variant}
+    if arms and results is not None:
+        raise fail("results", "left out when the arms are harness logs (--arm, or --baseline "
+                   "and --variant): a results CSV or logs, not both", results)
+    if arms and len(arms) < 2:
+        raise fail("--arm", "given once per arm, for two or more arms",
+                   got=f"one arm ({next(iter(arms))})")
+    if not arms:
+        for flag, value in (("--metric", opts.metric), ("--task", opts.task),
+                            ("--filter", opts.filter), ("--log-format", opts.log_format)):
+            if value is not None:
+                raise fail(flag, "used with harness logs (--arm NAME=PATH, or --baseline and "
+                           "--variant): it reads them", value)
+    return arms
+
+
+def _check_combinations(opts: EvaluateOptions) -> None:
+    """The rules between options (each option's own rule is in its declaration)."""
+    if opts.metric_range is not None:
+        low, high = opts.metric_range
+        check_number(low, "--metric-range", low=-MAX_RANGE, high=MAX_RANGE)
+        check_number(high, "--metric-range", low=low, high=MAX_RANGE, low_open=True)
+        if opts.percent:
+            raise fail(("--percent", "--metric-range"), "given one at a time: declare the "
+                       "range in the file's own units", got="both")
+    if opts.unpaired and opts.compare == COMPARE_MODELS:
+        raise fail("--unpaired", "used with --compare methods (independent seeds): models "
+                   "are compared on the same questions, always paired",
+                   got=f"--compare {opts.compare}")
+    if opts.stream_method is not None and not opts.stream:
+        raise fail("--stream-method", "given with --stream (it chooses that sequence)",
+                   opts.stream_method)
+    if opts.stream and opts.claim is not None and opts.alpha >= 0.5:
+        raise fail("--alpha", "< 0.5 with --stream and --claim (the claim reads the "
+                   "1 - 2 alpha sequence)", opts.alpha)
+    if opts.stream and opts.leaderboard:
+        raise fail(("--stream", "--leaderboard"), "given one at a time: --stream reads two "
+                   "arms, --leaderboard ranks many", got="both")
+    if opts.leaderboard:
+        for flag, value, default in (("--claim", opts.claim, None),
+                                     ("--reference", opts.reference, None),
+                                     ("--correction", opts.correction, "holm")):
+            if value != default:
+                raise fail("--leaderboard", "given without --claim, --reference or "
+                           "--correction: it compares every pair with its own max-T "
+                           "correction", got=f"{flag} {value}")
+    if opts.forest is not None:
+        from .forest import check_forest_path  # before any work: a bad path costs nothing
+        check_forest_path(opts.forest)
+    if opts.gate and opts.claim is None:
+        raise fail("--gate", "given with a --claim (superiority, non-inferiority or "
+                   "equivalence) to decide", got="no --claim")
+    if opts.margin is not None and opts.claim is None:
+        raise fail("--margin", "given with a --claim", opts.margin)
+    if opts.claim in ("non-inferiority", "equivalence") and opts.margin is None:
+        raise fail("--margin", f"a number > 0 in the file's units for --claim {opts.claim}",
+                   got="no --margin")
+
+
+def _params(opts: EvaluateOptions, scale: float) -> dict:
+    """``--protocol-param`` and ``--threshold`` as ``{key: value}``, each key a parameter of
+    a selected protocol."""
+    params = parse_key_values(opts.protocol_param, "--protocol-param")
+    if opts.threshold is not None:
+        if "threshold" in params:
+            raise fail(("--threshold", "--protocol-param"), "given one at a time for "
+                       "single_run's threshold", got="both")
+        params["threshold"] = opts.threshold * scale
+    chosen = names() if opts.protocols is None else opts.protocols
+    for key in params:
+        if not any(PROTOCOLS.accepts(name, key) for name in chosen):
+            raise fail("--protocol-param", "KEY=VALUE with KEY a parameter of a selected "
+                       f"protocol ({', '.join(chosen)})", key)
+    return params
+
+
+def resolve(opts: EvaluateOptions, results: str | None = None) -> EvalConfig:
+    """The :class:`EvalConfig` of ``opts`` and the results CSV, after the rules between
+    options; one-line :class:`~evalcal_core.validate.InvalidParameterError` otherwise."""
+    _check_combinations(opts)
+    arms = _arms(opts, results)
+    scale = 0.01 if opts.percent else 1.0
+    params = _params(opts, scale)
+    max_member = (None if opts.max_member_mb is None
+                  else int(opts.max_member_mb * 2**20))
+    margin = (None if opts.margin is None else
+              check_margin(opts.margin, opts.metric_range, opts.percent, opts.claim) * scale)
+    return EvalConfig(
+        results=results, arms=arms, metric=opts.metric, task=opts.task, filter=opts.filter,
+        compare=opts.compare, unpaired=opts.unpaired, cluster=opts.cluster,
+        reference=opts.reference, correction=opts.correction, claim=opts.claim,
+        margin=margin, gate=opts.gate, alpha=opts.alpha, protocols=opts.protocols,
+        params=params, percent=opts.percent, metric_range=opts.metric_range,
+        partial_credit=opts.partial_credit, seed=opts.seed, json=opts.json,
+        format=opts.format, log_format=opts.log_format, max_member_bytes=max_member,
+        forest=opts.forest, leaderboard=opts.leaderboard, stream=opts.stream,
+        stream_method=opts.stream_method or STREAM_METHODS[0])
+
+
+def check_margin(margin, metric_range, percent, claim) -> float:
+    """The margin in the file's units, refused where it cannot be meant (5 on fractions:
+    :func:`protocols.claims.check_margin`'s hint); 0 only for superiority."""
+    if margin == 0:  # in [0, MAX_RANGE]: the option's declaration
+        if claim != "superiority":
+            raise fail("--margin", f"> 0 for --claim {claim}", margin)
+        return 0.0
+    score_range = (metric_range if metric_range is not None
+                   else (0.0, 100.0) if percent else (0.0, 1.0))
+    margin = check_claim_margin(margin, score_range, "--margin")
+    if margin >= score_range[1] - score_range[0]:
+        raise fail("--margin", f"below the width of the metric's range [{score_range[0]:g}, "
+                   f"{score_range[1]:g}]", margin)
+    return float(margin)

@@ -1,0 +1,347 @@
+"""``python -m sim.harness_defaults``: which statistics that evaluation harnesses print by
+default can be trusted, for which study design.
+
+Example::
+
+    python -m sim.harness_defaults --out /tmp/harness_defaults          # the full table
+    python -m sim.harness_defaults --quick --out /tmp/harness_defaults  # a small one
+
+Every registered harness reproduction (a protocol with a non-empty
+:attr:`protocols.Protocol.harness`: lm-eval's ``acc_stderr`` overlap and comparator z,
+Inspect's ``stderr()``, clustered ``stderr``, ``bootstrap_stderr`` and ``ci_wilson``, OpenAI
+evals' ``bootstrap_std``, rliable's interval and probability of improvement, deepsig's ASO at
+0.5 and 0.2, a Beta-binomial P(A > B)) is run beside the protocol ``evaluate`` reports for the
+design (:func:`protocols.recommended_for`) on the same simulated experiments (common random
+numbers, seeds derived from the cells' names), on the design's own generator:
+
+=====================  ===========================================================
+models, r runs         ``question_mixture``: two fixed models, r decoding runs per
+                       question (``--repeats``), n questions (``--questions``)
+models, G clusters     ``clustered_questions``: n questions in G unequal clusters
+                       (``--clusters``, latent ``--icc``), one run
+methods, k seeds       ``seed_question``: k paired training seeds per arm
+                       (``--seeds``), n questions
+real LLM A/A pool      ``llm_items``: each model of a real per-item pool
+                       (``--llm-pools``) with its attempts split at random in two
+                       halves (effect 0 by construction); at the pool's own size
+=====================  ===========================================================
+
+Each null cell (effect 0, ``--sims`` experiments) gives the false-positive rate with its
+Wilson 95% interval and the verdict of the project's validity rule
+(:mod:`sim.validity`, one look): **holds** when the one-sided 95% Clopper-Pearson upper
+bound is <= alpha + alpha / 5 (6% at alpha = 5%), **over** when the exact binomial test of
+"rate <= alpha" is rejected by Holm over every null cell of the table at family-wise level
+0.001, else **undecided**. Each synthetic cell also runs at ``--effect`` pp (``--power-sims``
+experiments): the power, counted as significant in the right direction.
+
+Writes ``harness_defaults.csv`` (one row per protocol and cell) and ``harness_defaults.md``
+(the table by design, and one sentence per default saying where it may be trusted, computed
+from the rows) to ``--out``; finished cells are cached under ``OUT/cells`` so an interrupted
+run resumes.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+from pathlib import Path
+
+import pandas as pd
+
+import protocols
+from evalcal_core.atomic import write_atomic
+from evalcal_core.cli import ArgumentParser, run_main
+from evalcal_core.designs import METHODS_PAIRED, MODELS, MODELS_CLUSTERED
+from evalcal_core.options import (
+    Execution,
+    add_options,
+    alpha_option,
+    backend_option,
+    check_options,
+    config_from_args,
+    jobs_option,
+    option,
+    out_option,
+    scheduler_option,
+    seed_option,
+    sims_option,
+    to_argv,
+)
+from evalcal_core.outdir import run_outputs
+from evalcal_core.validate import Interval, InvalidParameterError, fail
+
+from . import generators
+from .design_check import CheckGrid, grid_cells, harness_protocols
+from .generators.llm_items import load_pool
+from .grid import check_memory, chunk_size
+from .grid.execute import CellRequest
+from .grid.runner import applicable_protocols, run_cells
+from .outputs import write_csv
+from .validity import ValidityRule, judge
+
+PROG = "python -m sim.harness_defaults"
+DEFAULT_OUT = Path("reports") / "output" / "harness_defaults"
+#: the shipped real LLM pool
+DEFAULT_POOLS = ("matharena_aime_2025_i",)
+#: what ``--quick`` sets (a test-sized table; its rates are too rough to judge most cells)
+QUICK = dict(sims=300, power_sims=100, questions=(30, 200), repeats=(1, 4), seeds=(3,))
+MAX_QUESTIONS = 10**5
+
+
+@dataclass(frozen=True)
+class DefaultsConfig:
+    """The harness defaults table: its grid, its sizes and how it runs.
+
+    Attributes
+    ----------
+    questions : tuple of int
+        Questions per benchmark of the synthetic cells.
+    repeats : tuple of int
+        Runs per question of each fixed model (the ``models`` cells).
+    clusters : int
+        Clusters of the ``models_clustered`` cells (0: none).
+    icc : float
+        Their latent intra-cluster correlation.
+    seeds : tuple of int
+        Paired seeds per arm (the ``methods`` cells).
+    effect_pp : float
+        True effect of the power cells, in percentage points of accuracy.
+    sims : int
+        Experiments per null cell.
+    power_sims : int
+        Experiments per power cell (0: no power cells).
+    llm_pools : tuple of str
+        Real per-item LLM pools whose models each add A/A cells.
+    """
+
+    questions: tuple[int, ...] = option(
+        "--questions", (30, 100, 200, 500, 1000), nargs="+", kind=int, group="grid",
+        help="questions per benchmark (30 100 200 500 1000)")
+    repeats: tuple[int, ...] = option("--repeats", (1, 4), nargs="+", kind=int, group="grid",
+                                      help="runs per question of each fixed model (1 4)")
+    clusters: int = option("--clusters", 10, kind=int, group="grid",
+                           constraint=Interval("int", 0, MAX_QUESTIONS),
+                           help="clusters of the clustered fixed-model cells (10; 0: none)")
+    icc: float = option("--icc", 0.3, kind=float, group="grid",
+                        constraint=Interval("real", 0, 1, high_open=True),
+                        help="their latent intra-cluster correlation (0.3)")
+    seeds: tuple[int, ...] = option("--seeds", (3, 5, 10), nargs="+", kind=int, group="grid",
+                                    help="paired seeds per arm of the methods cells (3 5 10)")
+    llm_pools: tuple[str, ...] = option(
+        "--llm-pools", DEFAULT_POOLS, nargs="*", group="grid",
+        help="real per-item LLM pools (sim/llm_pools names or CSV paths) whose models add "
+             "A/A cells (default: the shipped MathArena pool; none: no pool cells)")
+    effect_pp: float = option("--effect", 3.0, kind=float, metavar="PP",
+                              constraint=Interval("real", 0, 50, low_open=True),
+                              help="true effect of the power cells, percentage points (3)")
+    sims: int = sims_option(4000, help="experiments per null cell (4000)")
+    power_sims: int = option("--power-sims", 1000, kind=int, always=True,
+                             constraint=Interval("int", 0, 10**6),
+                             help="experiments per power cell (1000; 0: no power)")
+    alpha: float = alpha_option()
+    seed: int = seed_option()
+    jobs: int = jobs_option()
+    backend: str = backend_option()
+    scheduler: str | None = scheduler_option()
+    out: Path = out_option(DEFAULT_OUT)
+    quick: bool = option("--quick", False, switch=True, in_argv=False,
+                         help="a small table for tests: " + ", ".join(
+                             f"{k.replace('_', '-')} {v}" for k, v in QUICK.items()))
+    quiet: bool = option("--quiet", False, switch=True, in_argv=False,
+                         help="no progress bar")
+
+    def sized(self) -> DefaultsConfig:
+        """The config ``--quick`` asks for (itself without it)."""
+        return replace(self, quick=False, **QUICK) if self.quick else self
+
+
+def check_config(config: DefaultsConfig) -> None:
+    """Every value checked before anything is drawn; a one-line error names the option."""
+    check_options(config)
+    for flag, values, low, high in (("--questions", config.questions, 4, MAX_QUESTIONS),
+                                    ("--repeats", config.repeats, 1, 1000),
+                                    ("--seeds", config.seeds, 2, 1000)):
+        if not values:
+            raise fail(flag, "a non-empty list", [], PROG)
+        for v in values:
+            if not low <= v <= high:
+                raise fail(flag, f"a list of integers in [{low}, {high}]", v, PROG)
+    if config.clusters == 1 or (config.clusters and 2 * config.clusters > max(config.questions)):
+        raise fail("--clusters", f"0 or an integer in [2, {max(config.questions) // 2}] (each "
+                   "cluster holds >= 2 questions)", config.clusters, PROG)
+    for pool in config.llm_pools:
+        try:
+            load_pool(str(pool))
+        except InvalidParameterError as exc:
+            raise fail("--llm-pools", f"a list of LLM pools ({exc})", pool, PROG) from None
+
+
+# --------------------------------------------------------------------------------------------
+# The cells
+
+
+@dataclass(frozen=True)
+class TableCell:
+    """A cell of the table: the generator and runs per arm, and the design group it shows."""
+
+    kind: str
+    group: str
+    generator: generators.Generator
+    k: int
+    real: bool = False
+
+
+def table_cells(config: DefaultsConfig) -> list[TableCell]:
+    """The table's cells, design by design (the order of the markdown table)."""
+    out = []
+    for r in config.repeats:
+        grid = CheckGrid(kinds=(MODELS,), questions=config.questions, repeats=(r,))
+        out += [TableCell(MODELS, f"models ({_runs(r)})", c.generator, c.k)
+                for c in grid_cells(grid)]
+    if config.clusters:
+        fits = tuple(n for n in config.questions if 2 * config.clusters <= n)
+        grid = CheckGrid(kinds=(MODELS_CLUSTERED,), questions=fits, clusters=(config.clusters,),
+                         icc=(config.icc,), repeats=(1,))
+        out += [TableCell(MODELS_CLUSTERED, f"models in {config.clusters} clusters "
+                          f"(icc {config.icc:g}, 1 run)", c.generator, c.k)
+                for c in grid_cells(grid)]
+    for k in config.seeds:
+        grid = CheckGrid(kinds=(METHODS_PAIRED,), questions=config.questions, seeds=(k,))
+        out += [TableCell(METHODS_PAIRED, f"methods ({k} paired seeds)", c.generator, c.k)
+                for c in grid_cells(grid)]
+    for pool in config.llm_pools:
+        data = load_pool(str(pool))
+        name = Path(str(pool)).stem
+        for r in range(1, data.attempts // 2 + 1):
+            out += [TableCell(MODELS, f"{name} A/A ({len(data.items)} items, {_runs(r)})",
+                              generators.get("llm_items", pool=str(pool), model=m), r,
+                              real=True)
+                    for m in data.models]
+    return out
+
+
+def _runs(r: int) -> str:
+    return f"{r} run" + ("s" if r > 1 else "")
+
+
+def cell_requests(cell: TableCell, effect_pp: float) -> list[CellRequest]:
+    """Every harness default and the design's recommended protocol that can run on ``cell``."""
+    wanted = [*harness_protocols(), protocols.recommended_for(cell.kind)]
+    g = cell.generator
+    runnable = [n for n in wanted if g.why_not(protocols.get(n), cell.k) is None]
+    if not runnable:
+        return []
+    chosen = applicable_protocols(g, [cell.k], runnable)
+    return [CellRequest(g, name, params, cell.k, effect_pp)
+            for name, (_, params) in chosen.items()]
+
+
+def _plants(cell: TableCell, effect_pp: float) -> bool:
+    """Whether the cell's generator can plant ``effect_pp`` (``question_mixture`` promotes
+    hard questions, and 30 questions hold too few for a few pp)."""
+    try:
+        cell.generator.check_effect(effect_pp / 100.0)
+    except InvalidParameterError:
+        return False
+    return True
+
+
+# --------------------------------------------------------------------------------------------
+# The table
+
+
+#: columns of harness_defaults.csv
+COLUMNS = ["group", "kind", "protocol", "recommended", "reproduces", "generator",
+           "generator_params", "n_questions", "k", "sims", "alpha", "rejections", "rate",
+           "rate_low", "rate_high", "fpr_upper", "fpr_p", "state", "effect_pp", "power_sims",
+           "power", "power_low", "power_high"]
+
+
+def harness_defaults(config: DefaultsConfig, *, progress: bool = True) -> pd.DataFrame:
+    """The table's rows: false-positive rate and verdict of every protocol on every null
+    cell, and its power at ``config.effect_pp`` on every synthetic cell.
+
+    Returns
+    -------
+    pandas.DataFrame
+        One row per (cell, protocol) with :data:`COLUMNS`; rates are fractions.
+    """
+    config = config.sized()
+    cells = table_cells(config)
+    for cell in cells:
+        check_memory(cell.generator, cell.k, min(config.sims, chunk_size(cell.generator,
+                                                                        cell.k)))
+    cache = None if config.out is None else Path(config.out) / "cells"
+    run = Execution.of(config, out=cache, progress=progress)
+    null_requests = [r for c in cells for r in cell_requests(c, 0.0)]
+    null = run_cells(null_requests, run, desc="null cells")
+    rule = ValidityRule.make(config.alpha, config.sims, max_sims=config.sims)
+    null = judge(null, rule)
+    power = None
+    if config.power_sims:
+        power_requests = [r for c in cells if not c.real and _plants(c, config.effect_pp)
+                          for r in cell_requests(c, config.effect_pp)]
+        power = run_cells(power_requests, replace(run, sims=config.power_sims),
+                          desc="power cells")
+    return _rows(cells, null, power, config)
+
+
+def _rows(cells, null, power, config) -> pd.DataFrame:
+    where = {(c.generator.describe(), c.k): c for c in cells}
+    by_cell = {}
+    if power is not None:
+        by_cell = {(r.generator_params, r.protocol, r.k): r for r in power.itertuples()}
+    rows = []
+    for r in null.itertuples():
+        cell = where[(r.generator_params, r.k)]
+        p = by_cell.get((r.generator_params, r.protocol, r.k))
+        rows.append({
+            "group": cell.group, "kind": cell.kind, "protocol": r.protocol,
+            "recommended": protocols.recommended_for(cell.kind) == r.protocol,
+            "reproduces": protocols.protocol_class(r.protocol).harness,
+            "generator": r.generator, "generator_params": r.generator_params,
+            "n_questions": cell.generator.n, "k": r.k, "sims": r.sims, "alpha": r.alpha,
+            "rejections": r.rejections, "rate": r.rate, "rate_low": r.rate_low,
+            "rate_high": r.rate_high, "fpr_upper": r.fpr_upper, "fpr_p": r.fpr_p,
+            "state": r.state, "effect_pp": config.effect_pp if p is not None else float("nan"),
+            "power_sims": p.sims if p is not None else 0,
+            "power": p.rate if p is not None else float("nan"),
+            "power_low": p.rate_low if p is not None else float("nan"),
+            "power_high": p.rate_high if p is not None else float("nan")})
+    order = {c.group: i for i, c in enumerate(cells)}
+    frame = pd.DataFrame(rows, columns=COLUMNS)
+    frame = frame.assign(_g=frame["group"].map(order), _h=~frame["recommended"])
+    frame = frame.sort_values(["_g", "_h", "protocol", "n_questions", "generator_params"],
+                              kind="stable")
+    return frame.drop(columns=["_g", "_h"]).reset_index(drop=True)
+
+
+# --------------------------------------------------------------------------------------------
+# Command line
+
+
+def build_parser() -> ArgumentParser:
+    """The options of :class:`DefaultsConfig`, as declared there."""
+    return add_options(ArgumentParser(prog=PROG, description=__doc__), DefaultsConfig)
+
+
+def main(argv=None) -> int:
+    from .harness_defaults_words import format_markdown, format_terminal
+
+    config = config_from_args(DefaultsConfig, build_parser().parse_args(argv))
+    check_config(config)
+    sized = config.sized()
+    command = " ".join([PROG, *to_argv(config), *(["--quick"] if config.quick else [])])
+    with run_outputs(config.out, PROG) as outputs:
+        frame = harness_defaults(replace(config, out=outputs.path),
+                                 progress=not config.quiet)
+        write_csv(frame, outputs.path / "harness_defaults.csv")
+        text = format_markdown(frame, sized, command)
+        write_atomic(outputs.path / "harness_defaults.md", text)
+    print(format_terminal(frame, sized))
+    print(f"wrote {outputs.path / 'harness_defaults.csv'} ({len(frame)} rows) and "
+          f"harness_defaults.md")
+    return 0
+
+
+if __name__ == "__main__":
+    run_main(main, PROG)

@@ -1,0 +1,173 @@
+"""``evaluate``'s options are declared once (:class:`reports.evaluate.options.EvaluateOptions`):
+the parser, ``to_argv``, the keywords of ``compare()``/``plan()`` and the checks come from
+the declarations, and every rule between options is a one-line message built by ``fail``."""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass
+
+import pytest
+
+from evalcal_core.cli import ArgumentParser
+from evalcal_core.keywords import option_flags
+from evalcal_core.options import add_options, check_options, declared, option, to_argv
+from evalcal_core.options import config_from_args as options_from_args
+from evalcal_core.validate import InvalidParameterError
+from reports.evaluate.api import _OPTIONS
+from reports.evaluate.options import (
+    EvalConfig,
+    EvaluateOptions,
+    build_parser,
+    config_from_args,
+    resolve,
+)
+
+
+def _flags(parser) -> set[str]:
+    return {s for a in parser._actions for s in a.option_strings if s.startswith("--")}
+
+
+def test_every_option_of_the_parser_is_declared():
+    """The parser holds the declared options, ``--help`` and the positional results CSV,
+    nothing else."""
+    parser = build_parser()
+    assert _flags(parser) == {opt.flag for _, opt in declared(EvaluateOptions)} | {"--help"}
+    positional = [a.dest for a in parser._actions if not a.option_strings]
+    assert positional == ["results"]
+
+
+def test_parser_defaults_are_the_declared_defaults():
+    parsed = options_from_args(EvaluateOptions, build_parser().parse_args([]))
+    assert parsed == EvaluateOptions()
+    assert resolve(parsed) == EvalConfig()
+
+
+#: every option away from its default (the margin and threshold exact in ``%g``)
+CHANGED = EvaluateOptions(
+    arm=("a=x.jsonl", "b=y.jsonl", "c=z"), metric="acc", task="mmlu", filter="strict",
+    compare="models", cluster="subject", reference="a", correction="bh",
+    claim="non-inferiority", margin=0.5, gate=True, stream=False, alpha=0.1,
+    protocols=("bca", "single_run"), protocol_param=("n_resamples=500",), threshold=1.5,
+    percent=True, partial_credit=True, seed=7, json=True, format="markdown",
+    log_format="lm-eval", max_member_mb=64.0, forest="f.png")
+
+
+@pytest.mark.parametrize("opts", [
+    CHANGED,
+    EvaluateOptions(baseline="b.jsonl", variant="v.jsonl", unpaired=True, compare="methods",
+                    stream=True, stream_method="empirical-bernstein", claim="superiority",
+                    margin=0.0, metric_range=(0.0, 10.0)),
+    EvaluateOptions(leaderboard=True, correction="holm", format="latex"),
+], ids=["logs-and-claim", "baseline-stream", "leaderboard"])
+def test_to_argv_round_trips_through_the_parser(opts):
+    argv = to_argv(opts)
+    assert argv.count("--arm") == len(opts.arm)  # --arm is repeated, once per arm
+    assert options_from_args(EvaluateOptions, build_parser().parse_args(argv)) == opts
+    assert config_from_args(build_parser().parse_args(argv)) == resolve(opts)
+
+
+def test_resolve_scales_and_names():
+    """What the run reads: arms by name, parameters as a dict, margin and threshold in the
+    scores' scale (--percent: fractions), the zipped members' bound in bytes."""
+    config = resolve(CHANGED)
+    assert config.arms == {"a": "x.jsonl", "b": "y.jsonl", "c": "z"}
+    assert config.params == {"n_resamples": 500, "threshold": 0.015}
+    assert config.margin == pytest.approx(0.005)
+    assert config.max_member_bytes == 64 * 2**20
+    assert config.stream_method == "betting"  # the default sequence, without --stream
+
+
+def test_the_keywords_are_the_declared_fields():
+    """``compare()``'s keywords are EvaluateOptions' fields but the command's output options
+    and --arm (given as ``arms``); ``plan()``'s are PlanOptions' fields, as its parser reads
+    them."""
+    from sim import plan
+
+    declared_flags = option_flags(EvaluateOptions)
+    assert set(declared_flags) - set(_OPTIONS) == {"arm", "gate", "json", "format", "forest"}
+    assert all(declared_flags[k] == flag for k, flag in _OPTIONS.items())
+    flags = option_flags(plan.PlanOptions)
+    parser = plan.build_parser()
+    assert flags == {a.dest: a.option_strings[-1] for a in parser._actions
+                     if a.option_strings and a.dest != "help"}
+    assert flags["generator_param"] == "--param"
+
+
+@dataclass(frozen=True)
+class _Repeated:
+    name: tuple = option("--name", ("a",), action="append", help="repeat per name")
+
+    def __post_init__(self):
+        check_options(self)
+
+
+def test_an_append_option_is_repeated_and_starts_from_its_default_each_parse():
+    """``action="append"``: one flag per value, a tuple in the config; argparse appends to a
+    copy of the default, so one parse does not leak into the next."""
+    parser = add_options(ArgumentParser(prog="toy"), _Repeated)
+    parsed = options_from_args(_Repeated, parser.parse_args(["--name", "b", "--name", "c"]))
+    assert parsed == _Repeated(name=("a", "b", "c"))
+    assert options_from_args(_Repeated, parser.parse_args([])) == _Repeated()
+    assert to_argv(_Repeated(name=("x", "y"))) == ["--name", "x", "--name", "y"]
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["--alpha", "1.5"], r"^The '--alpha' option must be a finite number > 0 and < 1\. "
+                         r"Got 1\.5 instead\.$"),
+    (["--format", "pdf"], r"^The '--format' option must be one of text, markdown, latex\. "
+                          r"Got 'pdf' instead\.$"),
+    (["--log-format", "x"], r"^The '--log-format' option must be one of csv, .*lm-eval"),
+    (["--metric-range", "0", "1", "--percent"],
+     r"^The '--percent' and '--metric-range' options must be given one at a time: declare "
+     r"the range in the file's own units\. Got both instead\.$"),
+    (["--baseline", "b"], r"^The '--baseline' and '--variant' options must be given "
+                          r"together: .* Got only --baseline instead\.$"),
+    (["--arm", "a=x", "--baseline", "b", "--variant", "v"],
+     r"^The '--arm' and '--baseline' options must be given one at a time: .*not both\. Got "
+     r"both instead\.$"),
+    (["r.csv", "--arm", "a=x", "--arm", "b=y"],
+     r"^The 'results' parameter must be left out when the arms are harness logs .*not both\. "
+     r"Got 'r\.csv' instead\.$"),
+    (["--arm", "a=x"], r"^The '--arm' option must be given once per arm, for two or more "
+                       r"arms\. Got one arm \(a\) instead\.$"),
+    (["r.csv", "--task", "t"], r"^The '--task' option must be used with harness logs .*"
+                               r"Got 't' instead\.$"),
+    (["r.csv", "--log-format", "csv"], r"^The '--log-format' option must be used with harness "
+                                       r"logs .*Got 'csv' instead\.$"),
+    (["--unpaired", "--compare", "models"], r"^The '--unpaired' option must be used with "
+                                            r"--compare methods .*Got --compare models"),
+    (["--stream-method", "betting"], r"^The '--stream-method' option must be given with "
+                                     r"--stream .*Got 'betting' instead\.$"),
+    (["--stream", "--claim", "superiority", "--alpha", "0.6"],
+     r"^The '--alpha' option must be < 0\.5 with --stream and --claim .*Got 0\.6 instead\.$"),
+    (["--stream", "--leaderboard"], r"^The '--stream' and '--leaderboard' options must be "
+                                    r"given one at a time: .*Got both instead\.$"),
+    (["--leaderboard", "--correction", "bh"], r"^The '--leaderboard' option must be given "
+                                              r"without --claim, .*Got --correction bh"),
+    (["--gate"], r"^The '--gate' option must be given with a --claim .*Got no --claim"),
+    (["--margin", "0.01"], r"^The '--margin' option must be given with a --claim\. Got 0\.01 "
+                           r"instead\.$"),
+    (["--claim", "equivalence"], r"^The '--margin' option must be a number > 0 in the file's "
+                                 r"units for --claim equivalence\. Got no --margin instead\.$"),
+    (["--claim", "non-inferiority", "--margin", "0"],
+     r"^The '--margin' option must be > 0 for --claim non-inferiority\. Got 0\.0 instead\.$"),
+    (["--metric-range", "0", "2", "--claim", "superiority", "--margin", "3"],
+     r"^The '--margin' option must be below the width of the metric's range \[0, 2\]\. Got "
+     r"3\.0 instead\.$"),
+    (["--threshold", "0.1", "--protocol-param", "threshold=0.2"],
+     r"^The '--threshold' and '--protocol-param' options must be given one at a time "),
+    (["--protocols", "paired_t", "--protocol-param", "B=10"],
+     r"^The '--protocol-param' option must be KEY=VALUE with KEY a parameter of a selected "
+     r"protocol \(paired_t\)\. Got 'B' instead\.$"),
+])
+def test_each_rule_is_one_line_built_by_fail(argv, message):
+    with pytest.raises(InvalidParameterError, match=message):
+        config_from_args(build_parser().parse_args(argv))
+
+
+def test_options_refuse_a_bad_value_when_built_in_python():
+    """The declarations check a config built without the parser, too."""
+    with pytest.raises(InvalidParameterError, match=r"^The '--seed' option must be an integer"):
+        EvaluateOptions(seed=-1)
+    assert dataclasses.replace(CHANGED, seed=3).seed == 3

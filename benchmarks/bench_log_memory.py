@@ -13,6 +13,16 @@ and the wall time, next to the peak of a process that only imports the package.
     python benchmarks/bench_log_memory.py --pad 20   # ~230,000 short documents per file
     python benchmarks/bench_log_memory.py --bomb-gb 3   # also: an Inspect .eval zip bomb
 
+``--member-mb`` writes an Inspect ``.eval`` archive whose ``header.json`` holds one JSON
+string of that many MiB (under the 512 MiB default cap) and one of that many MiB of zeros, and
+reports the peak memory of reading each (both are refused after reading: no samples, not
+JSON). ``--csv-rows`` writes a tidy per-question CSV of that many rows (2 arms, 1 seed) and
+reports the peak memory of ``python -m protocols.evaluate`` on it (refused in one line past
+:data:`evalcal_core.results_io.MAX_ROWS` rows, read otherwise).
+
+    python benchmarks/bench_log_memory.py --mb 0 --member-mb 500
+    python benchmarks/bench_log_memory.py --mb 0 --csv-rows 100000000   # about 2.4 GB of disk
+
 ``--bomb-gb`` writes two ``.eval`` archives whose ``header.json`` member inflates to that
 many GB of zeros (Zstandard, as inspect-ai writes them): one whose headers state the size,
 one whose headers claim 1 KiB, and reports the peak memory of refusing each.
@@ -99,11 +109,14 @@ except ValueError as exc:
 """
 
 
-def write_bomb(path: Path, gigabytes: float, declared: int | None) -> None:
-    """A zip with one Zstandard member (method 93) of ``gigabytes`` GB of zeros."""
+def write_bomb(path: Path, gigabytes: float, declared: int | None,
+               size: int | None = None) -> None:
+    """A zip with one Zstandard member (method 93) of ``gigabytes`` GB (or ``size`` bytes)
+    of zeros."""
     import zstandard
 
-    size, chunk = int(gigabytes * 1e9), b"\0" * 2**26
+    size = int(gigabytes * 1e9) if size is None else size
+    chunk = b"\0" * 2**26
     compressor, crc, packed, left = zstandard.ZstdCompressor().compressobj(), 0, [], size
     while left:
         part = chunk[:min(left, len(chunk))]
@@ -122,14 +135,98 @@ def write_bomb(path: Path, gigabytes: float, declared: int | None) -> None:
     path.write_bytes(local + central + end)
 
 
+def write_json_member(path: Path, mebibytes: float, zeros: bool) -> None:
+    """An ``.eval`` whose ``header.json`` is ``{"x": "aaa…"}`` (or zeros) of ``mebibytes`` MiB."""
+    size = int(mebibytes * 2**20)
+    if zeros:
+        write_bomb(path, 0, None, size=size)
+        return
+    # the closing '"}' is the last two bytes: the filler is 'a' up to them
+    body = b"a" * (2**26)
+    prefix = b'{"x": "'
+    import zstandard
+
+    compressor, crc, packed = zstandard.ZstdCompressor().compressobj(), zlib.crc32(prefix), []
+    packed.append(compressor.compress(prefix))
+    left = size - len(prefix) - 2
+    while left:
+        part = body[:min(left, len(body))]
+        crc, left = zlib.crc32(part, crc), left - len(part)
+        packed.append(compressor.compress(part))
+    crc = zlib.crc32(b'"}', crc)
+    packed.append(compressor.compress(b'"}'))
+    packed.append(compressor.flush())
+    data, name = b"".join(packed), b"header.json"
+    local = struct.pack("<4s5H3L2H", b"PK\x03\x04", 63, 0, 93, 0, 0, crc, len(data), size,
+                        len(name), 0) + name + data
+    central = struct.pack("<4s6H3L5H2L", b"PK\x01\x02", 63, 63, 0, 93, 0, 0, crc, len(data),
+                          size, len(name), 0, 0, 0, 0, 0, 0) + name
+    end = struct.pack("<4s4H2LH", b"PK\x05\x06", 0, 0, 1, 1, len(central), len(local), 0)
+    path.write_bytes(local + central + end)
+
+
+def write_tidy(path: Path, rows: int) -> None:
+    """A per-question tidy CSV: 2 arms, seed 0, ``rows // 2`` questions, 0/1 scores."""
+    import numpy as np
+
+    half, block = rows // 2, 1 << 20
+    rng = np.random.default_rng(0)
+    with path.open("w") as fh:
+        fh.write("seed,arm,question,score\n")
+        for arm in ("baseline", "variant"):
+            for start in range(0, half, block):
+                scores = (rng.random(min(block, half - start)) < 0.7).astype(int)
+                fh.write("".join(f"0,{arm},q{start + i},{v}\n" for i, v in enumerate(scores)))
+
+
+def peak_of(command: list) -> tuple[float, str]:
+    """Peak resident memory (MB, ``/usr/bin/time -v``, else ru_maxrss of the children) of a
+    command, and the last line it printed."""
+    import resource
+
+    timer = ["/usr/bin/time", "-v"] if Path("/usr/bin/time").exists() else []
+    done = subprocess.run(timer + command, capture_output=True, text=True)
+    # GNU time writes its report after the command's own stderr
+    own, _, report = done.stderr.partition("\tCommand being timed")
+    said = [line for line in (done.stdout + own).strip().splitlines()
+            if not line.startswith("Command exited with non-zero status")]
+    if timer:
+        kb = next(int(line.split()[-1]) for line in report.splitlines()
+                  if "Maximum resident" in line)
+    else:
+        kb = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
+    return kb / 1024, (said[-1] if said else "")[-160:]
+
+
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--mb", type=float, default=110.0, help="size of each file, MB (110)")
+    parser.add_argument("--mb", type=float, default=110.0,
+                        help="size of each file, MB (110; 0: skip the samples files)")
     parser.add_argument("--pad", type=int, default=1500,
                         help="characters of each logged prompt (1500); smaller: more documents")
     parser.add_argument("--bomb-gb", type=float, default=0.0,
                         help="also time refusing a zip bomb of this many GB (0: skip)")
+    parser.add_argument("--member-mb", type=float, default=0.0,
+                        help="also read an .eval member of this many MiB (0: skip)")
+    parser.add_argument("--csv-rows", type=int, default=0,
+                        help="also evaluate a tidy CSV of this many rows (0: skip)")
     args = parser.parse_args(argv)
+    if args.member_mb:
+        with tempfile.TemporaryDirectory() as tmp:
+            for label, zeros in (("one JSON string", False), ("zeros", True)):
+                path = Path(tmp) / "member.eval"
+                write_json_member(path, args.member_mb, zeros)
+                peak, said = peak_of([sys.executable, "-c", BOMB, str(path)])
+                print(f".eval member of {args.member_mb:g} MiB ({label}): peak RSS {peak:.0f} MB:"
+                      f" {said}")
+    if args.csv_rows:
+        with tempfile.TemporaryDirectory() as tmp:
+            path = Path(tmp) / "tidy.csv"
+            write_tidy(path, args.csv_rows)
+            size = path.stat().st_size / 1e9
+            peak, said = peak_of([sys.executable, "-m", "protocols.evaluate", str(path)])
+            print(f"tidy CSV of {args.csv_rows:,} rows ({size:.2f} GB): evaluate peak RSS "
+                  f"{peak:.0f} MB: {said}")
     if args.bomb_gb:
         with tempfile.TemporaryDirectory() as tmp:
             for label, declared in (("size stated", None), ("claims 1 KiB", 1024)):
@@ -140,6 +237,8 @@ def main(argv=None) -> int:
                 print(f"zip bomb, {args.bomb_gb:g} GB member ({label}, archive "
                       f"{path.stat().st_size / 1e3:.0f} kB): refused with peak RSS "
                       f"{int(out[0]) / 1024:.0f} MB: ...{out[1].strip()}")
+    if args.mb <= 0:
+        return 0
     with tempfile.TemporaryDirectory() as tmp:
         paths = []
         for arm, seed in (("base", 0), ("var", 1)):

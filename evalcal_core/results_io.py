@@ -13,10 +13,17 @@ Two layouts are accepted:
 ``ragged=True``: independent seeds, see :class:`~evalcal_core.scores.ArmScores`), and
 per-question files the same questions in every run. Rows are aligned by seed (sorted) and
 question.
+
+The file is streamed :data:`CHUNK_ROWS` rows at a time and kept as integer codes, so memory
+follows the rows held, not the file's size; a file past :data:`MAX_ROWS` rows or
+:data:`MAX_LABELS` distinct seeds, arms, questions or clusters is refused in one line (at the
+limits ``python -m protocols.evaluate`` peaks near 650 MB).
 """
 
 from __future__ import annotations
 
+import csv
+import io
 import math
 from pathlib import Path
 
@@ -41,9 +48,59 @@ NAME_COLUMNS = ("arm", "question")
 _NA_SPELLINGS = ("", "#N/A", "#N/A N/A", "#NA", "-1.#IND", "-1.#QNAN", "-NaN", "-nan",
                  "1.#IND", "1.#QNAN", "<NA>", "N/A", "NA", "NULL", "NaN", "None", "n/a", "nan",
                  "null")
+#: rows parsed at a time: the reader's working memory follows this, not the file's size
+CHUNK_ROWS = 1 << 18
+#: the most rows a tidy CSV may hold (a valid file has one row per score): the reader keeps
+#: about 20 bytes per row (int32 codes of seed, arm and question, and the score) and 8 per
+#: score of the (arms, seeds, questions) table, and a bigger file is refused once this many
+#: rows are read, so its size cannot exhaust memory (a 2 GB file of 100M rows included)
+MAX_ROWS = 1 << 22
+#: the most distinct labels of one column (seeds, arms, questions or clusters): each is a
+#: Python string of about 100 bytes with its index entry
+MAX_LABELS = 1 << 20
+#: the most rows :func:`read_tidy_frame` returns (a DataFrame costs 100-200 bytes per row)
+MAX_FRAME_ROWS = 1 << 21
 
 
-def read_tidy_frame(path, names=()) -> pd.DataFrame:
+def _header(path) -> list:
+    return list(pd.read_csv(path, nrows=0, skipinitialspace=True).columns)
+
+
+def _norm(column) -> str:
+    return str(column).strip().lower()
+
+
+def _tidy_chunks(path, names=(), as_text=(), chunk_rows=None):
+    """The rows of a tidy CSV, ``chunk_rows`` at a time, as :func:`read_tidy_frame` reads them.
+
+    ``as_text`` names more columns read as text, stripped, but with the missing-value
+    spellings still missing (``seed``: its type is decided once for the whole file, see
+    :func:`_seed_values`, not chunk by chunk). Memory follows ``chunk_rows``
+    (:data:`CHUNK_ROWS`), not the file's size.
+    """
+    wanted = set(NAME_COLUMNS) | {_norm(n) for n in names}
+    header = _header(path)
+    text = [c for c in header if _norm(c) in wanted]
+    other = [c for c in header if c not in text and _norm(c) in {_norm(n) for n in as_text}]
+    reader = pd.read_csv(path, skipinitialspace=True, dtype={c: str for c in text + other},
+                         keep_default_na=False,
+                         na_values={c: list(_NA_SPELLINGS) for c in header if c not in text},
+                         chunksize=chunk_rows or CHUNK_ROWS)
+    with reader:
+        for frame in reader:
+            for column in text:
+                frame[column] = frame[column].astype(str).str.strip()
+            frame.columns = [_norm(c) for c in frame.columns]
+            yield frame
+
+
+def _too_many_rows(path, limit: int) -> InvalidParameterError:
+    return InvalidParameterError(f"{path}: more than {limit:,} rows, the most a tidy results "
+                                 "CSV may hold (memory grows with every score held); evaluate "
+                                 "fewer arms, seeds or questions per file")
+
+
+def read_tidy_frame(path, names=(), *, max_rows: int | None = None) -> pd.DataFrame:
     """A tidy CSV as a DataFrame whose name columns are text, exactly as written.
 
     ``arm``, ``question`` and the columns in ``names`` (a ``--cluster`` column) are read as
@@ -51,7 +108,8 @@ def read_tidy_frame(path, names=()) -> pd.DataFrame:
     ``nan`` is a name and the labels ``1`` and ``1.0`` stay two labels (pandas would read
     the first as missing and merge the second as the float 1.0). Their cells are stripped;
     an empty one is ``""``. Other columns are parsed as ``pandas.read_csv`` does. Column
-    names are stripped and lower-cased.
+    names are stripped and lower-cased. The file is read in chunks and refused past
+    ``max_rows`` rows, so a huge file costs one chunk of memory, not the whole file.
 
     Parameters
     ----------
@@ -59,6 +117,9 @@ def read_tidy_frame(path, names=()) -> pd.DataFrame:
         The CSV file (a regular file; checked by the caller).
     names : iterable of str
         More columns to read as names (matched stripped and lower-cased).
+    max_rows : int, optional
+        The most rows read into the frame; default :data:`MAX_FRAME_ROWS` (a frame costs
+        about 100-200 bytes per row).
 
     Returns
     -------
@@ -68,17 +129,19 @@ def read_tidy_frame(path, names=()) -> pd.DataFrame:
     ------
     pandas.errors.ParserError, pandas.errors.EmptyDataError, UnicodeDecodeError
         As ``pandas.read_csv`` does; callers turn them into one-line messages.
+    InvalidParameterError
+        The file holds more than ``max_rows`` rows.
     """
-    wanted = set(NAME_COLUMNS) | {str(n).strip().lower() for n in names}
-    header = pd.read_csv(path, nrows=0, skipinitialspace=True).columns
-    text = [c for c in header if str(c).strip().lower() in wanted]
-    frame = pd.read_csv(path, skipinitialspace=True, dtype={c: str for c in text},
-                        keep_default_na=False,
-                        na_values={c: list(_NA_SPELLINGS) for c in header if c not in text})
-    for column in text:
-        frame[column] = frame[column].astype(str).str.strip()
-    frame.columns = [str(c).strip().lower() for c in frame.columns]
-    return frame
+    limit = MAX_FRAME_ROWS if max_rows is None else max_rows
+    parts, rows = [], 0
+    for frame in _tidy_chunks(path, names):
+        rows += len(frame)
+        if rows > limit:
+            raise _too_many_rows(path, limit)
+        parts.append(frame)
+    if not parts:  # a header and no rows
+        return pd.DataFrame(columns=[_norm(c) for c in _header(path)])
+    return parts[0] if len(parts) == 1 else pd.concat(parts, ignore_index=True)
 
 
 def _show(value) -> str:
@@ -189,139 +252,262 @@ def read_tidy_arms(path, *, arms=None, scale: float = 1.0, cluster: str | None =
 
     check_regular(path)  # names a symbolic-link loop, a broken link, a folder, a FIFO
     try:
-        frame = read_tidy_frame(path, () if cluster is None else (cluster,))
+        return _read_stream(path, allowed, scale, cluster, ragged)
     except (pd.errors.ParserError, pd.errors.EmptyDataError, UnicodeDecodeError) as exc:
         first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
         raise InvalidParameterError(f"{path}: not a readable CSV ({first})") from None
-    columns = set(frame.columns)
-    if set(QUESTION_COLUMNS) <= columns:
+
+
+class _Codes:
+    """Labels of one column numbered in order of first appearance, across chunks.
+
+    Each chunk is factorized on its own (codes and its distinct labels, compact text); the
+    chunks' labels are joined and factorized once at the end, which maps every chunk's codes
+    to the file's. No Python object per row or per label is made while streaming.
+    """
+
+    def __init__(self, path, column: str):
+        self.path, self.column = path, column
+        self.local: list = []
+        self.uniques: list = []
+
+    def add(self, values) -> None:
+        local, uniques = pd.factorize(values)
+        self.local.append(local.astype(np.int32))
+        self.uniques.append(pd.Series(uniques, dtype=values.dtype))
+
+    def result(self) -> tuple[np.ndarray, list]:
+        """``(codes, labels)``: every row's code and the labels by code, the chunks let go."""
+        if not self.uniques:
+            return np.zeros(0, dtype=np.int32), []
+        found, labels = pd.factorize(pd.concat(self.uniques, ignore_index=True))
+        self.uniques = []
+        if len(labels) > MAX_LABELS:
+            raise InvalidParameterError(f"{self.path}: more than {MAX_LABELS:,} distinct "
+                                        f"values in column {self.column!r}, the most a tidy "
+                                        "results CSV may hold; evaluate fewer per file")
+        found = found.astype(np.int32)
+        codes = np.empty(sum(len(c) for c in self.local), dtype=np.int32)
+        at = start = 0
+        for local in self.local:
+            codes[at:at + len(local)] = found[start:start + local.max(initial=-1) + 1][local]
+            at, start = at + len(local), start + local.max(initial=-1) + 1
+        self.local = []
+        return codes, labels.tolist()
+
+
+def _read_stream(path: Path, allowed, scale: float, cluster: str | None,
+                 ragged: bool) -> ArmScores:
+    """:func:`read_tidy_arms` on a checked path: the file read :data:`CHUNK_ROWS` rows at a
+    time, each chunk checked in row order and kept as integer codes and scores."""
+    columns = [_norm(c) for c in _header(path)]
+    if set(QUESTION_COLUMNS) <= set(columns):
         per_question, value = True, "score"
-    elif set(SEED_COLUMNS) <= columns:
+    elif set(SEED_COLUMNS) <= set(columns):
         per_question, value = False, "metric"
     else:
         raise InvalidParameterError(f"{path}: needs columns {', '.join(SEED_COLUMNS)} (per seed) "
                                     f"or {', '.join(QUESTION_COLUMNS)} (per question); "
-                                    f"found {', '.join(frame.columns) or 'none'}")
-    if frame.empty:
-        raise InvalidParameterError(f"{path}: has a header but no rows")
+                                    f"found {', '.join(columns) or 'none'}")
     if cluster is not None:
         cluster = cluster.strip().lower()
-        if not per_question:
-            raise InvalidParameterError(f"{path}: --cluster {cluster!r} needs per-question scores "
-                                        f"(columns {', '.join(QUESTION_COLUMNS)})")
-        if cluster not in columns:
-            raise InvalidParameterError(f"{path}: --cluster {cluster!r} is not a column; columns: "
-                                        f"{', '.join(frame.columns)}")
-    for column in ("seed", "arm") + (("question",) if per_question else ()) + (
-            (cluster,) if cluster is not None else ()):
-        # name columns hold "" where empty; the others NaN (pandas' missing spellings); a
-        # number column has no text to be empty (and writing a million numbers as text costs)
-        missing = frame[column].isna()
-        if not pd.api.types.is_numeric_dtype(frame[column]):
-            missing |= frame[column].astype(str).str.strip() == ""
-        if missing.any():
-            raise InvalidParameterError(f"{path}: {_row(missing.idxmax())}: column {column!r} is "
-                                        "empty")
-    arm = frame["arm"].astype(str).str.strip()
-    if allowed is not None:
-        arm = arm.str.lower()
-        bad_arm = ~arm.isin(allowed)
-        if bad_arm.any():
-            i = bad_arm.idxmax()
-            names = [repr(a) for a in allowed]
-            names = " or ".join([", ".join(names[:-1]), names[-1]] if len(names) > 1 else names)
-            raise InvalidParameterError(f"{path}: {_row(i)}: column 'arm' must be {names}, got "
-                                        f"{frame['arm'][i]!r}")
-    values = pd.to_numeric(frame[value], errors="coerce")
-    bad_value = values.isna() | ~np.isfinite(values.to_numpy(dtype=float, na_value=np.nan))
-    if bad_value.any():
-        i = bad_value.idxmax()
-        raise InvalidParameterError(f"{path}: {_row(i)}: column {value!r} must be a finite number, "
-                                    f"got {_show(frame[value][i])}")
-    tidy = pd.DataFrame({"seed": frame["seed"], "arm": arm, "value": values * scale})
-    keys = ["seed", "arm"]
-    if per_question:
-        tidy["question"] = frame["question"]
-        keys.append("question")
-    # each key column hashed once into integer codes (labels in first-appearance order): the
-    # duplicate check and the alignment in _to_arrays work on the codes, since iterating or
-    # comparing a column of a million Arrow strings row by row takes seconds
-    codes = {c: pd.factorize(tidy[c]) for c in keys}
-    duplicated = pd.Series(_row_key([codes[c] for c in keys])).duplicated()
-    if duplicated.any():
-        i = duplicated.idxmax()
-        raise InvalidParameterError(f"{path}: {_row(i)}: duplicate entry for "
-                                    + ", ".join(f"{c}={_show(tidy[c][i])}" for c in keys))
+    keys = ["seed", "arm"] + (["question"] if per_question else [])
+    found = {c: _Codes(path, c) for c in keys + ([cluster] if cluster is not None else [])}
+    values, rows, checked = [], 0, False
+    for frame in _tidy_chunks(path, () if cluster is None else (cluster,), as_text=("seed",)):
+        if not checked:
+            if frame.empty:
+                raise InvalidParameterError(f"{path}: has a header but no rows")
+            if cluster is not None and not per_question:
+                raise InvalidParameterError(f"{path}: --cluster {cluster!r} needs per-question "
+                                            f"scores (columns {', '.join(QUESTION_COLUMNS)})")
+            if cluster is not None and cluster not in columns:
+                raise InvalidParameterError(f"{path}: --cluster {cluster!r} is not a column; "
+                                            f"columns: {', '.join(columns)}")
+            checked = True
+        if rows + len(frame) > MAX_ROWS:
+            raise _too_many_rows(path, MAX_ROWS)
+        arm, score = _check_chunk(frame, rows, path, per_question, cluster, allowed, value)
+        found["seed"].add(frame["seed"])
+        found["arm"].add(arm)
+        if per_question:
+            found["question"].add(frame["question"])
+        if cluster is not None:
+            found[cluster].add(frame[cluster])
+        values.append(score * scale)
+        rows += len(frame)
+    if not checked:  # a header and no rows (pandas yields no chunk at all)
+        raise InvalidParameterError(f"{path}: has a header but no rows")
+    values = np.concatenate(values)
+    codes = {c: found[c].result() for c in keys}
+    clusters = _Clusters(path, *found[cluster].result()) if cluster is not None else None
+    codes["seed"] = _seed_values(*codes["seed"])
     arms = [str(a) for a in codes["arm"][1]]
+    cells = math.prod(max(len(labels), 1) for _, labels in codes.values())
+    if cells > 2 * MAX_ROWS:
+        # a sparse file: its (arms, seeds, questions) table would not fit, and most of it
+        # would be missing anyway
+        raise InvalidParameterError(
+            f"{path}: {len(arms)} arms, {len(codes['seed'][1])} seeds"
+            + (f" and {len(codes['question'][1])} questions" if per_question else "")
+            + f" make {cells:,} scores but the file has {rows:,} rows: every seed needs every "
+            "arm" + (" and every question" if per_question else ""))
     if allowed is not None:
         arms = [a for a in allowed if a in arms] or list(allowed)
     elif "baseline" in arms:
         arms.remove("baseline")
         arms.insert(0, "baseline")
-    if allowed is None and len(arms) < 2:
-        raise InvalidParameterError(f"{path}: column 'arm' names one arm ({arms[0]!r}); a "
-                                    "comparison needs at least two")
-    labels = None
-    if cluster is not None:
-        labels = _cluster_of(frame, cluster, path)
-    return _to_arrays(tidy, codes, per_question, str(path),
-                      arms if allowed is None else list(allowed), labels, cluster, ragged=ragged)
+    return _to_arrays(values, codes, per_question, path,
+                      arms if allowed is None else list(allowed), clusters, cluster,
+                      ragged=ragged, allowed=allowed)
 
 
-def _row_key(found) -> np.ndarray:
-    """One integer per row, equal exactly where every key's code is: the codes of
-    ``pd.factorize`` (``(codes, uniques)`` per key) in mixed radix, or, where the product
-    of the label counts would not fit an int64, the row's index among the distinct tuples."""
-    sizes = [max(len(uniques), 1) for _, uniques in found]
-    if math.prod(sizes) < 2**62:
-        key = np.zeros(len(found[0][0]), dtype=np.int64)
-        for (codes, _), size in zip(found, sizes):
-            key = key * size + codes
-        return key
-    return pd.MultiIndex.from_arrays([codes for codes, _ in found]).factorize()[0]
+def _check_chunk(frame, offset: int, path, per_question: bool, cluster, allowed, value):
+    """One chunk's empty cells, arm names and scores checked in row order; ``(arm, score)``
+    (the arm names lower-cased where ``allowed`` holds them, the scores as floats)."""
+    for column in ("seed", "arm") + (("question",) if per_question else ()) + (
+            (cluster,) if cluster is not None else ()):
+        # name columns hold "" where empty; the others NaN (pandas' missing spellings)
+        missing = frame[column].isna().to_numpy(dtype=bool, copy=True)
+        if not pd.api.types.is_numeric_dtype(frame[column]):
+            missing |= (frame[column].astype(str).str.strip() == "").to_numpy(dtype=bool)
+        if missing.any():
+            raise InvalidParameterError(f"{path}: {_row(offset + missing.argmax())}: column "
+                                        f"{column!r} is empty")
+    arm = frame["arm"]
+    if allowed is not None:
+        arm = arm.str.lower()
+        bad_arm = (~arm.isin(allowed)).to_numpy(dtype=bool)
+        if bad_arm.any():
+            i = int(bad_arm.argmax())
+            names = [repr(a) for a in allowed]
+            names = " or ".join([", ".join(names[:-1]), names[-1]] if len(names) > 1 else names)
+            raise InvalidParameterError(f"{path}: {_row(offset + i)}: column 'arm' must be "
+                                        f"{names}, got {frame['arm'].iloc[i]!r}")
+    score = pd.to_numeric(frame[value], errors="coerce").to_numpy(dtype=float, na_value=np.nan)
+    bad_value = ~np.isfinite(score)
+    if bad_value.any():
+        i = int(bad_value.argmax())
+        raise InvalidParameterError(f"{path}: {_row(offset + i)}: column {value!r} must be a "
+                                    f"finite number, got {_show(frame[value].iloc[i])}")
+    return arm, score
 
 
-def _cluster_of(frame: pd.DataFrame, cluster: str, path: Path) -> dict:
-    labels: dict = {}
-    for i, (question, label) in enumerate(zip(frame["question"], frame[cluster])):
-        question, label = _plain_label(question), str(label).strip()
-        if labels.setdefault(question, label) != label:
-            raise InvalidParameterError(f"{path}: {_row(i)}: question {question!r} is in cluster "
-                                        f"{label!r} here but {labels[question]!r} on another row")
-    return labels
+def _seed_values(codes: np.ndarray, raw: list) -> tuple[np.ndarray, list]:
+    """The seed column's ``(codes, labels)`` with each label parsed as ``pandas.read_csv``
+    parses the whole column: the distinct cells as written go through the same parser once,
+    so the column's type (integers, floats, text) is decided by all its cells, as for a file
+    read whole, and not chunk by chunk. Cells that parse equal (``1`` and ``1.0`` in a float
+    column) become one seed."""
+    buffer = io.StringIO()
+    writer = csv.writer(buffer, quoting=csv.QUOTE_ALL, lineterminator="\n")
+    writer.writerow(["seed"])
+    writer.writerows([r] for r in raw)
+    buffer.seek(0)
+    parsed = pd.read_csv(buffer, skipinitialspace=True, keep_default_na=False,
+                         na_values=list(_NA_SPELLINGS))["seed"]
+    merged, labels = pd.factorize(parsed)
+    return merged.astype(np.int32)[codes], labels.tolist()
+
+
+class _Clusters:
+    """Each row's cluster ``(codes, labels)``; each question's cluster is the one of its
+    first row, and a later row filing it under another is an error."""
+
+    def __init__(self, path, codes: np.ndarray, labels: list):
+        self.path, self.codes, self.labels = path, codes, labels
+        self.first = self.error = None
+
+    def find(self, question: np.ndarray, questions: list) -> None:
+        """Find the first row (in file order) that files its question (``question``: each
+        row's code; ``questions``: labels by code) under a second cluster; :meth:`check`
+        raises for it (after the checks that come first)."""
+        _, first_at = np.unique(question, return_index=True)
+        self.first = np.full(len(questions), -1, dtype=np.int64)
+        self.first[question[first_at]] = self.codes[first_at]
+        wrong = self.codes != self.first[question]
+        if wrong.any():
+            i = int(wrong.argmax())
+            self.error = (f"{self.path}: {_row(i)}: question {questions[question[i]]!r} is in "
+                          f"cluster {self.labels[self.codes[i]]!r} here but "
+                          f"{self.labels[self.first[question[i]]]!r} on another row")
+        self.codes = None
+
+    def check(self) -> None:
+        if self.error is not None:
+            raise InvalidParameterError(self.error)
+
+    def of_questions(self, order) -> np.ndarray:
+        """The cluster labels of the questions with codes ``order``."""
+        return np.array([self.labels[c] for c in self.first[np.asarray(order)]], dtype=str)
 
 
 def _plain_label(value):
     return value.item() if hasattr(value, "item") else value
 
 
-def _sorted_labels(found, key) -> tuple[list, np.ndarray]:
-    """``(labels, place)``: the labels of ``pd.factorize``'s ``(codes, uniques)`` as plain
-    Python values sorted by ``key``, and each row's position among them."""
-    codes, uniques = found
+def _sorted_labels(uniques: list, by_type: bool = False) -> tuple[list, np.ndarray, np.ndarray]:
+    """``(labels, place, order)``: ``uniques`` (labels by code) sorted, each code's position
+    among them, and the code at each position. ``by_type``: labels of mixed types (seeds
+    ``1`` and ``s1``) are sorted by type name first, then by value."""
     # Plain Python labels, so messages and run ids read 3, not np.int64(3).
     plain = [_plain_label(u) for u in uniques]
-    order = sorted(range(len(plain)), key=lambda i: key(plain[i]))
-    place = np.empty(len(plain), dtype=np.intp)
-    place[order] = np.arange(len(plain))
-    return [plain[i] for i in order], place[codes]
-
-
-def _to_arrays(tidy: pd.DataFrame, codes: dict, per_question: bool, source: str, arms: list,
-               labels: dict | None = None, cluster: str | None = None,
-               ragged: bool = False) -> ArmScores:
-    """Scatter the rows into one (arms, seeds, questions) array, NaN where a row is absent;
-    ``codes`` holds ``pd.factorize`` of the ``seed``, ``arm`` (and ``question``) columns."""
-    seeds, seed_at = _sorted_labels(codes["seed"], lambda s: (str(type(s)), s))
-    if per_question:
-        questions, question_at = _sorted_labels(codes["question"], str)
+    groups: dict = {}
+    if by_type and len({type(label) for label in plain}) > 1:
+        for i, label in enumerate(plain):
+            groups.setdefault(str(type(label)), []).append(i)
+    if groups:
+        order = np.array([i for name in sorted(groups)
+                          for i in sorted(groups[name], key=plain.__getitem__)], dtype=np.int64)
     else:
-        questions, question_at = [0], np.zeros(len(tidy), dtype=np.intp)
+        # a stable sort of one array of objects: no key object per label
+        order = np.argsort(np.array(plain, dtype=object), kind="stable")
+    place = np.empty(len(plain), dtype=np.int64)
+    place[order] = np.arange(len(plain))
+    return [plain[i] for i in order], place, order
+
+
+def _to_arrays(values: np.ndarray, codes: dict, per_question: bool, path, arms: list,
+               clusters=None, cluster: str | None = None, ragged: bool = False,
+               allowed=None) -> ArmScores:
+    """Scatter the rows into one (arms, seeds, questions) array, NaN where a row is absent;
+    ``codes`` holds ``(codes, labels)`` of the ``seed``, ``arm`` (and ``question``) columns,
+    labels in first-appearance order. Emptied as it goes: each row's codes are let go once
+    folded into the row's place in the table."""
+    seeds, seed_place, _ = _sorted_labels(codes["seed"][1], by_type=True)
+    if per_question:
+        questions, question_place, question_order = _sorted_labels(codes["question"][1])
+    else:
+        questions, question_place, question_order = [0], np.zeros(1, dtype=np.int64), [0]
+    if clusters is not None:
+        clusters.find(codes["question"][0], codes["question"][1])
     index = {a: i for i, a in enumerate(arms)}
-    arm_codes, arm_labels = codes["arm"]
-    arm_at = np.array([index[str(a)] for a in arm_labels], dtype=np.intp)[arm_codes]
-    table = np.full((len(arms), len(seeds), len(questions)), np.nan)
-    table[arm_at, seed_at, question_at] = tidy["value"].to_numpy(dtype=float)
+    shape = (len(arms), len(seeds), len(questions))
+    # one flat table index per row, built in place (a temporary per step, not per key)
+    flat = np.array([index[str(a)] for a in codes["arm"][1]], dtype=np.int64)[
+        codes.pop("arm")[0]]
+    flat *= shape[1]
+    flat += seed_place[codes.pop("seed")[0]]
+    flat *= shape[2]
+    if per_question:
+        flat += question_place[codes.pop("question")[0]]
+    table = np.full(shape, np.nan)
+    table.reshape(-1)[flat] = values
+    del values
+    if np.count_nonzero(~np.isnan(table)) < len(flat):
+        # a row lands where another did (scores are finite, so NaN is "no row yet")
+        i = int(pd.Series(flat).duplicated().to_numpy().argmax())
+        a, s, q = np.unravel_index(int(flat[i]), shape)
+        shown = [("seed", seeds[s]), ("arm", arms[a])] + (
+            [("question", questions[q])] if per_question else [])
+        raise InvalidParameterError(f"{path}: {_row(i)}: duplicate entry for "
+                                    + ", ".join(f"{c}={_show(v)}" for c, v in shown))
+    del flat
+    if allowed is None and len(arms) < 2:
+        raise InvalidParameterError(f"{path}: column 'arm' names one arm ({arms[0]!r}); a "
+                                    "comparison needs at least two")
+    if clusters is not None:
+        clusters.check()
     counts = []
     for a, arm in enumerate(arms):
         missing = np.isnan(table[a])
@@ -333,14 +519,14 @@ def _to_arrays(tidy: pd.DataFrame, codes: dict, per_question: bool, source: str,
             s, q = np.argwhere(gaps)[0]          # the first in seed, then question order
             where = f"seed {seeds[s]!r}" + (f", question {questions[q]!r}" if per_question
                                             else "")
-            raise InvalidParameterError(f"{source}: arm {arm!r} has no score for {where}: every "
+            raise InvalidParameterError(f"{path}: arm {arm!r} has no score for {where}: every "
                                         "seed needs every arm"
                                         + (" and every question" if per_question else ""))
-    clusters = (np.array([labels[q] for q in questions], dtype=str) if labels is not None
-                else None)
     return ArmScores(arms=tuple(arms), scores=table,
                      question_ids=tuple(map(str, questions)) if per_question else ("metric",),
-                     run_ids=tuple(seeds), runs_are="seeds", clusters=clusters,
+                     run_ids=tuple(seeds), runs_are="seeds",
+                     clusters=(clusters.of_questions(np.asarray(question_order))
+                               if clusters is not None else None),
                      cluster_name=cluster, metric="score" if per_question else "metric",
-                     source=source,
+                     source=str(path),
                      runs_per_arm=tuple(counts) if min(counts) < len(seeds) else None)

@@ -23,12 +23,15 @@ from evalcal_core.validate import InvalidParameterError
 #: default cap on what one zip member may inflate to, in bytes (the CLI's --max-member-mb)
 DEFAULT_MAX_MEMBER_BYTES = 512 * 2**20
 #: cap, in bytes, on a side file read for metadata only (lm-eval ``results_*.json``, HELM
-#: ``run_spec.json``): such files are a few kilobytes, so a bigger one is skipped with a note
-#: rather than parsed whole (Python's ``json`` does not stream)
-SIDE_FILE_CAP = 64 * 2**20
+#: ``run_spec.json``): such files are kilobytes to a few megabytes, so a bigger one is skipped
+#: with a note rather than parsed whole (Python's ``json`` does not stream, and a file of empty
+#: lists parses to about 20 times its size: 16 MiB stays near 350 MB)
+SIDE_FILE_CAP = 16 * 2**20
 _CHUNK = 1 << 20
 _ZIP_MAGIC = b"PK\x03\x04"
 _ZSTD = 93  # zip compression method of Zstandard (APPNOTE 4.4.5)
+#: the bytes a JSON value can start with (RFC 8259: object, array, string, number, literal)
+_JSON_STARTS = frozenset(b'{["-0123456789tfn')
 
 
 def check_path(path: Path) -> os.stat_result:
@@ -86,11 +89,8 @@ def head(path: Path, size: int = 4096) -> bytes:
 
 def load_json(data, where: str, what: str):
     """``json.loads`` with one-line errors naming ``where``; deep nesting included."""
-    if isinstance(data, bytes):
-        try:
-            data = data.decode("utf-8")
-        except UnicodeDecodeError as exc:
-            raise InvalidParameterError(f"{where}: not UTF-8 text ({exc.reason})") from None
+    if isinstance(data, (bytes, bytearray)):
+        data = _decode(data, where)
     if not data.strip():
         raise InvalidParameterError(f"{where}: empty file")
     try:
@@ -108,12 +108,19 @@ def load_json(data, where: str, what: str):
                                     f"{what}") from None
 
 
+def _decode(data, where: str) -> str:
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise InvalidParameterError(f"{where}: not UTF-8 text ({exc.reason})") from None
+
+
 def read_side_json(path: Path, cap: int | None = None) -> tuple:
     """A small JSON side file read for metadata only: ``(object or None, note or None)``.
 
     Side files (lm-eval's ``results_*.json``, HELM's ``run_spec.json``) only name the run,
     model or seed, so a missing or unreadable one is ``None`` and the scores are read
-    without it. One larger than ``cap`` bytes (default :data:`SIDE_FILE_CAP`, 64 MiB) is
+    without it. One larger than ``cap`` bytes (default :data:`SIDE_FILE_CAP`, 16 MiB) is
     not read at all: ``None`` with a note naming the file and the cap, for the user to see.
     """
     cap = SIDE_FILE_CAP if cap is None else cap
@@ -216,36 +223,65 @@ class Archive:
         return self._fail(name, f"{said} the {mib(self.cap)} cap on one member (a zip bomb?); "
                                 f"raise it with --max-member-mb if the file is trusted")
 
-    def read(self, name: str) -> bytes:
-        """The inflated bytes of member ``name``, at most the cap; CRC checked."""
+    def read(self, name: str) -> bytearray:
+        """The inflated bytes of member ``name``, at most the cap; CRC checked.
+
+        Inflated into one buffer of the size the header declares (at most the cap), so the
+        member is held once: a list of chunks joined at the end would hold it twice.
+        """
         info = self.infos[name]
         if info.flag_bits & 0x1:
             raise self._fail(name, "is encrypted; decrypt the archive first")
         if info.file_size > self.cap:
             raise self._too_big(name, info.file_size)
-        chunks, total, crc = [], 0, 0
-        try:
-            for chunk in self._stream(info):
-                total += len(chunk)
-                if total > self.cap:
-                    raise self._too_big(name)
-                if total > info.file_size:
-                    # Never hold more than the header declared: a lying bomb stops here.
-                    raise self._fail(name, f"inflates past the {info.file_size} bytes its "
-                                           "header declares (a zip bomb or a damaged archive)")
-                crc = zlib.crc32(chunk, crc)
-                chunks.append(chunk)
-        except ValueError:
-            raise
-        except (zipfile.BadZipFile, EOFError, OSError, zlib.error, NotImplementedError,
-                RuntimeError) as exc:
-            raise self._fail(name, f"cannot be inflated ({_first_line(exc)}); a truncated "
-                                   f"or damaged archive?") from None
+        data = bytearray(info.file_size)
+        total, crc = 0, 0
+        with memoryview(data) as view:
+            try:
+                for chunk in self._stream(info):
+                    end = total + len(chunk)
+                    if end > self.cap:
+                        raise self._too_big(name)
+                    if end > info.file_size:
+                        # Never hold more than the header declared: a lying bomb stops here.
+                        raise self._fail(name, f"inflates past the {info.file_size} bytes its "
+                                               "header declares (a zip bomb or a damaged "
+                                               "archive)")
+                    crc = zlib.crc32(chunk, crc)
+                    view[total:end] = chunk
+                    total = end
+            except ValueError:
+                raise
+            except (zipfile.BadZipFile, EOFError, OSError, zlib.error, NotImplementedError,
+                    RuntimeError) as exc:
+                raise self._fail(name, f"cannot be inflated ({_first_line(exc)}); a truncated "
+                                       f"or damaged archive?") from None
         if total != info.file_size or crc != info.CRC:
             raise self._fail(name, f"inflates to {total} bytes with CRC {crc:08x}, the "
                                    f"archive says {info.file_size} with {info.CRC:08x}; a "
                                    f"truncated or damaged archive")
-        return b"".join(chunks)
+        return data
+
+    def read_json(self, name: str, what: str):
+        """Member ``name`` parsed as JSON (:func:`load_json`), its bytes let go before parsing.
+
+        Peak memory is the member's bytes plus its text while decoding, then the text plus
+        what it parses to; never the bytes, the text and the parse at once.
+        """
+        where = f"{self.path}: member {name}"
+        data = self.read(name)
+        head_bytes = bytes(data[:64])
+        start = head_bytes.lstrip(b" \t\n\r")
+        if start and start[0] not in _JSON_STARTS:
+            # no JSON value starts so (zeros, a binary blob): refused before it is decoded,
+            # in the words json would use
+            skipped = head_bytes[:len(head_bytes) - len(start)]
+            line, column = skipped.count(b"\n") + 1, len(skipped.rsplit(b"\n", 1)[-1]) + 1
+            raise InvalidParameterError(f"{where}: not valid JSON (Expecting value at line "
+                                        f"{line} column {column}); expected {what}")
+        text = _decode(data, where)
+        del data
+        return load_json(text, where, what)
 
     def _stream(self, info: zipfile.ZipInfo):
         if info.compress_type == _ZSTD:

@@ -16,7 +16,7 @@ from evalcal_core.validate import InvalidParameterError
 
 from . import register
 from ._base import Reader, ReadOptions, RunLog
-from ._files import Archive, head, load_json
+from ._files import Archive, head
 from ._inspect import check_spec, check_task, run_log, sample_entry
 
 _SAMPLE = re.compile(r"^samples/(?P<id>.+)_epoch_(?P<epoch>\d+)\.json$")
@@ -27,8 +27,7 @@ def _header(archive: Archive) -> dict:
     if "header.json" not in archive.infos:
         raise InvalidParameterError(f"{path}: the archive has no header.json, which Inspect "
                                     "writes when the eval finishes (an unfinished or crashed run?)")
-    header = load_json(archive.read("header.json"), f"{path}: member header.json",
-                       "Inspect's eval header")
+    header = archive.read_json("header.json", "Inspect's eval header")
     return check_spec(f"{path}: header.json", header)
 
 
@@ -59,8 +58,7 @@ class InspectEvalReader(Reader):
             samples = []
             for name in members:
                 match = _SAMPLE.match(name)
-                sample = load_json(archive.read(name), f"{path}: member {name}",
-                                   "an Inspect sample")
+                sample = archive.read_json(name, "an Inspect sample")
                 where = path if isinstance(sample, dict) else f"{path}: member {name}"
                 samples.append(sample_entry(where, sample, match.group("id"),
                                             int(match.group("epoch")), opts.cluster))

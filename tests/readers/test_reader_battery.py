@@ -354,7 +354,7 @@ def test_helm_run_spec_past_the_cap_is_skipped_with_a_note(tmp_path, monkeypatch
 
 
 def test_sparse_4_gib_side_file_is_not_read(tmp_path):
-    """The default 64 MiB cap on a (sparse) 4 GiB ``results_*.json``: no read at all."""
+    """The default 16 MiB cap on a (sparse) 4 GiB ``results_*.json``: no read at all."""
     side = _lm_eval_run(tmp_path / "run", seed=1)
     os.truncate(side, 4 * 2**30)
     tracemalloc.start()
@@ -363,7 +363,7 @@ def test_sparse_4_gib_side_file_is_not_read(tmp_path):
         peak = tracemalloc.get_traced_memory()[1]
     finally:
         tracemalloc.stop()
-    assert "4096 MiB, more than the 64 MiB" in log.notes[0]
+    assert "4096 MiB, more than the 16 MiB" in log.notes[0]
     assert peak < 2**20
 
 

@@ -13,7 +13,8 @@ how argparse reads it. Everything else is derived from that one declaration:
 
 The options several commands share (``--seed``, ``--alpha``, ``--jobs``, ``--sims``,
 ``--out``, ``--pool``, ``--backend``, ``--scheduler``) are declared here once, by
-:func:`seed_option` and its siblings, so they are spelled, defaulted and checked the same in every command.
+:func:`seed_option` and its siblings, so they are spelled, defaulted and checked the same
+in every command.
 :class:`Execution` is how a run is carried out (simulations, level, seed, workers, backend,
 output folder, progress), passed as one value instead of a relay of keyword arguments.
 """

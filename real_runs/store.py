@@ -322,7 +322,7 @@ def list_cells(root=None) -> list[tuple[str, str, str]]:
 
 
 def pool_cells(root=None, profile: str | None = None, *,
-               option: str = "--param root=PATH") -> list[tuple[str, str]]:
+               option: str = "--pool ROOT") -> list[tuple[str, str]]:
     """(dataset, scenario) pairs to calibrate on in the store at ``root`` (default: the
     committed pool); the identical-arms sanity scenario (``S0``) is left out.
 

@@ -32,6 +32,16 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from evalcal_core.cli import ArgumentParser, one_line, run_main
+from evalcal_core.options import (
+    add_options,
+    alpha_option,
+    check_options,
+    config_from_args,
+    jobs_option,
+    option,
+    out_option,
+    pool_option,
+)
 from evalcal_core.outdir import (
     check_out,
     incomplete_reason,
@@ -39,7 +49,7 @@ from evalcal_core.outdir import (
     mark_incomplete,
     run_outputs,
 )
-from evalcal_core.validate import InvalidParameterError, check_alpha, fail
+from evalcal_core.validate import InvalidParameterError, fail
 from real_runs.store import DEFAULT_POOL, check_store, pool_cells, pool_profiles
 
 from . import _front_page
@@ -93,7 +103,8 @@ def steps(out: Path, quick: bool, pool: str | None, jobs: int, alpha: float,
     """The build's steps, in order (``profile``: the training profile of the real pools)."""
     sims = ["--sims", "200"] if quick else []
     chosen = ["--profile", profile] if profile else []
-    root = (["--root", pool] if pool else []) + chosen
+    store = ["--pool", pool] if pool else []
+    pool_args = store + chosen
     level = ["--alpha", f"{alpha:g}"] if alpha != 0.05 else []
     return [
         Step("calibrate", "Calibration of the default grid (seed_gaussian, k = 3..10)",
@@ -102,21 +113,19 @@ def steps(out: Path, quick: bool, pool: str | None, jobs: int, alpha: float,
              ["power_curves.png", "calibration.csv", "seed_budget.csv"]),
         Step("pitfalls", "The pitfalls report (teaching)", "reports.pitfalls",
              ["--out", str(out / "pitfalls"), "--jobs", str(jobs)]
-             + (["--quick"] if quick else []) + (["--pool", pool] if pool else []) + chosen
-             + level,
+             + (["--quick"] if quick else []) + pool_args + level,
              ["index.html", "README.md"]),
         Step("paper_table", "The paper's Table 2 from the real-run pool", "reports.paper_table",
-             ["--out", str(out / "paper_table")] + root + level,
+             ["--out", str(out / "paper_table")] + pool_args + level,
              ["paper_table.md", "paper_table.csv"], needs_pool=True),
         Step("paper_figures", "The paper's figures from the real-run pool",
-             "reports.paper_figures", ["--out", str(out / "paper_figures")] + root,
+             "reports.paper_figures", ["--out", str(out / "paper_figures")] + pool_args,
              ["delta_ci.png", "welch_vs_signflip.png", "learning_curves.png"],
              needs_pool=True),
         # every profile of the store side by side: --profile does not narrow it
         Step("pool_profiles", "The training profiles' real pools side by side",
              "reports.pool_profiles", ["--out", str(out / "pool_profiles"), "--jobs",
-                                       str(jobs)] + (["--root", pool] if pool else [])
-             + sims + level,
+                                       str(jobs)] + store + sims + level,
              ["pool_profiles.md", "pool_profiles.csv"], needs_pool=True),
     ]
 
@@ -195,20 +204,30 @@ def step_folder(step: Step) -> Path:
     return Path(step.argv[step.argv.index("--out") + 1])
 
 
+@dataclass(frozen=True)
+class BuildOptions:
+    """What ``python -m reports.build`` was asked; each field a command-line option
+    (:mod:`evalcal_core.options`) whose own rule is checked when built."""
+
+    out: Path = out_option(DEFAULT_OUT)
+    quick: bool = option("--quick", False, switch=True, help="fewer simulations (for tests)")
+    pool: str | None = pool_option()
+    profile: str | None = option("--profile", None,
+                                 help="training profile of the real pools (cpu, paper); "
+                                      "needed only when the store holds several")
+    jobs: int = jobs_option()
+    alpha: float = alpha_option(help="nominal two-sided level of every step (0.05)")
+
+    def __post_init__(self):
+        check_options(self)
+
+
 def build_parser() -> argparse.ArgumentParser:
+    """The options of :class:`BuildOptions`, as declared there."""
     # ``python -OO`` strips docstrings: the description must not need one.
     summary = (__doc__ or "").strip().splitlines()[:1]
-    parser = ArgumentParser(prog=PROG, description=summary[0] if summary else None)
-    parser.add_argument("--out", type=Path, default=DEFAULT_OUT)
-    parser.add_argument("--quick", action="store_true", help="fewer simulations (for tests)")
-    parser.add_argument("--pool", default=None, help="run store (default: the committed pool)")
-    parser.add_argument("--profile", default=None,
-                        help="training profile of the real pools (cpu, paper); needed only "
-                             "when the store holds several")
-    parser.add_argument("--jobs", type=int, default=1)
-    parser.add_argument("--alpha", type=float, default=0.05,
-                        help="nominal two-sided level of every step (0.05)")
-    return parser
+    return add_options(ArgumentParser(prog=PROG, description=summary[0] if summary else None),
+                       BuildOptions)
 
 
 def _main_iv(args) -> str | None:
@@ -223,11 +242,9 @@ def _main_iv(args) -> str | None:
     Raises
     ------
     ValueError
-        A bad ``--jobs``, ``--alpha``, ``--pool``, ``--profile`` or ``--out``.
+        A ``--pool``, ``--profile`` or ``--out`` that does not fit (each option's own rule
+        was checked when ``args`` was built).
     """
-    if args.jobs < 1:
-        raise fail("--jobs", ">= 1", args.jobs)
-    check_alpha(args.alpha, "--alpha")
     if args.pool is not None:
         check_store(args.pool, "--pool")
     if args.profile is not None:
@@ -244,7 +261,7 @@ def _main_iv(args) -> str | None:
 
 
 def main(argv=None) -> int:
-    args = build_parser().parse_args(argv)
+    args = config_from_args(BuildOptions, build_parser().parse_args(argv))
     pool_missing = _main_iv(args)
     import matplotlib
 

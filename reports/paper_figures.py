@@ -12,14 +12,16 @@ Same data as ``python -m reports.paper_table``.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 
 from evalcal_core import scenarios
 from evalcal_core.cli import ArgumentParser, run_main
+from evalcal_core.options import add_options, config_from_args, option, out_option, pool_option
 from evalcal_core.outdir import run_outputs
-from real_runs.store import pool_cells
+from real_runs.store import check_store, pool_cells
 from reports._save import save_png
 from reports.paper_table import paper_table
 
@@ -254,24 +256,39 @@ def build_paper_figures(root=None, out=DEFAULT_OUT, profile=None) -> list[Path]:
     return written
 
 
-def main(argv=None) -> int:
+@dataclass(frozen=True)
+class PaperFiguresOptions:
+    """What ``python -m reports.paper_figures`` was asked; each field a command-line option
+    (:mod:`evalcal_core.options`)."""
+
+    pool: str | None = pool_option()
+    out: Path = out_option(DEFAULT_OUT)
+    profile: str | None = option("--profile", None,
+                                 help="training profile of the pools (cpu, paper); needed "
+                                      "only when the store holds several")
+
+
+def build_parser() -> ArgumentParser:
+    """The options of :class:`PaperFiguresOptions`, as declared there."""
     # ``python -OO`` strips docstrings: the description must not need one.
     summary = (__doc__ or "").strip().splitlines()[:1]
-    parser = ArgumentParser(prog=PROG, description=summary[0] if summary else None)
-    parser.add_argument("--root", default=None, help="run store (default: the committed pool)")
-    parser.add_argument("--out", type=Path, default=DEFAULT_OUT)
-    parser.add_argument("--profile", default=None,
-                        help="training profile of the pools (cpu, paper); needed only when "
-                             "the store holds several")
-    args = parser.parse_args(argv)
-    pool_cells(args.root, args.profile, option="--root STORE")  # before the lock
+    return add_options(ArgumentParser(prog=PROG, description=summary[0] if summary else None),
+                       PaperFiguresOptions)
+
+
+def main(argv=None) -> int:
+    """Check the pool, then draw every figure under ``--out``."""
+    args = config_from_args(PaperFiguresOptions, build_parser().parse_args(argv))
+    if args.pool is not None:
+        check_store(args.pool, "--pool")  # a store the user names must exist
+    pool_cells(args.pool, args.profile, option="--pool STORE")  # before the lock
     import matplotlib
 
     matplotlib.use("Agg")
     # locked and marked incomplete until every figure is drawn; a learning_curves.png of an
     # earlier pool that this one cannot draw is removed
     with run_outputs(args.out, PROG, known=FIGURES) as outputs:
-        paths = build_paper_figures(args.root, outputs.path, args.profile)
+        paths = build_paper_figures(args.pool, outputs.path, args.profile)
         outputs.wrote(*(path.name for path in paths))
     for path in paths:
         print(f"wrote {path}")

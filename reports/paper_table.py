@@ -12,6 +12,7 @@ are sampled, so the same command gives byte-identical files.
 from __future__ import annotations
 
 import argparse
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
@@ -20,10 +21,19 @@ import pandas as pd
 import protocols
 from evalcal_core.atomic import write_atomic
 from evalcal_core.cli import ArgumentParser, run_main
+from evalcal_core.options import (
+    add_options,
+    alpha_option,
+    check_options,
+    config_from_args,
+    option,
+    out_option,
+    pool_option,
+    seed_option,
+)
 from evalcal_core.outdir import run_outputs
-from evalcal_core.validate import InvalidParameterError
 from real_runs.manifest import DATA_CAVEATS, pool_caveat
-from real_runs.store import pool_cells
+from real_runs.store import check_store, pool_cells
 from sim.outputs import csv_text
 
 DEFAULT_OUT = Path("reports") / "output" / "paper_table"
@@ -103,36 +113,44 @@ def caveats_markdown(datasets, profile_text: str) -> str:
     return "\n".join(lines) + "\n"
 
 
+@dataclass(frozen=True)
+class PaperTableOptions:
+    """What ``python -m reports.paper_table`` was asked; each field a command-line option
+    (:mod:`evalcal_core.options`) whose own rule is checked when built."""
+
+    pool: str | None = pool_option()
+    out: Path = out_option(DEFAULT_OUT)
+    seed: int = seed_option(help="seed of the resampling of paired_bca_perm (0)")
+    alpha: float = alpha_option()
+    profile: str | None = option("--profile", None,
+                                 help="training profile of the pools (cpu, paper); needed "
+                                      "only when the store holds several")
+
+    def __post_init__(self):
+        check_options(self)
+
+
 def build_parser() -> argparse.ArgumentParser:
+    """The options of :class:`PaperTableOptions`, as declared there."""
     # ``python -OO`` strips docstrings: the description must not need one.
     summary = (__doc__ or "").strip().splitlines()[:1]
-    parser = ArgumentParser(prog=PROG, description=summary[0] if summary else None)
-    parser.add_argument("--root", default=None, help="run store (default: the committed pool)")
-    parser.add_argument("--out", type=Path, default=DEFAULT_OUT)
-    parser.add_argument("--seed", type=int, default=0,
-                        help="seed of the resampling of paired_bca_perm (0)")
-    parser.add_argument("--alpha", type=float, default=0.05, help="two-sided level (0.05)")
-    parser.add_argument("--profile", default=None,
-                        help="training profile of the pools (cpu, paper); needed only when "
-                             "the store holds several")
-    return parser
+    return add_options(ArgumentParser(prog=PROG, description=summary[0] if summary else None),
+                       PaperTableOptions)
 
 
 def main(argv=None) -> int:
     """Check the arguments and the pool, then compute and write under ``--out``, which is
     locked and marked incomplete until both files are written."""
-    args = build_parser().parse_args(argv)
-    if args.seed < 0:
-        raise InvalidParameterError(f"--seed must be >= 0; got {args.seed}")
-    if not 0 < args.alpha < 1:
-        raise InvalidParameterError(f"--alpha must be in (0, 1); got {args.alpha}")
-    pool_cells(args.root, args.profile, option="--root STORE")  # before the lock
+    args = config_from_args(PaperTableOptions, build_parser().parse_args(argv))
+    if args.pool is not None:
+        check_store(args.pool, "--pool")  # a store the user names must exist
+    pool_cells(args.pool, args.profile, option="--pool STORE")  # before the lock
     with run_outputs(args.out, PROG) as outputs:
-        table = paper_table(args.root, alpha=args.alpha, seed=args.seed, profile=args.profile)
+        table = paper_table(args.pool, alpha=args.alpha, seed=args.seed, profile=args.profile)
         write_atomic(outputs.path / "paper_table.csv", csv_text(table, "%.6g"))
         datasets = set(table["dataset"])
         markdown = (to_markdown(table, args.alpha) + "\n"
-                    + caveats_markdown(datasets, pool_caveat(args.root, args.profile, datasets)))
+                    + caveats_markdown(datasets, pool_caveat(args.pool, args.profile, datasets)))
         write_atomic(outputs.path / "paper_table.md", markdown)
     print(markdown)
     print(f"wrote {args.out}/paper_table.md and paper_table.csv")

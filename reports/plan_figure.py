@@ -10,10 +10,13 @@ the total questions G m of G clusters.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import numpy as np
 
 from evalcal_core.cli import run_main
 from evalcal_core.designs import MODELS_CLUSTERED
+from evalcal_core.options import add_options, option
 from sim import plan as planner
 from sim.plan_search import power_grid
 
@@ -79,16 +82,27 @@ def plot_plan(plan, grid, *, ax=None):
     return ax
 
 
+@dataclass(frozen=True)
+class FigureOptions:
+    """The option ``python -m reports.plan_figure`` adds to ``sim.plan``'s."""
+
+    figure: str = option("--figure", DEFAULT_FIGURE, metavar="FILE", in_argv=False,
+                         help=f"the PNG to write (default {DEFAULT_FIGURE})")
+
+
+def build_parser():
+    """``sim.plan``'s options (:class:`sim.plan.PlanOptions`) and :class:`FigureOptions`."""
+    parser = planner.build_parser(prog="python -m reports.plan_figure")
+    parser.description = (__doc__ or "").split("\n\n")[0].replace("``", "")
+    return add_options(parser, FigureOptions)
+
+
 def main(argv=None) -> int:
     """Command line: ``sim.plan``'s options and ``--figure``; the plan printed, then drawn."""
     import matplotlib
 
     matplotlib.use("Agg")
-    parser = planner.build_parser(prog="python -m reports.plan_figure")
-    parser.description = (__doc__ or "").split("\n\n")[0].replace("``", "")
-    parser.add_argument("--figure", default=DEFAULT_FIGURE, metavar="FILE",
-                        help=f"the PNG to write (default {DEFAULT_FIGURE})")
-    args = parser.parse_args(argv)
+    args = build_parser().parse_args(argv)
     # the tables' folder is locked and marked incomplete while they are computed and written;
     # the figure is one file, written atomically
     plan = planner.run_plan_into(planner.config_from_args(args), args.out,

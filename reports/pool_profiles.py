@@ -17,6 +17,7 @@ Writes ``pool_profiles.csv`` (one row per profile, dataset, scenario and quantit
 from __future__ import annotations
 
 import argparse
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
@@ -25,8 +26,21 @@ import pandas as pd
 from evalcal_core import scenarios
 from evalcal_core.atomic import write_atomic
 from evalcal_core.cli import ArgumentParser, run_main
+from evalcal_core.options import (
+    MAX_SIMS,
+    add_options,
+    alpha_option,
+    check_options,
+    config_from_args,
+    jobs_option,
+    option,
+    out_option,
+    pool_option,
+    seed_option,
+    sims_option,
+)
 from evalcal_core.outdir import run_outputs
-from evalcal_core.validate import check_alpha, check_int, fail
+from evalcal_core.validate import Each, Interval, fail
 from real_runs.store import DEFAULT_POOL, check_store, pool_cells, pool_profiles
 from sim.outputs import csv_text
 
@@ -245,43 +259,51 @@ def to_markdown(frame: pd.DataFrame, shown) -> str:
     return "\n".join(out)
 
 
+@dataclass(frozen=True)
+class PoolProfilesOptions:
+    """What ``python -m reports.pool_profiles`` was asked; each field a command-line option
+    (:mod:`evalcal_core.options`) whose own rule is checked when built."""
+
+    pool: str | None = pool_option()
+    out: Path = out_option(DEFAULT_OUT)
+    profiles: tuple[str, ...] | None = option(
+        "--profiles", None, nargs="+",
+        help="profiles to set side by side (default: cpu, paper and any other the store "
+             "holds)")
+    ks: tuple[int, ...] = option("--ks", KS, nargs="+", kind=int, metavar="K",
+                                 constraint=Each(Interval("int", 1, 10_000)),
+                                 help="seed counts per arm of the simulated studies (3 10)")
+    sims: int = sims_option(2000, constraint=Interval("int", 10, MAX_SIMS),
+                            help="simulated studies per cell (2000)")
+    seed: int = seed_option()
+    alpha: float = alpha_option()
+    jobs: int = jobs_option()
+
+    def __post_init__(self):
+        check_options(self)
+
+
 def build_parser() -> argparse.ArgumentParser:
+    """The options of :class:`PoolProfilesOptions`, as declared there."""
     # ``python -OO`` strips docstrings: the description must not need one.
     summary = (__doc__ or "").strip().splitlines()[:1]
-    parser = ArgumentParser(prog=PROG, description=summary[0] if summary else None)
-    parser.add_argument("--root", default=None, help="run store (default: the committed pool)")
-    parser.add_argument("--out", type=Path, default=DEFAULT_OUT)
-    parser.add_argument("--profiles", nargs="+", default=None,
-                        help="profiles to set side by side (default: cpu, paper and any "
-                             "other the store holds)")
-    parser.add_argument("--k", type=int, nargs="+", default=list(KS),
-                        help="seeds per arm of the simulated studies (3 10)")
-    parser.add_argument("--sims", type=int, default=2000,
-                        help="simulated studies per cell (2000)")
-    parser.add_argument("--seed", type=int, default=0, help="root seed (0)")
-    parser.add_argument("--alpha", type=float, default=0.05, help="two-sided level (0.05)")
-    parser.add_argument("--jobs", type=int, default=1, help="worker processes (1)")
-    return parser
+    # --k (the range of sim.calibrate) must not be read as an abbreviation of --ks
+    return add_options(ArgumentParser(prog=PROG, description=summary[0] if summary else None,
+                                      allow_abbrev=False), PoolProfilesOptions)
 
 
 def main(argv=None) -> int:
     """Check the arguments and the store, then compute and write under ``--out``."""
-    args = build_parser().parse_args(argv)
-    for k in args.k:
-        check_int(k, "--k", low=1, high=10_000)
-    check_int(args.sims, "--sims", low=10, high=10_000_000)
-    check_int(args.seed, "--seed", low=0, high=2**63 - 1)
-    check_int(args.jobs, "--jobs", low=1, high=1024)
-    check_alpha(args.alpha, "--alpha")
-    if args.root is None:
-        pool_cells(None, option="--root STORE")  # the committed pool may be missing
-    store = DEFAULT_POOL if args.root is None else check_store(args.root, "--root")
+    args = config_from_args(PoolProfilesOptions, build_parser().parse_args(argv))
+    if args.pool is None:
+        pool_cells(None, option="--pool STORE")  # the committed pool may be missing
+    store = DEFAULT_POOL if args.pool is None else check_store(args.pool, "--pool")
     held = pool_profiles(store)
     if args.profiles and not set(args.profiles) & set(held):
         raise fail("--profiles", f"a profile the store {store} holds ({', '.join(held)})",
                    args.profiles)
     with run_outputs(args.out, PROG, known=("pool_profiles.csv", "pool_profiles.md")) as out:
-        frame = pool_profiles_table(args.root, args.profiles, ks=tuple(sorted(set(args.k))),
+        frame = pool_profiles_table(args.pool, args.profiles, ks=tuple(sorted(set(args.ks))),
                                     sims=args.sims, seed=args.seed, alpha=args.alpha,
                                     jobs=args.jobs)
         markdown = to_markdown(frame, shown_profiles(args.profiles, held))

@@ -10,16 +10,26 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from dataclasses import dataclass
 from pathlib import Path
 
 import pandas as pd
 
 from evalcal_core.atomic import write_atomic
 from evalcal_core.cli import ArgumentParser, run_main
+from evalcal_core.options import (
+    add_options,
+    alpha_option,
+    check_options,
+    config_from_args,
+    option,
+    out_option,
+    seed_option,
+    sims_option,
+)
 from evalcal_core.outdir import run_outputs
 from evalcal_core.params import parse_key_values
-from evalcal_core.validate import AllOf, Interval, Rule, validate
-from sim.calibration import MAX_SIMS
+from evalcal_core.validate import AllOf, Rule
 from sim.generators import get as get_generator
 from sim.outputs import write_csv
 from sim.sequential import DESIGNS, sequential_table
@@ -114,28 +124,12 @@ def sequential_figure(frame: pd.DataFrame):
 
 
 def build_parser() -> argparse.ArgumentParser:
-    p = ArgumentParser(
+    """The options of :class:`SequentialOptions`, as declared there."""
+    return add_options(ArgumentParser(
         prog="python -m sim.sequential",
         description="False-positive rate, power and seeds used when seeds are added until "
-                    "the test is significant, against valid sequential designs.")
-    p.add_argument("--k", nargs=2, type=int, required=True, metavar=("K_MIN", "K_MAX"),
-                   help="first look at K_MIN seeds; rows for every k_max in K_MIN..K_MAX")
-    p.add_argument("--effects", nargs="+", type=float, default=[0.0, 1.0], metavar="PP",
-                   help="true effects in percentage points (default 0 1)")
-    p.add_argument("--sims", type=int, default=2000, help="experiments per effect (2000)")
-    p.add_argument("--seed", type=int, default=0, help="root seed (0)")
-    p.add_argument("--alpha", type=float, default=0.05, help="two-sided level (0.05)")
-    p.add_argument("--protocol", default="paired_t", help="protocol that peeks (paired_t)")
-    p.add_argument("--generator", default="seed_gaussian", help="generator (seed_gaussian)")
-    p.add_argument("--param", nargs="+", default=[], metavar="KEY=VALUE",
-                   help="generator parameters, e.g. sigma=0.004 noise=t3")
-    p.add_argument("--designs", nargs="+", default=list(DESIGNS), metavar="NAME",
-                   help=f"designs (default: all of {' '.join(DESIGNS)})")
-    p.add_argument("--out", type=Path, default=Path("reports") / "output" / "sequential",
-                   help="output folder")
-    p.add_argument("--no-plot", action="store_true", help="skip sequential.png")
-    p.add_argument("--quiet", action="store_true", help="print nothing")
-    return p
+                    "the test is significant, against valid sequential designs."),
+        SequentialOptions)
 
 
 def _summary(frame: pd.DataFrame) -> str:
@@ -156,16 +150,45 @@ PROG = "python -m sim.sequential"
 KNOWN_OUTPUTS = ("sequential.csv", "sequential.png", "command.json")
 #: largest k_max (a typo such as --k 3 1000000000 must not start allocating)
 MAX_K = 10**4
-#: what each option may be, checked once before anything runs
-CONSTRAINTS = {
-    "--k": AllOf(Rule(lambda k: k[0] >= 2, "K_MIN >= 2 (a t statistic needs two seeds)"),
+_K_RANGE = AllOf(Rule(lambda k: k[0] >= 2, "K_MIN >= 2 (a t statistic needs two seeds)"),
                  Rule(lambda k: k[0] <= k[1], "K_MIN K_MAX with K_MIN <= K_MAX"),
-                 Rule(lambda k: k[1] <= MAX_K, f"K_MIN K_MAX with K_MAX <= {MAX_K}")),
-    "--sims": Interval("int", 1, MAX_SIMS),
-    "--seed": Interval("int", 0, 2**63 - 1),
-    "--alpha": Interval("real", 0, 1, low_open=True, high_open=True),
-    "--effects": Rule(lambda e: len(set(e)) == len(e), "distinct values"),
-}
+                 Rule(lambda k: k[1] <= MAX_K, f"K_MIN K_MAX with K_MAX <= {MAX_K}"))
+
+
+@dataclass(frozen=True)
+class SequentialOptions:
+    """Everything ``python -m sim.sequential`` was asked; checked once, when built.
+
+    Each field is a command-line option declared with its flag, default, help and
+    constraint (:mod:`evalcal_core.options`). ``k`` is ``(K_MIN, K_MAX)``; ``effects`` in
+    percentage points; ``params`` the generator's ``KEY=VALUE`` strings as typed.
+    """
+
+    k: tuple[int, int] = option(
+        "--k", nargs=2, kind=int, metavar=("K_MIN", "K_MAX"), always=True,
+        constraint=_K_RANGE,
+        help="first look at K_MIN seeds; rows for every k_max in K_MIN..K_MAX")
+    effects: tuple[float, ...] = option(
+        "--effects", (0.0, 1.0), nargs="+", kind=float, metavar="PP",
+        constraint=Rule(lambda e: len(set(e)) == len(e), "distinct values"),
+        help="true effects in percentage points (default 0 1)")
+    sims: int = sims_option(2000, help="experiments per effect (2000)")
+    seed: int = seed_option()
+    alpha: float = alpha_option()
+    protocol: str = option("--protocol", "paired_t", help="protocol that peeks (paired_t)")
+    generator: str = option("--generator", "seed_gaussian",
+                            help="generator (seed_gaussian)")
+    params: tuple[str, ...] = option("--param", (), nargs="+", metavar="KEY=VALUE",
+                                     help="generator parameters, e.g. sigma=0.004 noise=t3")
+    designs: tuple[str, ...] = option("--designs", tuple(DESIGNS), nargs="+", metavar="NAME",
+                                      help=f"designs (default: all of {' '.join(DESIGNS)})")
+    out: Path = out_option(Path("reports") / "output" / "sequential")
+    no_plot: bool = option("--no-plot", False, switch=True, in_argv=False,
+                           help="skip sequential.png")
+    quiet: bool = option("--quiet", False, switch=True, in_argv=False, help="print nothing")
+
+    def __post_init__(self):
+        check_options(self)
 
 
 def main(argv=None) -> int:
@@ -176,29 +199,27 @@ def main(argv=None) -> int:
     (:func:`evalcal_core.outdir.run_outputs`), and removes outputs an earlier run left that
     it does not write.
     """
-    args = build_parser().parse_args(argv)
-    validate({"--k": args.k, "--sims": args.sims, "--seed": args.seed, "--alpha": args.alpha,
-              "--effects": args.effects}, CONSTRAINTS)
-    k_min, k_top = args.k
-    generator = get_generator(args.generator, **parse_key_values(args.param, "--param"))
-    with run_outputs(args.out, PROG, known=KNOWN_OUTPUTS) as outputs:
-        frame = sequential_table(generator, args.protocol, k_min, range(k_min, k_top + 1),
-                                 args.effects, args.sims, args.alpha, seed=args.seed,
-                                 designs=args.designs)
+    config = config_from_args(SequentialOptions, build_parser().parse_args(argv))
+    k_min, k_top = config.k
+    generator = get_generator(config.generator, **parse_key_values(config.params, "--param"))
+    with run_outputs(config.out, PROG, known=KNOWN_OUTPUTS) as outputs:
+        frame = sequential_table(generator, config.protocol, k_min, range(k_min, k_top + 1),
+                                 list(config.effects), config.sims, config.alpha, seed=config.seed,
+                                 designs=list(config.designs))
         write_csv(frame, outputs.path / "sequential.csv")
         outputs.wrote("sequential.csv")
         write_atomic(outputs.path / "command.json", json.dumps(
             {"argv": sys.argv[1:] if argv is None else list(argv)}) + "\n")
         outputs.wrote("command.json")
-        if not args.no_plot:
+        if not config.no_plot:
             import matplotlib
 
             matplotlib.use("Agg")
             save_png(sequential_figure(frame), outputs.path / "sequential.png")
             outputs.wrote("sequential.png")
-    if not args.quiet:
+    if not config.quiet:
         print(_summary(frame))
-        print(f"\nwrote {args.out}/: {', '.join(outputs.written)}")
+        print(f"\nwrote {config.out}/: {', '.join(outputs.written)}")
         if outputs.removed:
             print(f"removed {', '.join(outputs.removed)} of an earlier run with other settings")
     return 0

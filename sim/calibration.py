@@ -31,6 +31,7 @@ from evalcal_core.options import (
     jobs_option,
     option,
     out_option,
+    pool_option,
     scheduler_option,
     seed_option,
     sims_option,
@@ -49,6 +50,7 @@ from evalcal_core.validate import (
     Requires,
     Rule,
     check_requires,
+    fail,
 )
 from protocols import REPLICATE_MODES
 
@@ -107,6 +109,8 @@ class CalibrationConfig:
     params: tuple[str, ...] = option(
         "--param", (), nargs="+", metavar="KEY=VALUE",
         help="generator parameters, e.g. sigma=0.004 rho=0.3 (fractions)")
+    pool: str | None = pool_option(
+        group=_REAL_POOLS, help="real pools: run store (default: the committed pool)")
     effects: tuple[float, ...] | None = option(
         "--effects", None, nargs="+", kind=float, metavar="EFFECT",
         constraint=Optional(Rule(lambda e: len(set(e)) == len(e), "distinct values")),
@@ -213,8 +217,15 @@ class CalibrationConfig:
 
     @functools.cached_property
     def generator_params(self) -> dict:
-        """``--param`` parsed (numbers as numbers)."""
-        return parse_key_values(self.params, "--param")
+        """``--param`` parsed (numbers as numbers), with ``--pool`` as the real generators'
+        ``root``."""
+        params = parse_key_values(self.params, "--param")
+        if self.pool is not None:
+            if "root" in params:
+                raise fail(("--pool", "--param"), "given one at a time (root= of --param is "
+                           "the run store --pool names)", [self.pool, f"root={params['root']}"])
+            params["root"] = self.pool
+        return params
 
     @functools.cached_property
     def protocol_param_values(self) -> dict:
@@ -241,6 +252,8 @@ REQUIRES = (
     Requires("--percent", lambda c: c.percent, "--from-pilot or a CSV pool (--param csv=PATH)",
              lambda c: c.from_pilot or "csv" in c.generator_params,
              why="describes a pilot's or a CSV pool's scores"),
+    Requires("--pool", lambda c: c.pool is not None, "--generator real or real_pool",
+             lambda c: c.generator in ("real", "real_pool"), why="names the real pools' store"),
     Requires("--metric-range", lambda c: c.metric_range is not None,
              "a CSV pool (--param csv=PATH)", lambda c: "csv" in c.generator_params,
              why="describes a CSV pool's metric"),

@@ -24,7 +24,7 @@ from ``sim.grid.cell_seed(seed, "decisions", family, params, l, b)``: results de
 Command line::
 
     python -m sim.decision_grid [--sims 4000] [--seed 0] [--families maxt ...] [--quick]
-                                [--jobs 1] [--out DIR]
+                                [--jobs N] [--out DIR]
 
 prints the table and, with ``--out``, writes ``decision_grid.csv`` and
 ``decision_grid.md``.
@@ -35,6 +35,7 @@ from __future__ import annotations
 import json
 import sys
 from dataclasses import dataclass
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -42,8 +43,19 @@ from joblib import Parallel, delayed
 
 from evalcal_core.atomic import write_atomic
 from evalcal_core.cli import ArgumentParser, run_main
+from evalcal_core.options import (
+    MAX_SIMS,
+    add_options,
+    check_options,
+    config_from_args,
+    jobs_option,
+    option,
+    out_option,
+    seed_option,
+    sims_option,
+)
 from evalcal_core.outdir import run_outputs
-from evalcal_core.validate import InvalidParameterError, check_int, fail
+from evalcal_core.validate import Interval, InvalidParameterError, Optional, fail
 
 from . import decisions
 from .grid import cell_seed, wilson
@@ -63,13 +75,30 @@ JUDGED = {"rejection": "upper", "coverage": "lower"}
 
 @dataclass(frozen=True)
 class GridConfig:
-    """What to run: families (all when empty), simulations per cell, root seed, jobs."""
+    """What to run and where to write it; each field a command-line option declared with
+    its flag, default, help and constraint (:mod:`evalcal_core.options`), checked once when
+    built. ``sims`` left ``None`` is :data:`QUICK_SIMS` with ``quick``, else
+    :data:`DEFAULT_SIMS`; ``families`` empty is every family."""
 
-    families: tuple = ()
-    sims: int = DEFAULT_SIMS
-    seed: int = 0
-    quick: bool = False
-    jobs: int = 1
+    families: tuple = option("--families", (), nargs="+", metavar="NAME",
+                             help=f"families to run (default all: "
+                                  f"{', '.join(decisions.families())})")
+    sims: int | None = sims_option(
+        None, constraint=Optional(Interval("int", 50, MAX_SIMS)),
+        help=f"simulations per cell at the first look (default {DEFAULT_SIMS}; "
+             f"{QUICK_SIMS} with --quick)")
+    seed: int = seed_option()
+    quick: bool = option("--quick", False, switch=True,
+                         help="a few cells per family, no second look (for tests)")
+    jobs: int = jobs_option(help="cells run in parallel (default: all cores; results do not "
+                                 "depend on it)")
+    out: Path | None = out_option(None, help="folder for decision_grid.csv and .md (default: "
+                                             "print only)")
+
+    def __post_init__(self):
+        check_options(self)
+        if self.sims is None:
+            object.__setattr__(self, "sims", QUICK_SIMS if self.quick else DEFAULT_SIMS)
 
 
 def judge(measure: str, hits: int, sims: int, alpha: float) -> tuple[str, float, float]:
@@ -201,34 +230,19 @@ def summary(frame: pd.DataFrame) -> str:
 
 
 def build_parser() -> ArgumentParser:
-    p = ArgumentParser(prog="python -m sim.decision_grid", description=__doc__)
-    p.add_argument("--families", nargs="+", default=[], metavar="NAME",
-                   help=f"families to run (default all: {', '.join(decisions.families())})")
-    p.add_argument("--sims", type=int, default=None,
-                   help=f"simulations per cell at the first look (default {DEFAULT_SIMS}; "
-                        f"{QUICK_SIMS} with --quick)")
-    p.add_argument("--seed", type=int, default=0, help="root seed (0)")
-    p.add_argument("--quick", action="store_true",
-                   help="a few cells per family, no second look (for tests)")
-    p.add_argument("--jobs", type=int, default=1, help="cells run in parallel (1)")
-    p.add_argument("--out", default=None,
-                   help="folder for decision_grid.csv and .md (default: print only)")
-    return p
+    """The options of :class:`GridConfig`, as declared there."""
+    return add_options(ArgumentParser(prog="python -m sim.decision_grid", description=__doc__),
+                       GridConfig)
 
 
 def main(argv=None) -> int:
     """Command line: print the grid; write it with ``--out``. Exit 0 whatever the verdicts."""
-    args = build_parser().parse_args(argv)
-    sims = args.sims if args.sims is not None else (QUICK_SIMS if args.quick else DEFAULT_SIMS)
-    config = GridConfig(families=tuple(args.families),
-                        sims=check_int(sims, "--sims", low=50),
-                        seed=check_int(args.seed, "--seed", low=0),
-                        quick=args.quick, jobs=check_int(args.jobs, "--jobs", low=1))
+    config = config_from_args(GridConfig, build_parser().parse_args(argv))
     known = ("decision_grid.csv", "decision_grid.md")
-    if args.out is None:
+    if config.out is None:
         frame = run_grid(config)
     else:
-        with run_outputs(args.out, "python -m sim.decision_grid", known=known) as outputs:
+        with run_outputs(config.out, "python -m sim.decision_grid", known=known) as outputs:
             frame = run_grid(config)
             write_atomic(outputs.path / "decision_grid.csv", csv_text(frame))
             outputs.wrote("decision_grid.csv")

@@ -45,6 +45,7 @@ from __future__ import annotations
 import itertools
 import math
 from dataclasses import asdict, dataclass
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -65,6 +66,7 @@ from evalcal_core.options import (
     alpha_option,
     config_from_args,
     option,
+    out_option,
     seed_option,
     sims_option,
 )
@@ -499,13 +501,21 @@ def format_summary(table: pd.DataFrame) -> str:
 # Command line
 
 
+@dataclass(frozen=True)
+class Output:
+    """Where ``python -m sim.design_check`` writes and whether it talks (options that change
+    no number)."""
+
+    out: Path = out_option(Path(DEFAULT_OUT), help="folder for design_check.csv")
+    quiet: bool = option("--quiet", False, switch=True, in_argv=False,
+                         help="no progress lines")
+
+
 def build_parser() -> ArgumentParser:
-    """The options of :class:`CheckGrid`, as declared there, and ``--out``, ``--quiet``."""
+    """The options of :class:`CheckGrid` and :class:`Output`, as declared there."""
     p = add_options(ArgumentParser(prog="python -m sim.design_check", description=__doc__),
                     CheckGrid)
-    p.add_argument("--out", default=DEFAULT_OUT, help="folder for design_check.csv")
-    p.add_argument("--quiet", action="store_true", help="no progress lines")
-    return p
+    return add_options(p, Output)
 
 
 def main(argv=None) -> int:

@@ -40,6 +40,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, replace
+from pathlib import Path
 
 import numpy as np
 from scipy import optimize, special, stats
@@ -51,6 +52,7 @@ from evalcal_core.options import (
     config_from_args,
     declared,
     option,
+    out_option,
     seed_option,
     sims_option,
 )
@@ -427,17 +429,22 @@ def format_table(table) -> str:
     return "\n".join(lines)
 
 
+@dataclass(frozen=True)
+class Output:
+    """Where ``python -m sim.multiarm`` writes (an option that changes no number)."""
+
+    out: Path | None = out_option(None, help="folder for multiarm.csv (default: print only)")
+
+
 def build_parser() -> ArgumentParser:
-    """The options of :class:`MultiarmConfig`, as declared there, and ``--out``."""
+    """The options of :class:`MultiarmConfig` and :class:`Output`, as declared there."""
     p = add_options(ArgumentParser(
         prog="python -m sim.multiarm",
         description="Family-wise error rate and power of none / bonferroni / holm / maxt "
                     "for m arms (many-to-one and all pairs), and the size and power of the "
                     "non-inferiority and equivalence gates, by simulation. See the module "
                     "docstring for the generators."), MultiarmConfig)
-    p.add_argument("--out", default=None,
-                   help="folder for multiarm.csv (default: print only)")
-    return p
+    return add_options(p, Output)
 
 
 def main(argv=None) -> int:

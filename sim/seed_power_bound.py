@@ -48,7 +48,8 @@ import numpy as np
 from scipy import optimize, stats
 
 from evalcal_core.cli import ArgumentParser, run_main
-from evalcal_core.validate import check_alpha, check_int, check_number, fail
+from evalcal_core.options import add_options, alpha_option, check_options, config_from_args, option
+from evalcal_core.validate import Each, Interval, check_alpha, check_int, check_number, fail
 
 #: the nuisance values at which the size is constrained: no seed variance, then up to a
 #: seed variance 10**5 times the question-level noise (the t limit holds well before)
@@ -264,34 +265,47 @@ def _iv(k, theta, alpha, grid, lambdas):
     return k, theta, alpha, grid, lams
 
 
+@dataclass(frozen=True)
+class BoundOptions:
+    """What ``python -m sim.seed_power_bound`` was asked; each field a command-line option
+    (:mod:`evalcal_core.options`), checked once when built."""
+
+    ks: tuple[int, ...] = option(
+        "--ks", (2, 3, 5, 10, 20), nargs="+", kind=int, metavar="K",
+        constraint=Each(Interval("int", 2, 1000)),
+        help="seed counts per arm, one row each (default 2 3 5 10 20)")
+    power: float = option(
+        "--power", 0.8, kind=float,
+        help="the effect is the one the question-only z test detects with this power "
+             "(default 0.8)")
+    alpha: float = alpha_option()
+
+    def __post_init__(self):
+        # the options' own names in the messages; bound_table checks the same rules again
+        check_options(self)
+        check_options(self, {"--power": Interval("real", self.alpha, 1.0, low_open=True,
+                                                 high_open=True)}, only_extra=True)
+
+
 def build_parser() -> ArgumentParser:
-    p = ArgumentParser(
+    """The options of :class:`BoundOptions`, as declared there."""
+    return add_options(ArgumentParser(
         prog="python -m sim.seed_power_bound",
         description="The most power any test that keeps alpha at every seed variance can "
                     "have when the seed variance is 0 (normal two-level model), beside "
                     "paired_t and the question-only z test, in percent. See the module "
-                    "docstring for the model and the linear program behind the bound.")
-    p.add_argument("--k", nargs="+", type=int, default=[2, 3, 5, 10, 20], metavar="K",
-                   help="seeds per arm (default 2 3 5 10 20)")
-    p.add_argument("--power", type=float, default=0.8,
-                   help="the effect is the one the question-only z test detects with this "
-                        "power (default 0.8)")
-    p.add_argument("--alpha", type=float, default=0.05, help="two-sided level (0.05)")
-    return p
+                    "docstring for the model and the linear program behind the bound.",
+        # --k (the range of sim.calibrate) must not be read as an abbreviation of --ks
+        allow_abbrev=False), BoundOptions)
 
 
 def main(argv=None) -> int:
     """Command line; prints one row per k (powers in percent)."""
-    args = build_parser().parse_args(argv)
-    # The options' own names in the messages; bound_table checks the same rules again.
-    for k in args.k:
-        check_int(k, "--k", low=2, high=1000)
-    alpha = check_alpha(args.alpha, "--alpha")
-    check_number(args.power, "--power", low=alpha, high=1.0, low_open=True, high_open=True)
-    table = bound_table(args.k, args.power, args.alpha)
+    config = config_from_args(BoundOptions, build_parser().parse_args(argv))
+    table = bound_table(config.ks, config.power, config.alpha)
     print(f"At seed variance 0, effect {table.theta.iloc[0]:.3f} SEs of the grand mean (the "
-          f"question-only z test's power {100 * args.power:g}%), two-sided alpha "
-          f"{args.alpha:g}:")
+          f"question-only z test's power {100 * config.power:g}%), two-sided alpha "
+          f"{config.alpha:g}:")
     print(f"{'k':>4} {'any valid test <=':>18} {'paired_t':>9} {'question-only z':>16}")
     for r in table.itertuples():
         print(f"{r.k:>4} {100 * r.bound:>17.1f}% {100 * r.paired_t:>8.1f}% "

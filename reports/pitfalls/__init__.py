@@ -24,12 +24,23 @@ import pkgutil
 import re
 import tempfile
 import time
+from dataclasses import dataclass
 from pathlib import Path
 
 from evalcal_core.atomic import write_atomic
 from evalcal_core.cli import ArgumentParser, run_main
+from evalcal_core.options import (
+    add_options,
+    alpha_option,
+    check_options,
+    config_from_args,
+    jobs_option,
+    option,
+    out_option,
+    pool_option,
+    seed_option,
+)
 from evalcal_core.outdir import run_outputs
-from evalcal_core.validate import Interval, validate
 from real_runs.manifest import pool_caveat
 from real_runs.store import check_store, pool_cells
 
@@ -52,9 +63,9 @@ for _module in pkgutil.iter_modules(__path__):
     if re.fullmatch(r"s\d+_\w+", _module.name):
         importlib.import_module(f"{__name__}.{_module.name}")
 
-__all__ = ["FULL", "LESSONS", "QUICK", "REGISTRY", "Context", "PoolScan", "SectionEntry",
-           "Settings", "build_report", "lessons", "main", "run", "scan_pools", "section",
-           "sections"]
+__all__ = ["FULL", "LESSONS", "QUICK", "REGISTRY", "Context", "PitfallsOptions", "PoolScan",
+           "SectionEntry", "Settings", "build_report", "lessons", "main", "run", "scan_pools",
+           "section", "sections"]
 
 
 def lessons() -> dict[int, str]:
@@ -109,34 +120,35 @@ def build_report(settings: Settings, out: Path) -> list[Section]:
     return built
 
 
+@dataclass(frozen=True)
+class PitfallsOptions:
+    """What ``python -m reports.pitfalls`` was asked; each field a command-line option
+    (:mod:`evalcal_core.options`) whose own rule is checked when built."""
+
+    out: Path = out_option(DEFAULT_OUT)
+    quick: bool = option("--quick", False, switch=True, help="fewer simulations (for tests)")
+    seed: int = seed_option(help="root seed of every command (0)")
+    alpha: float = alpha_option(DEFAULT_ALPHA, help=f"nominal two-sided level of every test "
+                                                    f"({DEFAULT_ALPHA:g})")
+    jobs: int = jobs_option()
+    pool: str | None = pool_option()
+    profile: str | None = option("--profile", None,
+                                 help="training profile of the real pools (cpu, paper); "
+                                      "needed only when the store holds several")
+
+    def __post_init__(self):
+        check_options(self)
+
+
 def build_parser() -> argparse.ArgumentParser:
+    """The options of :class:`PitfallsOptions`, as declared there."""
     # ``python -OO`` strips docstrings: the description must not need one.
     summary = (__doc__ or "").strip().splitlines()[:1]
-    p = ArgumentParser(prog=PROG, description=summary[0] if summary else None)
-    p.add_argument("--out", type=Path, default=DEFAULT_OUT, help=f"output folder ({DEFAULT_OUT})")
-    p.add_argument("--quick", action="store_true", help="fewer simulations (for tests)")
-    p.add_argument("--seed", type=int, default=0, help="root seed of every command (0)")
-    p.add_argument("--alpha", type=float, default=DEFAULT_ALPHA,
-                   help=f"nominal two-sided level of every test ({DEFAULT_ALPHA:g})")
-    p.add_argument("--jobs", type=int, default=1, help="parallel workers (1)")
-    p.add_argument("--pool", default=None, metavar="ROOT",
-                   help="real-run store (default: the committed pool real_runs/pool)")
-    p.add_argument("--profile", default=None,
-                   help="training profile of the real pools (cpu, paper); needed only when "
-                        "the store holds several")
-    return p
+    return add_options(ArgumentParser(prog=PROG, description=summary[0] if summary else None),
+                       PitfallsOptions)
 
 
-#: what each option may be, checked once
-CONSTRAINTS = {
-    "--jobs": Interval("int", 1),
-    "--seed": Interval("int", 0, 2**63 - 1),
-    "--alpha": Interval("real", 0, 1, low_open=True, high_open=True),
-}
-
-
-def _settings(args) -> Settings:
-    validate({"--jobs": args.jobs, "--seed": args.seed, "--alpha": args.alpha}, CONSTRAINTS)
+def _settings(args: PitfallsOptions) -> Settings:
     if args.pool is not None:
         # Only the committed pool may be absent (its parts are then skipped, saying so): a
         # store the user names must exist and hold a pool, as in reports.build.
@@ -148,7 +160,7 @@ def _settings(args) -> Settings:
 
 
 def main(argv=None) -> int:
-    args = build_parser().parse_args(argv)
+    args = config_from_args(PitfallsOptions, build_parser().parse_args(argv))
     settings = _settings(args)
     # Only the command draws off-screen; importing the package leaves the backend alone.
     import matplotlib

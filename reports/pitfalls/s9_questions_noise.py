@@ -30,7 +30,7 @@ def section_questions_noise(ctx, scan) -> Section:
         commands.append(command.shell())
     cite = ctx.save("section9.csv", pd.concat(frames, ignore_index=True))
     bound = ctx.save("section9_bound.csv", bound_table(SHOWN_K, BOUND_POWER, ctx.alpha))
-    commands.append(f"python -m sim.seed_power_bound --k {' '.join(map(str, SHOWN_K))} "
+    commands.append(f"python -m sim.seed_power_bound --ks {' '.join(map(str, SHOWN_K))} "
                     f"--power {BOUND_POWER:g} --alpha {ctx.alpha:g}")
     s = Section(9, "Questions are not the only noise", commands=commands,
                 csvs=["section9.csv", "section9_bound.csv"])

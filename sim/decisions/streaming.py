@@ -29,12 +29,22 @@ medians themselves (``python -m sim.decisions.streaming``).
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import numpy as np
 from scipy import stats
 
 from evalcal_core.cli import ArgumentParser, run_main
 from evalcal_core.designs import MODELS
-from evalcal_core.validate import InvalidParameterError, check_int
+from evalcal_core.options import (
+    MAX_SIMS,
+    add_options,
+    check_options,
+    config_from_args,
+    seed_option,
+    sims_option,
+)
+from evalcal_core.validate import Interval, InvalidParameterError
 from protocols.streaming import (
     CLAIMS,
     METHODS,
@@ -209,17 +219,32 @@ def stopping_medians(effects=tuple(SEQBENCH_MEDIAN), sims: int = 2000, *, rng=No
             for effect, child in zip(effects, seed.spawn(len(effects)))}
 
 
+@dataclass(frozen=True)
+class StreamingOptions:
+    """What ``python -m sim.decisions.streaming`` was asked; each field a command-line option
+    (:mod:`evalcal_core.options`), checked when built."""
+
+    sims: int = sims_option(2000, constraint=Interval("int", 10, MAX_SIMS),
+                            help="evaluations per effect (2000)")
+    seed: int = seed_option()
+
+    def __post_init__(self):
+        check_options(self)
+
+
+def build_parser() -> ArgumentParser:
+    """The options of :class:`StreamingOptions`, as declared there."""
+    return add_options(ArgumentParser(
+        prog="python -m sim.decisions.streaming",
+        description="Median stopping n of the three-way decision at a 2 pp margin on "
+                    "seqbench's setting, beside its published figures."), StreamingOptions)
+
+
 def main(argv=None) -> int:
     """Print the median stopping looks beside seqbench's published ones (Markdown)."""
-    p = ArgumentParser(prog="python -m sim.decisions.streaming",
-                       description="Median stopping n of the three-way decision at a 2 pp "
-                                   "margin on seqbench's setting, beside its published "
-                                   "figures.")
-    p.add_argument("--sims", type=int, default=2000, help="evaluations per effect (2000)")
-    p.add_argument("--seed", type=int, default=0, help="root seed (0)")
-    args = p.parse_args(argv)
-    sims = check_int(args.sims, "--sims", low=10)
-    medians = stopping_medians(sims=sims, rng=check_int(args.seed, "--seed", low=0))
+    config = config_from_args(StreamingOptions, build_parser().parse_args(argv))
+    sims = config.sims
+    medians = stopping_medians(sims=sims, rng=config.seed)
     print(f"| effect | {' | '.join(f'{m} (seqbench)' for m in METHODS)} |")
     print("|---|" + "---|" * len(METHODS))
     for effect, row in medians.items():

@@ -37,7 +37,7 @@ for _info in pkgutil.iter_modules(__path__):
 
 #: names :func:`expand` accepts besides the registered generators
 SHORTHANDS = {"real": "every dataset and scenario of the real-run pool (real_pool generators; "
-                      "--param root=PATH picks another store)"}
+                      "--pool ROOT picks another store)"}
 
 
 def expand(name: str, params: dict) -> list[Generator]:

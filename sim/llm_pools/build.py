@@ -14,15 +14,18 @@ random, so it does not depend on that order (the attempts are exchangeable)::
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import re
+from dataclasses import dataclass
 from pathlib import Path
 
 import pandas as pd
 
 from evalcal_core.atomic import write_atomic
 from evalcal_core.cli import ArgumentParser, run_main
-from evalcal_core.validate import InvalidParameterError, check_int
+from evalcal_core.options import add_options, check_options, config_from_args, option, out_option
+from evalcal_core.validate import Interval, InvalidParameterError, check_int
 
 OWNER = "python -m sim.llm_pools.build"
 
@@ -86,23 +89,33 @@ def matharena_table(text: str, attempts: int = MATHARENA_ATTEMPTS) -> pd.DataFra
     return frame.sort_values(["model", "item", "attempt"], ignore_index=True)
 
 
+@dataclass(frozen=True)
+class BuildOptions:
+    """What ``python -m sim.llm_pools.build`` was asked; each field a command-line option
+    (:mod:`evalcal_core.options`), checked when built."""
+
+    table_data: str = option("--table-data", help="MathArena's static/js/table_data.js "
+                                                  "(github.com/eth-sri/matharena.ai)")
+    out: Path = out_option(dataclasses.MISSING, help="the pool CSV to write")
+    attempts: int = option("--attempts", MATHARENA_ATTEMPTS, kind=int,
+                           constraint=Interval("int", 1),
+                           help="attempts per model and problem behind each rate")
+
+    def __post_init__(self):
+        check_options(self)
+
+
 def build_parser() -> ArgumentParser:
-    p = ArgumentParser(prog=OWNER, description=__doc__)
-    p.add_argument("--table-data", required=True,
-                   help="MathArena's static/js/table_data.js "
-                        "(github.com/eth-sri/matharena.ai)")
-    p.add_argument("--attempts", type=int, default=MATHARENA_ATTEMPTS,
-                   help="attempts per model and problem behind each rate")
-    p.add_argument("--out", required=True, help="the pool CSV to write")
-    return p
+    """The options of :class:`BuildOptions`, as declared there."""
+    return add_options(ArgumentParser(prog=OWNER, description=__doc__), BuildOptions)
 
 
 def main(argv=None) -> int:
-    args = build_parser().parse_args(argv)
-    frame = matharena_table(Path(args.table_data).read_text(), args.attempts)
-    write_atomic(args.out, frame.to_csv(index=False))
-    print(f"wrote {args.out}: {frame['model'].nunique()} models x {frame['item'].nunique()} "
-          f"items x {args.attempts} attempts")
+    config = config_from_args(BuildOptions, build_parser().parse_args(argv))
+    frame = matharena_table(Path(config.table_data).read_text(), config.attempts)
+    write_atomic(config.out, frame.to_csv(index=False))
+    print(f"wrote {config.out}: {frame['model'].nunique()} models x "
+          f"{frame['item'].nunique()} items x {config.attempts} attempts")
     return 0
 
 

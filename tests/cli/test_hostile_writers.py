@@ -49,15 +49,15 @@ WRITERS = [
     pytest.param("sim.calibrate", ["--k", "3", "10", "--quiet"], None, id="calibrate"),
     pytest.param("reports.build", ["--pool", FIXTURE_POOL], "run_step", id="reports.build"),
     pytest.param("reports.pitfalls", [], None, id="reports.pitfalls"),
-    pytest.param("reports.paper_table", ["--root", FIXTURE_POOL], "paper_table",
+    pytest.param("reports.paper_table", ["--pool", FIXTURE_POOL], "paper_table",
                  id="reports.paper_table"),
-    pytest.param("reports.paper_figures", ["--root", FIXTURE_POOL], "build_paper_figures",
+    pytest.param("reports.paper_figures", ["--pool", FIXTURE_POOL], "build_paper_figures",
                  id="reports.paper_figures"),
     # ``sim.sequential`` is the numbers' package; the command's ``main`` is the reports
     # layer's (``python -m sim.sequential`` forwards to it)
     pytest.param("reports.sequential", ["--k", "3", "20", "--quiet"], "sequential_table",
                  id="sequential"),
-    pytest.param("reports.pool_profiles", ["--root", FIXTURE_POOL], "pool_profiles_table",
+    pytest.param("reports.pool_profiles", ["--pool", FIXTURE_POOL], "pool_profiles_table",
                  id="reports.pool_profiles"),
     pytest.param("sim.design_check", ["--quiet"], "design_check", id="design_check"),
     pytest.param("sim.plan", ["--sd-seed", "0.5"], "run_plan", id="plan"),

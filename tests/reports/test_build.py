@@ -306,7 +306,7 @@ def test_profile_reaches_every_step_that_reads_the_pool(tmp_path):
     assert "--profile" not in by_name["calibrate"].argv
     # the side-by-side table shows every profile of the store, whatever --profile says
     assert "--profile" not in by_name["pool_profiles"].argv
-    assert by_name["pool_profiles"].argv[by_name["pool_profiles"].argv.index("--root") + 1] \
+    assert by_name["pool_profiles"].argv[by_name["pool_profiles"].argv.index("--pool") + 1] \
         == "STORE"
     assert "profile 'paper'" in build.missing_pool(FIXTURE_POOL, "paper")
     assert build.missing_pool(FIXTURE_POOL, "fixture") is None

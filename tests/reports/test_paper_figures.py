@@ -7,7 +7,7 @@ from reports.paper_figures import main
 
 
 def test_three_figures_are_drawn(tmp_path, capsys):
-    assert main(["--root", FIXTURE_POOL, "--out", str(tmp_path)]) == 0
+    assert main(["--pool", FIXTURE_POOL, "--out", str(tmp_path)]) == 0
     names = {"delta_ci.png", "welch_vs_signflip.png", "learning_curves.png"}
     assert {p.name for p in tmp_path.glob("*.png")} == names
     for name in names:

@@ -28,7 +28,7 @@ def test_paper_table_rows_match_scipy(tmp_path, capsys):
         assert r.bca_low_pp <= r.mean_delta_pp <= r.bca_high_pp
         if r.k == 3:
             assert not r.paired_verdict  # p >= 0.25 with three seeds
-    assert main(["--root", FIXTURE_POOL, "--out", str(tmp_path)]) == 0
+    assert main(["--pool", FIXTURE_POOL, "--out", str(tmp_path)]) == 0
     md = (tmp_path / "paper_table.md").read_text()
     assert sum(line.startswith("|") for line in md.splitlines()) == 2 + len(table)
     # the caveat names the pool's own training profile, never another one
@@ -45,7 +45,7 @@ def test_two_runs_write_identical_bytes_with_k20(tmp_path, capsys):
     root = _store_with_seeds(tmp_path / "store")
     outs = [tmp_path / "a", tmp_path / "b"]
     for out in outs:
-        assert main(["--root", root, "--out", str(out), "--seed", "3"]) == 0
+        assert main(["--pool", root, "--out", str(out), "--seed", "3"]) == 0
     table = pd.read_csv(outs[0] / "paper_table.csv")
     assert 20 in set(table.k)
     for name in ("paper_table.csv", "paper_table.md"):
@@ -60,7 +60,8 @@ def test_two_runs_write_identical_bytes_with_k20(tmp_path, capsys):
 
 
 def test_paper_table_seed_is_validated():
-    with pytest.raises(ValueError, match="--seed must be >= 0; got -1"):
+    with pytest.raises(ValueError, match=r"The '--seed' option must be an integer >= 0 and "
+                                         r"<= \d+\. Got -1 instead\."):
         main(["--seed", "-1"])
 
 
@@ -71,15 +72,15 @@ def test_two_profiles_side_by_side(tmp_path, capsys):
     _store_with_seeds(tmp_path, seeds=12, profile="paper")
     with pytest.raises(ValueError, match="profile must be given"):
         paper_table(root)
-    assert main(["--root", root, "--out", str(tmp_path / "out"), "--profile", "paper"]) == 0
+    assert main(["--pool", root, "--out", str(tmp_path / "out"), "--profile", "paper"]) == 0
     md = (tmp_path / "out" / "paper_table.md").read_text()
     assert "'paper' profile" in md and "'cpu' profile, sized" not in md
-    assert main(["--root", root, "--out", str(tmp_path / "out2"), "--profile", "cpu"]) == 0
+    assert main(["--pool", root, "--out", str(tmp_path / "out2"), "--profile", "cpu"]) == 0
     assert "'cpu' profile, sized" in (tmp_path / "out2" / "paper_table.md").read_text()
     from reports import paper_figures
 
     figures = tmp_path / "figures"
-    assert paper_figures.main(["--root", root, "--out", str(figures), "--profile", "paper"]) == 0
+    assert paper_figures.main(["--pool", root, "--out", str(figures), "--profile", "paper"]) == 0
     assert {p.name for p in figures.glob("*.png")} == {
         "delta_ci.png", "welch_vs_signflip.png", "learning_curves.png"}
     capsys.readouterr()

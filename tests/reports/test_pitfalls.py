@@ -277,8 +277,8 @@ def test_cli_error_is_one_line_exit_2():
                           capture_output=True, text=True, timeout=120)
     assert proc.returncode == 2
     assert proc.stderr.strip().splitlines() == [
-        "python -m reports.pitfalls: error: The '--jobs' option must be an integer >= 1. "
-        "Got 0 instead."]
+        "python -m reports.pitfalls: error: The '--jobs' option must be an integer >= 1 and "
+        "<= 4096. Got 0 instead."]
 
 
 @needs_chromium

@@ -77,7 +77,7 @@ def test_markdown_sets_profiles_side_by_side(frame):
 
 def test_command_writes_whole_files(tmp_path, capsys):
     out = tmp_path / "o"
-    argv = ["--root", str(FIXTURE_POOL), "--out", str(out), "--k", "3", "--sims", "100"]
+    argv = ["--pool", str(FIXTURE_POOL), "--out", str(out), "--ks", "3", "--sims", "100"]
     assert pool_profiles.main(argv) == 0
     assert incomplete_reason(out) is None
     frame = pd.read_csv(out / "pool_profiles.csv")
@@ -90,7 +90,7 @@ def test_command_writes_whole_files(tmp_path, capsys):
 
 @pytest.mark.parametrize(("argv", "words"), [
     (["--profiles", "nope"], ["--profiles", "nope", "fixture"]),
-    (["--k", "0"], ["--k"]),
+    (["--ks", "0"], ["--ks"]),
     (["--sims", "5"], ["--sims"]),
     (["--alpha", "1.5"], ["--alpha"]),
 ])
@@ -98,7 +98,7 @@ def test_bad_options_are_one_line(argv, words, tmp_path, capsys):
     from evalcal_core.cli import call_main
 
     code = call_main(pool_profiles.main, pool_profiles.PROG,
-                     ["--root", str(FIXTURE_POOL), "--out", str(tmp_path / "o"), *argv])
+                     ["--pool", str(FIXTURE_POOL), "--out", str(tmp_path / "o"), *argv])
     err = capsys.readouterr().err.strip().splitlines()
     assert code == 2 and len(err) == 1, err
     for word in words:

@@ -107,7 +107,7 @@ def test_bad_input_names_the_argument(kwargs, match):
 
 
 def test_cli_prints_the_table_and_refuses_bad_input():
-    ok = subprocess.run([sys.executable, "-m", "sim.seed_power_bound", "--k", "3"],
+    ok = subprocess.run([sys.executable, "-m", "sim.seed_power_bound", "--ks", "3"],
                         capture_output=True, text=True, check=False)
     assert ok.returncode == 0, ok.stderr
     row = [line.split() for line in ok.stdout.splitlines() if line.strip().startswith("3 ")]

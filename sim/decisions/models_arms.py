@@ -1,7 +1,8 @@
 """Many fixed models at once: simultaneous intervals and family-wise errors per correction.
 
 Generator (designs ``models`` and ``models_clustered``): ``a`` fixed models answer the same
-``n`` questions once (0/1). Question ``q`` in cluster ``g`` has logit difficulty ``u_q +
+``n`` questions once (0/1), or ``runs`` times (decoding repeats, independent given the
+question). Question ``q`` in cluster ``g`` has logit difficulty ``u_q +
 c_g`` with ``u ~ N(0, 1)`` and ``c ~ N(0, sd_cluster**2)`` (no clusters: ``sd_cluster = 0``
 and one question per cluster); model ``i`` answers ``Bernoulli(expit(1 + s_i + u_q +
 c_g))``. The shifts ``s_i`` are solved so that the expected accuracies over the question
@@ -16,7 +17,11 @@ Decisions scored, as ``evaluate`` computes them:
   the sign-flip intervals of the clusters' scaled sums are kept as ``(old)``: they covered
   91-93% with 3-6 effective clusters;
 * ``holm interval`` — the primary protocol's interval at ``alpha / C`` (exact
-  ``mcnemar``'s, or ``cluster_cr2``'s), and ``holm any false rejection`` from its raw p;
+  ``mcnemar``'s for one run; with repeats ``t_signflip_questions``'s, the per-question t
+  interval of the run means; or ``cluster_cr2``'s), and ``holm any false rejection`` from
+  its raw p (with repeats the larger of the t's and the sign-flip test's);
+* with repeats, ``maxt any ... rejection`` needs the primary's own p to agree, as in
+  ``evaluate``;
 * the family-wise errors at effect 0 and the power otherwise.
 """
 
@@ -46,6 +51,9 @@ CELLS = (
      for n in (100, 1000) for e in (0.0, 0.02, 0.05, 0.1)]
     + [{"clusters": g, "n": 500, "effect": e, "sd_cluster": 0.7, "sizes": sizes}
        for g in (10, 30) for sizes in ("equal", "unequal") for e in (0.0, 0.05)]
+    # repeats: the primary is t_signflip_questions, on small benchmarks too
+    + [{"clusters": 0, "n": n, "effect": e, "sd_cluster": 0.0, "sizes": "equal", "runs": r}
+       for n in (30, 200) for r in (2, 4) for e in (0.0, 0.1)]
 )
 QUICK_CELLS = [CELLS[1], {"clusters": 10, "n": 500, "effect": 0.05, "sd_cluster": 0.7,
                           "sizes": "unequal"}]
@@ -90,7 +98,15 @@ def simulate(params: dict, sims: int, rng) -> list[dict]:
     if g:
         u = u + params["sd_cluster"] * rng.standard_normal((sims, 1, groups))[..., codes]
     prob = special.expit(INTERCEPT + shifts[:, None] + u)
-    x = (rng.random((sims, ARMS, n)) < prob).astype(np.float64)
+    runs = int(params.get("runs", 1))
+    if runs > 1:
+        # r decoding runs per question: each arm's (runs, n) scores; the joint null and the
+        # simultaneous intervals read the per-question run means, as evaluate does
+        draws = (rng.random((sims, ARMS, runs, n)) < prob[:, :, None, :]).astype(np.float64)
+        x = draws.mean(axis=2)
+    else:
+        draws = None
+        x = (rng.random((sims, ARMS, n)) < prob).astype(np.float64)
     comps = mt.many_to_one(ARMS)
     c = len(comps)
     truth = np.full(c, params["effect"])
@@ -102,6 +118,10 @@ def simulate(params: dict, sims: int, rng) -> list[dict]:
                                         rng=rng, unit_weights=sizes * groups / n)
         primary = protocols.get("cluster_cr2")
         extra = {"clusters": codes}
+    elif runs > 1:
+        joint = jn.gaussian_null(x, comps, N_DRAWS, rng=rng)
+        primary = protocols.get("t_signflip_questions")
+        extra = {}
     else:
         joint = jn.gaussian_null(x, comps, N_DRAWS, rng=rng)
         primary = protocols.get("mcnemar", exact=True)
@@ -118,9 +138,18 @@ def simulate(params: dict, sims: int, rng) -> list[dict]:
     high = np.empty((sims, c))
     refused = np.zeros(sims, dtype=bool)
     for j, (i, b) in enumerate(comps):
-        base, var = x[:, b, None, :], x[:, i, None, :]
-        raw_p[:, j] = primary.evaluate(base, var, ALPHA, rng=rng, **extra).p_value
-        r = primary.evaluate(base, var, ALPHA / c, rng=rng, **extra)
+        if draws is not None:
+            base, var = draws[:, b], draws[:, i]
+            # its p does not depend on the level and its interval is the per-question t's:
+            # the sign-flip law is drawn once per comparison
+            r0 = primary.evaluate(base, var, ALPHA, rng=rng, **extra)
+            raw_p[:, j] = r0.p_value
+            r = protocols.get("paired_t_questions").evaluate(base, var, ALPHA / c, rng=rng)
+            refused |= np.asarray(r0.degenerate)
+        else:
+            base, var = x[:, b, None, :], x[:, i, None, :]
+            raw_p[:, j] = primary.evaluate(base, var, ALPHA, rng=rng, **extra).p_value
+            r = primary.evaluate(base, var, ALPHA / c, rng=rng, **extra)
         low[:, j], high[:, j] = r.ci_low, r.ci_high
         refused |= np.asarray(r.degenerate)
     given = ~refused
@@ -131,6 +160,9 @@ def simulate(params: dict, sims: int, rng) -> list[dict]:
                     holm_cover.sum(), given.sum()),
            _outcome("holm no verdict", "refused", refused.sum(), sims)]
     p_maxt = mt.maxt_adjust(joint)
+    if runs > 1 and not g:
+        # evaluate's max-T for fixed models with repeats: the primary's own p must agree
+        p_maxt = np.fmax(p_maxt, np.where(np.isnan(raw_p), 1.0, raw_p))
     measure = "rejection" if params["effect"] == 0 else "power"
     word = "false" if params["effect"] == 0 else "true"
     out.append(_outcome(f"maxt any {word} rejection", measure,

@@ -425,13 +425,21 @@ def _section_paper_figures(out: Path, outcome) -> list[str]:
             if (folder / f).exists()]
 
 
+def _section_harness_defaults(out: Path, outcome) -> list[str]:
+    from ._harness_defaults_section import harness_defaults_html
+
+    return [harness_defaults_html(out / outcome.step.name, f"{outcome.step.name}/")]
+
+
 #: files a part of the page is made from
 _NEEDS = {"calibrate": ("calibration.csv", "seed_budget.csv"),
+          "harness_defaults": ("harness_defaults.csv",),
           "paper_table": ("paper_table.csv", "paper_table.md"),
           "pool_profiles": ("pool_profiles.csv",)}
 _SECTIONS = {"calibrate": _section_calibrate, "pitfalls": _section_pitfalls,
              "paper_table": _section_paper_table, "paper_figures": _section_paper_figures,
-             "pool_profiles": _section_pool_profiles}
+             "pool_profiles": _section_pool_profiles,
+             "harness_defaults": _section_harness_defaults}
 
 
 def _quick_sims(outcomes) -> str:

@@ -115,6 +115,11 @@ def steps(out: Path, quick: bool, pool: str | None, jobs: int, alpha: float,
              ["--out", str(out / "pitfalls"), "--jobs", str(jobs)]
              + (["--quick"] if quick else []) + pool_args + level,
              ["index.html", "README.md"]),
+        Step("harness_defaults", "Which harness defaults can you trust (lm-eval, Inspect, "
+             "OpenAI evals, rliable, deepsig, a Beta-binomial)", "sim.harness_defaults",
+             ["--out", str(out / "harness_defaults"), "--quiet", "--jobs", str(jobs)]
+             + (["--quick"] + sims if quick else []) + level,
+             ["harness_defaults.md", "harness_defaults.csv"]),
         Step("paper_table", "The paper's Table 2 from the real-run pool", "reports.paper_table",
              ["--out", str(out / "paper_table")] + pool_args + level,
              ["paper_table.md", "paper_table.csv"], needs_pool=True),

@@ -27,12 +27,15 @@ real LLM A/A pool      ``llm_items``: each model of a real per-item pool
 =====================  ===========================================================
 
 Each null cell (effect 0, ``--sims`` experiments) gives the false-positive rate with its
-Wilson 95% interval and the verdict of the project's validity rule
-(:mod:`sim.validity`, one look): **holds** when the one-sided 95% Clopper-Pearson upper
-bound is <= alpha + alpha / 5 (6% at alpha = 5%), **over** when the exact binomial test of
-"rate <= alpha" is rejected by Holm over every null cell of the table at family-wise level
-0.001, else **undecided**. Each synthetic cell also runs at ``--effect`` pp (``--power-sims``
-experiments): the power, counted as significant in the right direction.
+Wilson 95% interval and the verdict of the project's validity rule (:mod:`sim.validity`,
+with its defaults): **holds** when the one-sided Clopper-Pearson upper bound (at
+``1 - 0.05 / looks``) is <= alpha + alpha / 5 (6% at alpha = 5%), **over** when the exact
+binomial test of "rate <= alpha" (Bonferroni over the looks) is rejected by Holm over every
+null cell of the table at family-wise level 0.001, else **undecided**. The recommended
+protocols' undecided cells get the rule's sequential stop (simulations doubled up to 16
+times ``--sims``); the harness defaults are judged on their first look. Each synthetic
+cell also runs at ``--effect`` pp (``--power-sims`` experiments): the power, counted as
+significant in the right direction.
 
 Writes ``harness_defaults.csv`` (one row per protocol and cell) and ``harness_defaults.md``
 (the table by design, and one sentence per default saying where it may be trusted, computed
@@ -42,7 +45,7 @@ run resumes.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, fields, replace
 from pathlib import Path
 
 import pandas as pd
@@ -72,18 +75,18 @@ from evalcal_core.validate import Interval, InvalidParameterError, fail
 from . import generators
 from .design_check import CheckGrid, grid_cells, harness_protocols
 from .generators.llm_items import load_pool
-from .grid import check_memory, chunk_size
+from .grid import check_memory, chunk_size, wilson
 from .grid.execute import CellRequest
 from .grid.runner import applicable_protocols, run_cells
 from .outputs import write_csv
-from .validity import ValidityRule, judge
+from .validity import PENDING, UNDECIDED, ValidityRule, extend_null_cells, judge
 
 PROG = "python -m sim.harness_defaults"
 DEFAULT_OUT = Path("reports") / "output" / "harness_defaults"
 #: the shipped real LLM pool
 DEFAULT_POOLS = ("matharena_aime_2025_i",)
 #: what ``--quick`` sets (a test-sized table; its rates are too rough to judge most cells)
-QUICK = dict(sims=300, power_sims=100, questions=(30, 200), repeats=(1, 4), seeds=(3,))
+QUICK = dict(sims=200, power_sims=100, questions=(30, 200), repeats=(1, 4), seeds=(3,))
 MAX_QUESTIONS = 10**5
 
 
@@ -150,8 +153,13 @@ class DefaultsConfig:
                          help="no progress bar")
 
     def sized(self) -> DefaultsConfig:
-        """The config ``--quick`` asks for (itself without it)."""
-        return replace(self, quick=False, **QUICK) if self.quick else self
+        """The config ``--quick`` asks for: :data:`QUICK`'s sizes where an option was left at
+        its default (itself without ``--quick``)."""
+        if not self.quick:
+            return self
+        defaults = {f.name: f.default for f in fields(self)}
+        return replace(self, quick=False, **{k: v for k, v in QUICK.items()
+                                             if getattr(self, k) == defaults[k]})
 
 
 def check_config(config: DefaultsConfig) -> None:
@@ -252,8 +260,8 @@ def _plants(cell: TableCell, effect_pp: float) -> bool:
 #: columns of harness_defaults.csv
 COLUMNS = ["group", "kind", "protocol", "recommended", "reproduces", "generator",
            "generator_params", "n_questions", "k", "sims", "alpha", "rejections", "rate",
-           "rate_low", "rate_high", "fpr_upper", "fpr_p", "state", "effect_pp", "power_sims",
-           "power", "power_low", "power_high"]
+           "rate_low", "rate_high", "looks", "fpr_upper", "fpr_p", "state", "effect_pp",
+           "power_sims", "power", "power_low", "power_high"]
 
 
 def harness_defaults(config: DefaultsConfig, *, progress: bool = True) -> pd.DataFrame:
@@ -274,8 +282,18 @@ def harness_defaults(config: DefaultsConfig, *, progress: bool = True) -> pd.Dat
     run = Execution.of(config, out=cache, progress=progress)
     null_requests = [r for c in cells for r in cell_requests(c, 0.0)]
     null = run_cells(null_requests, run, desc="null cells")
-    rule = ValidityRule.make(config.alpha, config.sims, max_sims=config.sims)
-    null = judge(null, rule)
+    rule = ValidityRule.make(config.alpha, config.sims)
+    # the sequential stop of sim.validity: the recommended protocols' borderline cells get
+    # more simulations (each chunk its own stream, named by the root seed and the look)
+    kinds = {c.generator.describe(): c for c in cells}
+    null = extend_null_cells(
+        null, rule_of=lambda alpha: rule,
+        generator_of=lambda params: kinds[params].generator,
+        honest=_recommended_in(kinds),
+        run=lambda requests, sims, seed, pool_reps=0: run_cells(
+            requests, replace(run, sims=sims, seed=seed), desc="more simulations"),
+        seed=config.seed)
+    null = _folded(judge(null, rule))
     power = None
     if config.power_sims:
         power_requests = [r for c in cells if not c.real and _plants(c, config.effect_pp)
@@ -283,6 +301,34 @@ def harness_defaults(config: DefaultsConfig, *, progress: bool = True) -> pd.Dat
         power = run_cells(power_requests, replace(run, sims=config.power_sims),
                           desc="power cells")
     return _rows(cells, null, power, config)
+
+
+def _recommended_in(kinds):
+    """``honest(protocol, generator_name)`` for the sequential stop: the design's recommended
+    protocol (the harness defaults are judged on their first look only)."""
+    by_generator = {c.generator.name: c.kind for c in kinds.values()}
+
+    def honest(protocol: str, generator_name: str) -> bool:
+        return protocols.recommended_for(by_generator[generator_name]) == protocol
+
+    return honest
+
+
+def _folded(judged: pd.DataFrame) -> pd.DataFrame:
+    """The rows with every look's simulations counted in ``rejections``, ``sims``, ``rate``
+    and its Wilson interval (``looks``: how many)."""
+    extended = judged["fpr_sims"].notna() if "fpr_sims" in judged else \
+        pd.Series(False, index=judged.index)
+    x = judged["fpr_n"] * judged["fpr_rate"]
+    bounds = [wilson(int(a), int(b)) for a, b in zip(x.round(), judged["fpr_n"])]
+    low, high = [b[0] for b in bounds], [b[1] for b in bounds]
+    looks = judged["fpr_looks"].where(extended, 1) if "fpr_looks" in judged else 1
+    # a default's cell is judged on its first look only: not decided there is undecided
+    state = judged["state"].replace(PENDING, UNDECIDED)
+    return judged.assign(rejections=x.round().astype(int), sims=judged["fpr_n"].astype(int),
+                         state=state,
+                         rate=judged["fpr_rate"], rate_low=low, rate_high=high,
+                         looks=pd.Series(looks, index=judged.index).astype(int))
 
 
 def _rows(cells, null, power, config) -> pd.DataFrame:
@@ -301,7 +347,8 @@ def _rows(cells, null, power, config) -> pd.DataFrame:
             "generator": r.generator, "generator_params": r.generator_params,
             "n_questions": cell.generator.n, "k": r.k, "sims": r.sims, "alpha": r.alpha,
             "rejections": r.rejections, "rate": r.rate, "rate_low": r.rate_low,
-            "rate_high": r.rate_high, "fpr_upper": r.fpr_upper, "fpr_p": r.fpr_p,
+            "rate_high": r.rate_high, "looks": r.looks, "fpr_upper": r.fpr_upper,
+            "fpr_p": r.fpr_p,
             "state": r.state, "effect_pp": config.effect_pp if p is not None else float("nan"),
             "power_sims": p.sims if p is not None else 0,
             "power": p.rate if p is not None else float("nan"),

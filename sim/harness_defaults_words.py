@@ -184,10 +184,12 @@ def format_markdown(frame: pd.DataFrame, config, command: str) -> str:
         "from what the harness prints (its module under `protocols/methods/harness_*.py` "
         "cites the tool's formula), beside the protocol `evaluate` reports for the design.",
         "",
-        f"A cell **holds** when the one-sided 95% Clopper-Pearson upper bound of its rate is "
-        f"≤ {_pct(alpha * 1.2)} (α + α/5); it is **over** when the exact binomial test of "
-        f"rate ≤ α is rejected by Holm over all {len(frame)} null rows at family-wise 0.001; "
-        "otherwise it is undecided (the rule of `sim.validity`, one look).", "",
+        f"A cell **holds** when the one-sided Clopper-Pearson upper bound of its rate (at "
+        f"1 − 0.05 / looks) is ≤ {_pct(alpha * 1.2)} (α + α/5); it is **over** when the exact "
+        f"binomial test of rate ≤ α (Bonferroni over the looks) is rejected by Holm over all "
+        f"{len(frame)} null rows at family-wise 0.001; otherwise it is undecided (the rule of "
+        "`sim.validity`; the recommended protocols' undecided cells get more simulations, "
+        "doubling up to 16 times, the defaults are judged on their first look).", "",
         "## When to trust each default", ""]
     lines += [f"- {sentence(name, frame, config.effect_pp)}" for name in default_names(frame)]
     lines += ["", "## False-positive rate by design", "",

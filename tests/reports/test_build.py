@@ -70,7 +70,7 @@ def test_build_links_every_report(built, capsys):
             assert (built / link.split("#")[0]).is_file(), link
     for part in ("calibrate/power_curves.png", "pitfalls/index.html",
                  "paper_table/paper_table.md", "paper_figures/delta_ci.png",
-                 "pool_profiles/pool_profiles.csv"):
+                 "pool_profiles/pool_profiles.csv", "harness_defaults/harness_defaults.md"):
         assert part in page.links
     index = (built / "index.html").read_text()
     assert "Not built" not in index and "Failed" not in index
@@ -79,7 +79,8 @@ def test_build_links_every_report(built, capsys):
 def test_front_page_tables_show_their_csv_cells(built):
     """Every number of every table is the CSV cell it names, formatted as shown."""
     page = _page(built)
-    assert {"settings", "seed-budget", "paper-table", "calibration-0"} <= set(page.tables)
+    assert {"settings", "seed-budget", "paper-table", "calibration-0",
+            "harness-defaults"} <= set(page.tables)
     effects = pd.read_csv(built / "calibrate" / "calibration.csv")["effect_pp"].nunique()
     assert sum(t.startswith("calibration-") and t != "calibration-searched"
                for t in page.tables) == effects
@@ -93,7 +94,8 @@ def test_front_page_tables_show_their_csv_cells(built):
         assert num["text"] == shown, num
         sources.add(name)
     assert sources == {"calibrate/calibration.csv", "calibrate/seed_budget.csv",
-                       "paper_table/paper_table.csv", "pool_profiles/pool_profiles.csv"}
+                       "paper_table/paper_table.csv", "pool_profiles/pool_profiles.csv",
+                       "harness_defaults/harness_defaults.csv"}
     # every calibration cell and every paper-table row is on the page
     calibration = frames["calibrate/calibration.csv"]
     rates = {int(n["data-src"].rsplit(":", 2)[1]) for n in page.nums

@@ -18,12 +18,15 @@ generator at effect 0, over a grid of benchmark shapes:
 
 Every protocol that can run on a cell's data is evaluated on the same experiments (common
 random numbers; seeds derived from the cell's names, :mod:`sim.grid.seeding`), thousands at a
-time. Each row gives the false-positive rate with its Wilson 95% interval and Monte Carlo
-SE, and the protocol's label for that design (``reportable`` or why it is a pitfall,
-:meth:`protocols.Protocol.label`). ``holds_level`` is ``rate <= alpha + 2 SE_alpha`` with
-``SE_alpha = sqrt(alpha (1 - alpha) / sims)``, the binomial SE at the nominal level.
-Writes ``design_check.csv`` to ``--out`` and prints, per design and protocol, the worst
-cell (reportable protocols first).
+time, by the calibration's engine (:func:`sim.grid.run_cells`: ``--jobs`` workers, finished
+cells cached under ``OUT/cells`` so a rerun resumes). Each row gives the false-positive rate
+with its Wilson 95% interval and Monte Carlo SE, the protocol's label for that design
+(``reportable`` or why it is a pitfall, :meth:`protocols.Protocol.label`) and the verdict of
+the project's one validity rule (:func:`sim.validity.settle`, Holm over the whole table):
+``state`` valid (upper bound ``fpr_upper`` <= alpha + alpha / 5), invalid (shown above
+alpha) or undecided; the reportable protocols' undecided cells get the rule's sequential
+stop (simulations doubled, up to 16 times ``--sims``). Writes ``design_check.csv`` to
+``--out`` and prints, per design and protocol, the worst cell (reportable protocols first).
 
 Small benchmarks (15-200 questions) are cells like any other: ``--questions 15 30 60 100
 200``; ``--min-cluster-size 1`` lets 10 clusters fit 15 questions. ``--llm-pools NAME``
@@ -44,7 +47,7 @@ from __future__ import annotations
 
 import itertools
 import math
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 
 import numpy as np
@@ -62,9 +65,11 @@ from evalcal_core.designs import (
     designs,
 )
 from evalcal_core.options import (
+    Execution,
     add_options,
     alpha_option,
     config_from_args,
+    jobs_option,
     option,
     out_option,
     seed_option,
@@ -83,8 +88,10 @@ from evalcal_core.validate import (
 
 from . import generators
 from .generators.llm_items import load_pool
-from .grid import DEFAULT_REPLICATES, check_memory, draw_cell, protocol_rng, wilson
+from .grid import DEFAULT_REPLICATES, CellRequest, check_memory
+from .grid.runner import applicable_protocols, run_cells
 from .outputs import write_csv
+from .validity import INVALID, UNDECIDED, ValidityRule, settle
 
 OWNER = "sim.design_check"
 DEFAULT_OUT = "reports/output/design_check"
@@ -330,10 +337,12 @@ def cell_protocols(cell: Cell, names=None) -> dict[str, protocols.Protocol]:
 class CheckRow:
     """False-positive rate of one protocol on one cell (a row of ``design_check.csv``).
 
-    ``rate``, ``rate_low``, ``rate_high``, ``rate_cp_high``, ``mc_se`` are fractions;
+    ``rate``, ``rate_low``, ``rate_high``, ``rate_cp_high``, ``mc_se``, ``fpr_upper`` are
+    fractions, over every look's simulations (``sims`` in all, ``looks`` looks);
     ``rate_low``/``rate_high`` the Wilson 95% interval, ``rate_cp_high`` the upper end of the
     two-sided 95% Clopper-Pearson interval (:func:`clopper_pearson_high`), ``mc_se`` the SE
-    of the estimated rate, ``sqrt(rate (1 - rate) / sims)``.
+    of the estimated rate, ``sqrt(rate (1 - rate) / sims)``; ``fpr_upper`` and ``state`` (valid,
+    invalid, undecided) are :mod:`sim.validity`'s.
     """
 
     kind: str
@@ -354,44 +363,31 @@ class CheckRow:
     rate_high: float
     rate_cp_high: float
     mc_se: float
-    holds_level: bool
+    looks: int
+    fpr_upper: float
+    state: str
 
 
-def check_cell(cell: Cell, grid: CheckGrid) -> list[CheckRow]:
-    """Evaluate every applicable protocol on ``grid.sims`` null experiments of ``cell``."""
-    g, k = cell.generator, cell.k
-    chosen = cell_protocols(cell, grid.protocol_names())
+def cell_requests(cell: Cell, names, effect_pp: float = 0.0) -> list[CellRequest]:
+    """The :class:`~sim.grid.CellRequest` of every protocol of ``names`` that can run on
+    ``cell`` (:func:`cell_protocols`), at ``effect_pp``."""
+    chosen = cell_protocols(cell, names)
     if not chosen:
         return []
-    codes = cluster_codes(g)
-    rngs = {name: protocol_rng(name, "", g, k, 0.0, grid.seed) for name in chosen}
-    hits = dict.fromkeys(chosen, 0)
-    with protocols.kernel_threads(1):
-        for batch in draw_cell(g, k, 0.0, grid.sims, grid.seed):
-            if codes is not None:
-                # Before any protocol derives anything: the batch's shared quantities then
-                # serve every protocol, clustered or not.
-                batch = batch.with_clusters(codes)
-            for name, protocol in chosen.items():
-                r = protocol.evaluate(batch, alpha=grid.alpha, rng=rngs[name])
-                hits[name] += int(np.count_nonzero(r.significant))
-    se_alpha = math.sqrt(grid.alpha * (1 - grid.alpha) / grid.sims)
-    params = g.params()
-    rows = []
-    for name, protocol in chosen.items():
-        count = hits[name]
-        rate = count / grid.sims
-        low, high = wilson(count, grid.sims)
-        label = type(protocol).label(cell.kind)
-        rows.append(CheckRow(
-            kind=cell.kind, label=label or "reportable", reportable=not label, protocol=name,
-            generator=g.name, params=g.describe(), n_questions=g.n,
-            n_clusters=int(params.get("n_clusters", 0)), icc=float(params.get("icc", 0.0)),
-            k=k, sims=grid.sims, alpha=grid.alpha, rejections=count, rate=rate, rate_low=low,
-            rate_high=high, rate_cp_high=clopper_pearson_high(count, grid.sims),
-            mc_se=math.sqrt(rate * (1 - rate) / grid.sims),
-            holds_level=rate <= grid.alpha + 2 * se_alpha + 1e-12))
-    return rows
+    encoded = applicable_protocols(cell.generator, [cell.k], list(chosen))
+    return [CellRequest(cell.generator, name, params, cell.k, effect_pp)
+            for name, (_, params) in encoded.items()]
+
+
+def first_look(grid: CheckGrid, run: Execution | None = None) -> pd.DataFrame:
+    """The null rows of every cell at ``grid.sims`` experiments (a :func:`sim.grid.run_cells`
+    frame): every protocol of a cell on the same experiments (common random numbers)."""
+    cells = grid_cells(grid)
+    for cell in cells:
+        check_memory(cell.generator, cell.k, min(grid.sims, _chunk(cell)))
+    run = run or Execution(sims=grid.sims, alpha=grid.alpha, seed=grid.seed, progress=False)
+    requests = [r for cell in cells for r in cell_requests(cell, grid.protocol_names())]
+    return run_cells(requests, run, desc="design check")
 
 
 def clopper_pearson_high(count: int, sims: int, level: float = 0.95) -> float:
@@ -403,14 +399,17 @@ def clopper_pearson_high(count: int, sims: int, level: float = 0.95) -> float:
     return float(stats.beta.ppf(1 - (1 - level) / 2, count + 1, sims - count))
 
 
-def design_check(grid: CheckGrid, progress=None) -> pd.DataFrame:
-    """False-positive rates of every applicable protocol on every cell of ``grid``.
+def design_check(grid: CheckGrid, run: Execution | None = None) -> pd.DataFrame:
+    """False-positive rates of every applicable protocol on every cell of ``grid``, judged by
+    the validity rule (:func:`sim.validity.settle`: the reportable protocols' undecided
+    cells get the sequential stop's extra simulations).
 
     Parameters
     ----------
     grid : CheckGrid
-    progress : callable or None
-        Called with each finished cell.
+    run : Execution or None
+        Workers, cache folder and progress bar (its ``sims``, ``alpha`` and ``seed`` are the
+        grid's); default: one process, no cache, no bar.
 
     Returns
     -------
@@ -418,15 +417,36 @@ def design_check(grid: CheckGrid, progress=None) -> pd.DataFrame:
         One :class:`CheckRow` per (cell, protocol), sorted by design kind, reportable
         protocols first, then protocol and cell.
     """
-    cells = grid_cells(grid)
-    for cell in cells:
-        check_memory(cell.generator, cell.k, min(grid.sims, _chunk(cell)))
-    rows = []
-    for cell in cells:
-        rows.extend(check_cell(cell, grid))
-        if progress is not None:
-            progress(cell)
+    run = replace(run or Execution(progress=False), sims=grid.sims, alpha=grid.alpha,
+                  seed=grid.seed)
+    cells = {(c.generator.describe(), c.k): c for c in grid_cells(grid)}
+    generators_by_params = {params: c.generator for (params, _), c in cells.items()}
+    kind_of = {c.generator.name: c.kind for c in cells.values()}
+    rule = ValidityRule.make(grid.alpha, grid.sims)
+    null = settle(
+        first_look(grid, run), rule, generator_of=generators_by_params.get,
+        honest=lambda protocol, name: not protocols.protocol_class(protocol).label(
+            kind_of[name]),
+        run=lambda requests, sims, seed, pool_reps=0: run_cells(
+            requests, replace(run, sims=sims, seed=seed), desc="more simulations"),
+        seed=grid.seed)
+    rows = [_row(cells[(r.generator_params, r.k)], r) for r in null.itertuples()]
     return sort_rows(pd.DataFrame([asdict(r) for r in rows], columns=_COLUMNS))
+
+
+def _row(cell: Cell, r) -> CheckRow:
+    g = cell.generator
+    params = g.params()
+    label = protocols.protocol_class(r.protocol).label(cell.kind)
+    return CheckRow(
+        kind=cell.kind, label=label or "reportable", reportable=not label, protocol=r.protocol,
+        generator=g.name, params=g.describe(), n_questions=g.n,
+        n_clusters=int(params.get("n_clusters", 0)), icc=float(params.get("icc", 0.0)),
+        k=cell.k, sims=int(r.sims), alpha=float(r.alpha), rejections=int(r.rejections),
+        rate=float(r.rate), rate_low=float(r.rate_low), rate_high=float(r.rate_high),
+        rate_cp_high=clopper_pearson_high(int(r.rejections), int(r.sims)),
+        mc_se=math.sqrt(r.rate * (1 - r.rate) / r.sims), looks=int(r.looks),
+        fpr_upper=float(r.fpr_upper), state=str(r.state))
 
 
 _COLUMNS = [f.name for f in CheckRow.__dataclass_fields__.values()]
@@ -459,7 +479,8 @@ def summary(frame: pd.DataFrame) -> pd.DataFrame:
                     "label": worst["label"], "reportable": bool(worst["reportable"]),
                     "recommended": protocols.recommended_for(kind) == protocol,
                     "cells": len(part),
-                    "over_level": int((~part["holds_level"].astype(bool)).sum()),
+                    "over_level": int((part["state"] == INVALID).sum()),
+                    "undecided": int((part["state"] == UNDECIDED).sum()),
                     "mean_rate": float(part["rate"].mean()), "worst_rate": worst["rate"],
                     "worst_low": worst["rate_low"], "worst_high": worst["rate_high"],
                     "max_cp_high": float(part["rate_cp_high"].max()),
@@ -485,15 +506,16 @@ def format_summary(table: pd.DataFrame) -> str:
               else f"{r['kind']} ({r['generator']})" for _, r in table.iterrows()]
     d = max([20, *(len(x) for x in shown)])
     c = max([26, *(len(x) for x in table["worst_cell"])]) if len(table) else 26
-    head = (f"{'design':<{d}} {'protocol':<{w}} {'cells':>5} {'over':>4} {'mean':>6} "
+    head = (f"{'design':<{d}} {'protocol':<{w}} {'cells':>5} {'over':>4} {'undec':>5} "
+            f"{'mean':>6} "
             f"{'worst FPR [95% Wilson]':>23} {'max CP':>6}  {'worst cell':<{c}} label")
     lines = [head, "-" * len(head)]
     for design, (_, r) in zip(shown, table.iterrows()):
         ci = f"{r['worst_rate']:.3f} [{r['worst_low']:.3f}, {r['worst_high']:.3f}]"
         label = r["label"] + (" (recommended)" if r["recommended"] else "")
         lines.append(f"{design:<{d}} {r['protocol']:<{w}} {r['cells']:>5} {r['over_level']:>4} "
-                     f"{r['mean_rate']:>6.3f} {ci:>23} {r['max_cp_high']:>6.3f}  "
-                     f"{r['worst_cell']:<{c}} {label}")
+                     f"{r['undecided']:>5} {r['mean_rate']:>6.3f} {ci:>23} "
+                     f"{r['max_cp_high']:>6.3f}  {r['worst_cell']:<{c}} {label}")
     return "\n".join(lines)
 
 
@@ -506,9 +528,11 @@ class Output:
     """Where ``python -m sim.design_check`` writes and whether it talks (options that change
     no number)."""
 
-    out: Path = out_option(Path(DEFAULT_OUT), help="folder for design_check.csv")
+    out: Path = out_option(Path(DEFAULT_OUT), help="folder for design_check.csv (finished "
+                                                   "cells are cached under OUT/cells)")
+    jobs: int = jobs_option()
     quiet: bool = option("--quiet", False, switch=True, in_argv=False,
-                         help="no progress lines")
+                         help="no progress bar")
 
 
 def build_parser() -> ArgumentParser:
@@ -525,19 +549,12 @@ def main(argv=None) -> int:
     # when it was built)
     with run_outputs(args.out, "python -m sim.design_check") as outputs:
         out = outputs.path
-        cells = len(grid_cells(grid))
-        done = [0]
-
-        def progress(cell):
-            done[0] += 1
-            if not args.quiet:
-                print(f"[{done[0]}/{cells}] {cell.kind} {cell.generator.describe()} "
-                      f"k={cell.k}", flush=True)
-
-        frame = design_check(grid, progress)
+        run = Execution(jobs=args.jobs, out=out / "cells", progress=not args.quiet)
+        frame = design_check(grid, run)
         write_csv(frame, out / "design_check.csv")
     print(format_summary(summary(frame)))
-    print(f"wrote {out / 'design_check.csv'} ({len(frame)} rows, {grid.sims} sims per cell)")
+    print(f"wrote {out / 'design_check.csv'} ({len(frame)} rows, {grid.sims} sims per cell at "
+          "the first look)")
     return 0
 
 

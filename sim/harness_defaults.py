@@ -74,12 +74,13 @@ from evalcal_core.validate import Interval, InvalidParameterError, fail
 
 from . import generators
 from .design_check import CheckGrid, grid_cells, harness_protocols
+from .design_check import cell_requests as check_requests
 from .generators.llm_items import load_pool
-from .grid import check_memory, chunk_size, wilson
+from .grid import check_memory, chunk_size
 from .grid.execute import CellRequest
-from .grid.runner import applicable_protocols, run_cells
+from .grid.runner import run_cells
 from .outputs import write_csv
-from .validity import PENDING, UNDECIDED, ValidityRule, extend_null_cells, judge
+from .validity import ValidityRule, settle
 
 PROG = "python -m sim.harness_defaults"
 DEFAULT_OUT = Path("reports") / "output" / "harness_defaults"
@@ -234,13 +235,7 @@ def _runs(r: int) -> str:
 def cell_requests(cell: TableCell, effect_pp: float) -> list[CellRequest]:
     """Every harness default and the design's recommended protocol that can run on ``cell``."""
     wanted = [*harness_protocols(), protocols.recommended_for(cell.kind)]
-    g = cell.generator
-    runnable = [n for n in wanted if g.why_not(protocols.get(n), cell.k) is None]
-    if not runnable:
-        return []
-    chosen = applicable_protocols(g, [cell.k], runnable)
-    return [CellRequest(g, name, params, cell.k, effect_pp)
-            for name, (_, params) in chosen.items()]
+    return check_requests(cell, wanted, effect_pp)
 
 
 def _plants(cell: TableCell, effect_pp: float) -> bool:
@@ -283,17 +278,14 @@ def harness_defaults(config: DefaultsConfig, *, progress: bool = True) -> pd.Dat
     null_requests = [r for c in cells for r in cell_requests(c, 0.0)]
     null = run_cells(null_requests, run, desc="null cells")
     rule = ValidityRule.make(config.alpha, config.sims)
-    # the sequential stop of sim.validity: the recommended protocols' borderline cells get
-    # more simulations (each chunk its own stream, named by the root seed and the look)
+    # the sequential stop of sim.validity for the recommended protocols' borderline cells
+    # (each added chunk its own stream, named by the root seed and the look)
     kinds = {c.generator.describe(): c for c in cells}
-    null = extend_null_cells(
-        null, rule_of=lambda alpha: rule,
-        generator_of=lambda params: kinds[params].generator,
-        honest=_recommended_in(kinds),
-        run=lambda requests, sims, seed, pool_reps=0: run_cells(
-            requests, replace(run, sims=sims, seed=seed), desc="more simulations"),
-        seed=config.seed)
-    null = _folded(judge(null, rule))
+    null = settle(null, rule, generator_of=lambda params: kinds[params].generator,
+                  honest=_recommended_in(kinds),
+                  run=lambda requests, sims, seed, pool_reps=0: run_cells(
+                      requests, replace(run, sims=sims, seed=seed), desc="more simulations"),
+                  seed=config.seed)
     power = None
     if config.power_sims:
         power_requests = [r for c in cells if not c.real and _plants(c, config.effect_pp)
@@ -312,23 +304,6 @@ def _recommended_in(kinds):
         return protocols.recommended_for(by_generator[generator_name]) == protocol
 
     return honest
-
-
-def _folded(judged: pd.DataFrame) -> pd.DataFrame:
-    """The rows with every look's simulations counted in ``rejections``, ``sims``, ``rate``
-    and its Wilson interval (``looks``: how many)."""
-    extended = judged["fpr_sims"].notna() if "fpr_sims" in judged else \
-        pd.Series(False, index=judged.index)
-    x = judged["fpr_n"] * judged["fpr_rate"]
-    bounds = [wilson(int(a), int(b)) for a, b in zip(x.round(), judged["fpr_n"])]
-    low, high = [b[0] for b in bounds], [b[1] for b in bounds]
-    looks = judged["fpr_looks"].where(extended, 1) if "fpr_looks" in judged else 1
-    # a default's cell is judged on its first look only: not decided there is undecided
-    state = judged["state"].replace(PENDING, UNDECIDED)
-    return judged.assign(rejections=x.round().astype(int), sims=judged["fpr_n"].astype(int),
-                         state=state,
-                         rate=judged["fpr_rate"], rate_low=low, rate_high=high,
-                         looks=pd.Series(looks, index=judged.index).astype(int))
 
 
 def _rows(cells, null, power, config) -> pd.DataFrame:

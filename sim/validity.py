@@ -415,3 +415,43 @@ def simulate_decisions(null: pd.DataFrame, rates, rule: ValidityRule, *, honest,
             added = {"sims": chunk, "rejections": rng.binomial(chunk, rates[i])}
             for name, value in fold(cells.loc[i], added, rule).items():
                 cells.at[i, name] = value
+
+
+def settle(null: pd.DataFrame, rule: ValidityRule, *, generator_of, honest, run,
+           seed: int) -> pd.DataFrame:
+    """Judge a table's null cells as one family, with the sequential stop for the honest ones.
+
+    The cells of ``honest`` protocols that no look decided get more simulations
+    (:func:`extend_null_cells`), then every row is judged (:func:`judge`; Holm over all
+    rows) and its counts restated over all its looks.
+
+    Parameters
+    ----------
+    null : pandas.DataFrame
+        Effect-0 rows of :func:`sim.grid.run_cells`.
+    rule : ValidityRule
+    generator_of, honest, run, seed
+        As in :func:`extend_null_cells`.
+
+    Returns
+    -------
+    pandas.DataFrame
+        ``null`` with ``rejections``, ``sims``, ``rate`` and its Wilson interval
+        ``rate_low``/``rate_high`` over every look, ``looks``, ``fpr_upper``, ``fpr_p`` and
+        ``state`` (valid, invalid or undecided: a cell the stop did not extend and no look
+        decided is undecided).
+    """
+    from .grid import wilson
+
+    extended = extend_null_cells(null, rule_of=lambda _alpha: rule, generator_of=generator_of,
+                                 honest=honest, run=run, seed=seed)
+    judged = judge(extended, rule)
+    more = judged["fpr_sims"].notna()
+    x = (judged["fpr_n"] * judged["fpr_rate"]).round().astype(int)
+    n = judged["fpr_n"].astype(int)
+    bounds = [wilson(int(a), int(b)) for a, b in zip(x, n)]
+    return judged.assign(
+        rejections=x, sims=n, rate=judged["fpr_rate"],
+        rate_low=[b[0] for b in bounds], rate_high=[b[1] for b in bounds],
+        looks=judged["fpr_looks"].where(more, 1).astype(int),
+        state=judged["state"].replace(PENDING, UNDECIDED))

@@ -10,6 +10,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
+from scipy import stats
 from statsmodels.stats.proportion import proportion_confint
 
 import protocols
@@ -53,17 +54,25 @@ def test_rows_are_sorted_by_design_with_reportable_first(tiny):
 
 def test_rates_intervals_and_labels(tiny):
     """Rate = rejections / sims; Wilson interval as statsmodels' ``proportion_confint``;
-    ``mc_se`` the binomial SE of the rate; ``holds_level`` against alpha + 2 SE at alpha;
-    the label is the protocol's own for the design."""
-    assert (tiny["sims"] == TINY.sims).all()
-    se_alpha = math.sqrt(TINY.alpha * (1 - TINY.alpha) / TINY.sims)
+    ``mc_se`` the binomial SE of the rate; ``state`` valid exactly when the exact one-sided
+    Clopper-Pearson bound at 1 - 0.05 / looks (scipy; the rule's 5 looks: sims ... 16 sims)
+    is <= alpha + alpha / 5; the label is the protocol's own for the design."""
+    one = tiny["looks"] == 1
+    assert (tiny.loc[one, "sims"] == TINY.sims).all()
+    # only reportable protocols get more looks, each doubling the simulations
+    more = tiny[~one]
+    assert more["reportable"].all()
+    assert (more["sims"] == TINY.sims * 2 ** (more["looks"] - 1)).all()
     for _, r in tiny.iterrows():
+        upper = 1.0 if r["rejections"] == r["sims"] else stats.binomtest(
+            int(r["rejections"]), int(r["sims"])).proportion_ci(1 - 2 * 0.05 / 5, "exact").high
+        assert r["fpr_upper"] == pytest.approx(upper, rel=1e-7)
+        assert (r["state"] == "valid") == (upper <= 1.2 * TINY.alpha + 1e-12)
         assert r["rate"] == r["rejections"] / r["sims"]
         low, high = proportion_confint(r["rejections"], r["sims"], method="wilson")
         assert r["rate_low"] == pytest.approx(low, abs=1e-12)
         assert r["rate_high"] == pytest.approx(high, abs=1e-12)
         assert r["mc_se"] == pytest.approx(math.sqrt(r["rate"] * (1 - r["rate"]) / r["sims"]))
-        assert r["holds_level"] == (r["rate"] <= TINY.alpha + 2 * se_alpha + 1e-12)
         label = protocols.protocol_class(r["protocol"]).label(r["kind"])
         assert r["reportable"] == (label == "")
         assert r["label"] == (label or "reportable")
@@ -93,11 +102,12 @@ def test_same_seed_same_table_and_common_random_numbers(tiny):
     it got among all (seeds derived from names, ``sim.grid.seeding``)."""
     again = dc.design_check(TINY)
     pd.testing.assert_frame_equal(again, tiny)
-    alone = dc.design_check(dc.CheckGrid(**{**TINY.__dict__, "protocols": ("paired_t",)}))
-    mine = tiny[tiny["protocol"] == "paired_t"].reset_index(drop=True)
+    every = dc.first_look(TINY)
+    alone = dc.first_look(dc.CheckGrid(**{**TINY.__dict__, "protocols": ("paired_t",)}))
+    mine = every[every["protocol"] == "paired_t"].reset_index(drop=True)
     np.testing.assert_array_equal(alone["rejections"], mine["rejections"])
-    other = dc.design_check(dc.CheckGrid(**{**TINY.__dict__, "seed": 1,
-                                            "protocols": ("paired_t",)}))
+    other = dc.first_look(dc.CheckGrid(**{**TINY.__dict__, "seed": 1,
+                                          "protocols": ("paired_t",)}))
     assert not np.array_equal(other["rejections"], alone["rejections"])
 
 
@@ -107,7 +117,8 @@ def test_summary_one_line_per_design_and_protocol(tiny):
     for _, r in table.iterrows():
         part = tiny[(tiny["kind"] == r["kind"]) & (tiny["protocol"] == r["protocol"])]
         assert r["worst_rate"] == part["rate"].max()
-        assert r["over_level"] == (~part["holds_level"]).sum()
+        assert r["over_level"] == (part["state"] == "invalid").sum()
+        assert r["undecided"] == (part["state"] == "undecided").sum()
     text = dc.format_summary(table)
     assert text.splitlines()[0].startswith("design")
 

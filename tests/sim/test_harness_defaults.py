@@ -14,7 +14,7 @@ from statsmodels.stats.multitest import multipletests
 import protocols
 from evalcal_core.designs import MODELS_CLUSTERED
 from evalcal_core.options import to_argv
-from sim.design_check import CheckGrid, check_cell, grid_cells, harness_protocols
+from sim.design_check import CheckGrid, first_look, harness_protocols
 from sim.harness_defaults import (
     DefaultsConfig,
     build_parser,
@@ -49,12 +49,13 @@ def test_every_group_has_its_recommended_protocol_and_the_defaults(small):
     assert small.loc[small["reproduces"] != "", "protocol"].nunique() >= 10
 
 
-def test_rejections_equal_design_checks_engine(small):
-    """Consistency: the table's counts equal ``design_check.check_cell`` on the same cell
-    and root seed (the same draws and protocol streams through the other engine)."""
+def test_rejections_equal_design_checks_first_look(small):
+    """Consistency (one engine, :func:`sim.grid.run_cells`): the table's one-look counts
+    equal ``design_check``'s first look on the same cell and root seed."""
     grid = CheckGrid(kinds=(MODELS_CLUSTERED,), questions=(200,), clusters=(5,), icc=(0.3,),
                      repeats=(1,), sims=SMALL.sims, harness_defaults=True)
-    expected = {r.protocol: r.rejections for r in check_cell(grid_cells(grid)[0], grid)}
+    first = first_look(grid)
+    expected = dict(zip(first["protocol"], first["rejections"]))
     # rows of one look (an extended row adds chunks of other streams)
     part = small[(small["kind"] == MODELS_CLUSTERED) & (small["looks"] == 1)]
     assert len(part) >= 8

@@ -100,15 +100,15 @@ def sentence(name: str, frame: pd.DataFrame, effect_pp: float) -> str:
         if s is None:
             continue
         if s["over"]:
-            over.append(f"{group} (up to {_pct(s['worst'])}, over at {_ns(s['over_n'])})")
+            over.append(f"{group}, up to {_pct(s['worst'])} (over at {_ns(s['over_n'])})")
         elif s["holds"] == s["cells"]:
             hold.append(group)
         else:
             unsure.append(group)
     parts = [f"`{name}` ({reproduces}):"]
     if over:
-        parts.append(f"shown above the {_pct(frame['alpha'].iloc[0])} level in "
-                     f"{_listing(over)}.")
+        parts.append(f"shown above the {_pct(frame['alpha'].iloc[0])} level in: "
+                     + "; ".join(over) + ".")
     if hold:
         parts.append(f"Holds its level in {_listing(hold)}.")
         gap = _power_gap(name, hold, table, rec)
@@ -194,7 +194,7 @@ def format_markdown(frame: pd.DataFrame, config, command: str) -> str:
     lines += [f"- {sentence(name, frame, config.effect_pp)}" for name in default_names(frame)]
     lines += ["", "## False-positive rate by design", "",
               "Range over the design's cells (the question counts, or the pool's models), "
-              "the largest upper bound in brackets, and the cells over the level.", ""]
+              "the largest upper bound after ≤, and the cells over the level or undecided.", ""]
     lines += _grid_table(frame, fpr_entry)
     if frame["power"].notna().any():
         lines += ["", f"## Power at {config.effect_pp:g} pp by design", "",

@@ -119,7 +119,7 @@ def _frame(states_by_group):
 def test_sentence_says_where_it_holds_and_where_it_is_over():
     frame = _frame({"A": ("valid", 0.01), "B": ("invalid", 0.183), "C": ("undecided", 0.055)})
     text = sentence("harness_x", frame, 3.0)
-    assert "shown above the 5.0% level in B (up to 18.3%, over at n = 100)" in text
+    assert "shown above the 5.0% level in: B, up to 18.3% (over at n = 100)." in text
     assert "Holds its level in A." in text
     assert "power at 3 pp averages 20.0% against 60.0%" in text
     assert "holds by being conservative" in text

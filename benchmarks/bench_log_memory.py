@@ -14,13 +14,15 @@ and the wall time, next to the peak of a process that only imports the package.
     python benchmarks/bench_log_memory.py --bomb-gb 3   # also: an Inspect .eval zip bomb
 
 ``--member-mb`` writes an Inspect ``.eval`` archive whose ``header.json`` holds one JSON
-string of that many MiB (under the 512 MiB default cap) and one of that many MiB of zeros, and
-reports the peak memory of reading each (both are refused after reading: no samples, not
-JSON). ``--csv-rows`` writes a tidy per-question CSV of that many rows (2 arms, 1 seed) and
-reports the peak memory of ``python -m protocols.evaluate`` on it (refused in one line past
-:data:`evalcal_core.results_io.MAX_ROWS` rows, read otherwise).
+string of that many MiB and one of that many MiB of zeros, and reports the peak memory of
+reading each: under the 256 MiB default cap both are refused after reading (no samples, not
+JSON), at about twice the member plus ~100 MB; past it, before reading, in one line naming
+``--max-member-mb``. ``--csv-rows`` writes a tidy per-question CSV of that many rows (2 arms,
+1 seed) and reports the peak memory of ``python -m protocols.evaluate`` on it (refused in one
+line past :data:`evalcal_core.results_io.MAX_ROWS` rows, read otherwise).
 
-    python benchmarks/bench_log_memory.py --mb 0 --member-mb 500
+    python benchmarks/bench_log_memory.py --mb 0 --member-mb 250   # read: peak ~0.6 GB
+    python benchmarks/bench_log_memory.py --mb 0 --member-mb 300   # refused: over the cap
     python benchmarks/bench_log_memory.py --mb 0 --csv-rows 100000000   # about 2.4 GB of disk
 
 ``--bomb-gb`` writes two ``.eval`` archives whose ``header.json`` member inflates to that

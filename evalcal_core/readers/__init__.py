@@ -145,7 +145,7 @@ def read_log(path, *, fmt: str | None = None, task: str | None = None,
         ``task`` for lm-eval folders, a CSV column).
     max_member_bytes : int
         Largest size in bytes one zip member may inflate to, one JSON log may have and one
-        JSONL line may run to (``--max-member-mb`` x 2**20); default 512 MiB.
+        JSONL line may run to (``--max-member-mb`` x 2**20); default 256 MiB.
 
     Returns
     -------

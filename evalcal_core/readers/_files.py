@@ -20,8 +20,12 @@ from pathlib import Path
 
 from evalcal_core.validate import InvalidParameterError
 
-#: default cap on what one zip member may inflate to, in bytes (the CLI's --max-member-mb)
-DEFAULT_MAX_MEMBER_BYTES = 512 * 2**20
+#: default cap, in bytes, on what one zip member may inflate to, on one JSON log and on one
+#: JSONL line (the CLI's --max-member-mb). It bounds memory: a member is held as bytes, then
+#: as text, then as text and its parse, so reading one mostly of text (prompts, transcripts)
+#: peaks at about twice its size plus the ~100 MB of the imported package: about 0.6 GB at
+#: this cap. JSON of many small values parses to several times its size (empty lists: ~20x).
+DEFAULT_MAX_MEMBER_BYTES = 256 * 2**20
 #: cap, in bytes, on a side file read for metadata only (lm-eval ``results_*.json``, HELM
 #: ``run_spec.json``): such files are kilobytes to a few megabytes, so a bigger one is skipped
 #: with a note rather than parsed whole (Python's ``json`` does not stream, and a file of empty
@@ -161,7 +165,8 @@ def read_json_file(path: Path, what: str, cap: int = DEFAULT_MAX_MEMBER_BYTES):
     JSON logs are parsed whole (Python's ``json`` does not stream), so a file's size is
     capped like an archive member's: a multi-gigabyte file is one line, not an exhausted
     machine. The size is checked before reading and the read stops past the cap, in case
-    the file grows or its size is not what ``stat`` says.
+    the file grows or its size is not what ``stat`` says. Peak memory is that of
+    :meth:`Archive.read_json`: the bytes and the text, then the text and the parse.
     """
     check_regular(path)
     try:
@@ -174,7 +179,11 @@ def read_json_file(path: Path, what: str, cap: int = DEFAULT_MAX_MEMBER_BYTES):
         raise InvalidParameterError(f"{path}: cannot be read ({exc.strerror})") from None
     if len(data) > cap:
         raise too_big(path, "grows past", cap)
-    return load_json(data, str(path), what)
+    # the bytes are let go before parsing, as in Archive.read_json: never bytes, text and
+    # the parse at once
+    text = _decode(data, str(path))
+    del data
+    return load_json(text, str(path), what)
 
 
 def mib(size: int) -> str:

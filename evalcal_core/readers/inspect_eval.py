@@ -4,7 +4,7 @@
 finishes) and ``samples/<id>_epoch_<n>.json``, one per sample and epoch. inspect-ai 0.3.285
 compresses the members with Zstandard (zip method 93), which Python's ``zipfile`` cannot read
 before 3.14; they are inflated with the ``zstandard`` package. Members are inflated as streams
-under a size cap (``--max-member-mb``, default 512 MiB), so a zip bomb is refused early.
+under a size cap (``--max-member-mb``, default 256 MiB), so a zip bomb is refused early.
 """
 
 from __future__ import annotations

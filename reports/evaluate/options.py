@@ -140,8 +140,11 @@ class EvaluateOptions:
                                          group=LOGS,
                                          constraint=Optional(Interval("real", 0.0, 1e6,
                                                                       low_open=True)),
-                                         help="largest size a member of a zipped log "
-                                              "(Inspect .eval) may inflate to (512)")
+                                         help="largest size in MiB of one member of a "
+                                              "zipped log (Inspect .eval), one JSON log or "
+                                              "one JSONL line (256); it bounds memory: peak "
+                                              "about 2x the cap plus ~100 MB, so raise it "
+                                              "only for a larger, trusted member")
     forest: str | None = option("--forest", None, metavar="PATH.png",
                                 help="write a forest plot (with --leaderboard: the ranked "
                                      "plot of the rank intervals and tiers)")

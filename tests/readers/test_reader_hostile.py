@@ -93,7 +93,7 @@ def test_zstd_members_are_read(tmp_path):
 def test_zip_bomb_declared_size_is_refused_before_reading(tmp_path):
     path = zstd_zip(tmp_path / "bomb.eval", {"header.json": HEADER},
                     declared={"header.json": 3 * 2**30})
-    with pytest.raises(ValueError, match=r"header\.json: declares 3072 MiB, more than the 512 "
+    with pytest.raises(ValueError, match=r"header\.json: declares 3072 MiB, more than the 256 "
                                          r"MiB cap .*--max-member-mb") as info:
         readers.read_log(path)
     _one_line(info, path)
@@ -193,7 +193,7 @@ def test_json_log_past_the_cap_is_refused_before_reading(tmp_path, name, fmt):
     os.truncate(path, 4 * 2**30)
     tracemalloc.start()
     try:
-        with pytest.raises(ValueError, match=r"is 4096 MiB, more than the 512 MiB cap on one "
+        with pytest.raises(ValueError, match=r"is 4096 MiB, more than the 256 MiB cap on one "
                                              r"log file .*--max-member-mb") as info:
             readers.read_log(path, fmt=fmt)
         peak = tracemalloc.get_traced_memory()[1]
@@ -212,6 +212,30 @@ def test_json_log_cap_follows_the_option(tmp_path):
         readers.read_log(path, fmt="inspect-json", max_member_bytes=path.stat().st_size - 1)
     assert readers.read_log(path, fmt="inspect-json",
                             max_member_bytes=path.stat().st_size).n == 2
+
+
+@pytest.mark.parametrize("kind", ["inspect-json", "eval member"])
+def test_json_text_is_held_at_most_twice(tmp_path, kind):
+    """What makes the cap bound memory (about 2x the cap): a JSON log or ``.eval`` member of
+    one 16 MiB string is held as bytes and text, then as text and its parse, never all three
+    (3x). tracemalloc counts the allocations: deterministic."""
+    size = 16 * 2**20
+    text = b'{"x": "' + b"a" * (size - 9) + b'"}'
+    if kind == "eval member":
+        path = zstd_zip(tmp_path / "big.eval", {"header.json": text})
+    else:
+        path = tmp_path / "log.json"
+        path.write_bytes(text)
+    del text
+    tracemalloc.start()
+    try:
+        with pytest.raises(ValueError, match="field 'eval' is missing"):  # parsed, then refused
+            readers.read_log(path, fmt=kind if kind == "inspect-json" else None,
+                             max_member_bytes=size)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert peak < 2.25 * size
 
 
 def test_jsonl_line_past_the_cap_is_refused_while_streaming(tmp_path):

@@ -46,7 +46,8 @@ class Option:
     Attributes
     ----------
     flag : str
-        ``--name`` as typed.
+        ``--name`` as typed; a name without dashes, the field's own, is a positional
+        argument (``merge_records FILE ...``).
     help : str
         The ``--help`` text.
     constraint : Constraint or None
@@ -116,12 +117,21 @@ def add_options(parser: argparse.ArgumentParser, config_cls) -> argparse.Argumen
         kwargs = dict(dest=f.name, help=opt.help, type=opt.kind, nargs=opt.nargs,
                       metavar=opt.metavar, choices=opt.choices, required=required,
                       action=opt.action)
+        if _positional(opt):
+            # argparse names a positional by its flag and refuses dest= and required=
+            if opt.flag != f.name:
+                raise ValueError(f"positional {opt.flag!r} must be named as its field {f.name!r}")
+            del kwargs["dest"], kwargs["required"]
         if not required:
             # argparse appends to a copy of the default, which must be a list
             kwargs["default"] = list(f.default) if opt.action == "append" else f.default
         target.add_argument(opt.flag, **{k: v for k, v in kwargs.items() if v is not None
                                          or k == "default"})
     return parser
+
+
+def _positional(opt: Option) -> bool:
+    return not opt.flag.startswith("-")
 
 
 def config_from_args(config_cls, args: argparse.Namespace, **extra):
@@ -157,13 +167,16 @@ def _text(value) -> str:
 def to_argv(config) -> list[str]:
     """The arguments that ask for ``config``: options marked ``always``, and the others
     where they differ from their defaults, in declaration order; options that change no
-    number (``in_argv=False``) never."""
-    args = []
+    number (``in_argv=False``) never. Positional arguments come first: after an option of
+    ``nargs="+"`` they would be read as its values."""
+    args, positional = [], []
     for f, opt in declared(config):
         value = getattr(config, f.name)
         if not opt.in_argv or (value == f.default and not opt.always):
             continue
-        if opt.switch:
+        if _positional(opt):
+            positional += [_text(v) for v in (value if isinstance(value, tuple) else (value,))]
+        elif opt.switch:
             args.append(opt.flag)
         elif opt.action == "append":
             for v in value:
@@ -172,7 +185,7 @@ def to_argv(config) -> list[str]:
             args += [opt.flag, *(_text(v) for v in value)]
         elif value is not None:
             args += [opt.flag, _text(value)]
-    return args
+    return positional + args
 
 
 # The options several commands share, declared once; a command may override any part of the
@@ -228,9 +241,10 @@ def out_option(default: Path | None, **spec) -> dataclasses.Field:
                    help=f"output folder ({default})")
 
 
-def pool_option(**spec) -> dataclasses.Field:
-    """``--pool``: the run store of the real-run pools (``None``: the committed pool)."""
-    return _shared("--pool", None, spec, metavar="ROOT",
+def pool_option(default: str | None = None, **spec) -> dataclasses.Field:
+    """``--pool``: the run store of the real-run pools (``None``: the committed pool;
+    ``dataclasses.MISSING``: required, for a command that writes into a store)."""
+    return _shared("--pool", default, spec, metavar="ROOT",
                    help="run store (default: the committed pool)")
 
 

@@ -9,16 +9,28 @@ number of finished seeds; ``manifest.json`` is rewritten after every block.
 from __future__ import annotations
 
 import sys
+from dataclasses import dataclass
 from pathlib import Path
 
 from evalcal_core import scenarios
 from evalcal_core.cli import ArgumentParser, run_main
-from evalcal_core.validate import InvalidParameterError, check_int
+from evalcal_core.options import (
+    add_options,
+    check_options,
+    config_from_args,
+    jobs_option,
+    option,
+    out_option,
+)
+from evalcal_core.validate import Each, Interval, InvalidParameterError, Options
+from real_runs.config import PROFILES
 from real_runs.manifest import write_manifest
 from real_runs.store import DEFAULT_POOL
 from real_runs.sweep import parse_seeds, train_sweep
 
 REPO = Path(__file__).resolve().parents[1]
+#: how the command is run
+PROG = "python -m real_runs.build_pool"
 DEFAULT_DATA = REPO.parent / "shared" / "data"
 DATASETS = tuple(sorted(scenarios.DATASETS))
 #: scenarios trained on every seed, and the sanity check trained on the first few
@@ -26,25 +38,41 @@ POOL_SCENARIOS = scenarios.pool_scenarios()
 SANITY_SCENARIOS = [n for n, s in scenarios.SCENARIOS.items() if s.identical]
 
 
+@dataclass(frozen=True)
+class BuildPoolOptions:
+    """What ``python -m real_runs.build_pool`` was asked; each field a command-line option
+    (:mod:`evalcal_core.options`) whose own rule is checked when built."""
+
+    data_root: str = option("--data-root", str(DEFAULT_DATA),
+                            help=f"folder with cifar10-jpeg/, cifar10n/, ag_news-mini/ "
+                                 f"({DEFAULT_DATA})")
+    out: Path = out_option(DEFAULT_POOL, help=f"pool folder ({DEFAULT_POOL})")
+    datasets: tuple[str, ...] = option("--datasets", DATASETS, nargs="+", choices=DATASETS,
+                                       constraint=Each(Options(DATASETS)),
+                                       help="datasets to train (all)")
+    seeds: str = option("--seeds", "0-29", help="seeds of S0p, S1 and S2 (0-29)")
+    s0_seeds: str = option("--s0-seeds", "0-2", help="seeds of the S0 sanity check (0-2)")
+    block: int = option("--block", 4, kind=int, constraint=Interval("int", 1, 10_000),
+                        help="seeds per block (4)")
+    profile: str = option("--profile", "cpu", choices=PROFILES, constraint=Options(PROFILES),
+                          help="training profile (cpu)")
+    jobs: int = jobs_option(2, constraint=Interval("int", 1, 1024),
+                            help="parallel training processes (2)")
+    cache_dir: str | None = option("--cache-dir", None, in_argv=False,
+                                   help="decoded-image cache (<out>/.cache)")
+
+    def __post_init__(self):
+        check_options(self)
+
+
 def build_parser() -> ArgumentParser:
-    p = ArgumentParser(prog="python -m real_runs.build_pool", description=__doc__)
-    p.add_argument("--data-root", default=str(DEFAULT_DATA),
-                   help=f"folder with cifar10-jpeg/, cifar10n/, ag_news-mini/ ({DEFAULT_DATA})")
-    p.add_argument("--out", default=str(DEFAULT_POOL), help=f"pool folder ({DEFAULT_POOL})")
-    p.add_argument("--datasets", nargs="+", default=list(DATASETS), choices=DATASETS)
-    p.add_argument("--seeds", default="0-29", help="seeds of S0p, S1 and S2 (0-29)")
-    p.add_argument("--s0-seeds", default="0-2", help="seeds of the S0 sanity check (0-2)")
-    p.add_argument("--block", type=int, default=4, help="seeds per block (4)")
-    p.add_argument("--profile", default="cpu")
-    p.add_argument("--jobs", type=int, default=2, help="parallel training processes (2)")
-    p.add_argument("--cache-dir", default=None, help="decoded-image cache (<out>/.cache)")
-    return p
+    """The options of :class:`BuildPoolOptions`, as declared there."""
+    return add_options(ArgumentParser(prog=PROG, description=__doc__), BuildPoolOptions)
 
 
 def main(argv=None) -> int:
-    args = build_parser().parse_args(argv)
-    check_int(args.block, "--block", low=1, high=10_000)
-    check_int(args.jobs, "--jobs", low=1, high=1024)
+    """Train (or resume) the pool; ``InvalidParameterError`` for bad input."""
+    args = config_from_args(BuildPoolOptions, build_parser().parse_args(argv))
     seeds = parse_seeds(args.seeds)
     s0_seeds = set(parse_seeds(args.s0_seeds, "--s0-seeds"))
     if not Path(args.data_root).is_dir():
@@ -53,7 +81,7 @@ def main(argv=None) -> int:
     from real_runs.train import require_torch
 
     require_torch()
-    out = Path(args.out)
+    out = args.out
     for start in range(0, len(seeds), args.block):
         block = seeds[start:start + args.block]
         for dataset in args.datasets:
@@ -75,7 +103,7 @@ def main(argv=None) -> int:
 
 def run() -> None:
     """Console entry point."""
-    run_main(main, "python -m real_runs.build_pool")
+    run_main(main, PROG)
 
 
 if __name__ == "__main__":

@@ -64,6 +64,7 @@ from __future__ import annotations
 
 import argparse
 import concurrent.futures as cf
+import dataclasses
 import json
 import multiprocessing
 import os
@@ -75,14 +76,25 @@ from pathlib import Path
 
 from evalcal_core.atomic import atomic_path, write_atomic
 from evalcal_core.cli import ArgumentParser, call_main
+from evalcal_core.options import (
+    add_options,
+    check_options,
+    config_from_args,
+    option,
+    out_option,
+    pool_option,
+)
 from evalcal_core.outdir import locked_out
-from evalcal_core.validate import InvalidParameterError, check_int, check_number
+from evalcal_core.validate import Each, Interval, InvalidParameterError, Optional, Options, fail
 from real_runs.config import DATASETS, PROFILES
 from real_runs.scenarios import SCENARIOS
-from real_runs.store import record_path
+from real_runs.store import DEFAULT_POOL, record_path
 from real_runs.sweep import PlannedRun, _check_existing, parse_seeds, plan_sweep
 
 REPO = Path(__file__).resolve().parents[1]
+#: how the command is run
+PROG = "python -m real_runs.gpu_batch"
+_DEVICES = ("auto", "cpu", "cuda")
 SUMMARY = "gpu_batch.json"
 MAX_SHARDS = 6  # + gpu_batch.json + a possible leftover temporary file = 8 files
 ESTIMATE_MARGIN = 1.1
@@ -441,55 +453,91 @@ def _code_sha256() -> str:
     return code_sha256(REPO)
 
 
+@dataclass(frozen=True)
+class BatchOptions:
+    """What ``python -m real_runs.gpu_batch`` was asked; each field a command-line option
+    (:mod:`evalcal_core.options`), every rule checked when built."""
+
+    pack: str = option("--pack", help="data pack folder (python -m real_runs.pack_data) or a "
+                                      "data root")
+    out: Path = out_option(dataclasses.MISSING,
+                           help=f"output folder ($OUT): records-NNN.tar, {SUMMARY}")
+    budget_s: float = option("--budget-s", kind=float,
+                             constraint=Interval("real", 0, 86_400, low_open=True),
+                             help="seconds until everything must be written (e.g. 540 of 600)")
+    workers: int = option("--workers", 4, kind=int, constraint=Interval("int", 1, 256),
+                          help="runs side by side (4)")
+    plan: str | None = option("--plan", None,
+                              help="JSON list of {dataset, scenarios, seeds[, profile]}")
+    dataset: str | None = option("--dataset", None, choices=DATASETS,
+                                 constraint=Optional(Options(DATASETS)),
+                                 help="dataset of a one-entry plan (without --plan)")
+    scenarios: tuple[str, ...] | None = option(
+        "--scenarios", None, nargs="+", choices=SCENARIOS,
+        constraint=Optional(Each(Options(SCENARIOS))),
+        help="variant scenarios of a one-entry plan (baselines shared)")
+    seeds: str | None = option("--seeds", None, help="seeds of a one-entry plan, e.g. 0-49")
+    profile: str = option("--profile", "paper", choices=PROFILES, constraint=Options(PROFILES),
+                          help="training profile of a one-entry plan (paper)")
+    pool: str | None = pool_option(help="run store whose records are skipped, or 'none' to "
+                                        "skip nothing (default: the committed pool)")
+    device: str = option("--device", "auto", choices=_DEVICES, constraint=Options(_DEVICES),
+                         help="auto (CUDA when present), cpu or cuda")
+    cache_dir: str | None = option("--cache-dir", None, in_argv=False,
+                                   help="decoded-image cache (temporary)")
+    work_dir: str | None = option("--work-dir", None, in_argv=False,
+                                  help="staging store (temporary)")
+    reserve_s: float = option("--reserve-s", 15.0, kind=float,
+                              constraint=Interval("real", 0, 3600),
+                              help="seconds kept free at the end for bundling and exit (15)")
+    # a device returns files of at most 16 MiB: a larger bundle would not come back
+    shard_mib: float = option("--shard-mib", 15.0, kind=float,
+                              constraint=Interval("real", 0.1, 16),
+                              help="size of one bundle (15)")
+
+    def __post_init__(self):
+        check_options(self)
+        # a budget must leave a second of work after the reserve
+        check_options(self, {"--budget-s": Interval("real", self.reserve_s + 1, 86_400)},
+                      only_extra=True)
+        given = [flag for flag, value in (("--dataset", self.dataset),
+                                          ("--scenarios", self.scenarios),
+                                          ("--seeds", self.seeds)) if value]
+        if self.plan is None and len(given) < 3:
+            raise fail("--plan", "given, or else --dataset, --scenarios and --seeds together",
+                       got="only " + ", ".join(given) if given else "none of them")
+
+    @property
+    def entries(self) -> list[PlanEntry]:
+        """The plan: ``--plan``'s file, or the one entry of --dataset/--scenarios/--seeds."""
+        if self.plan:
+            return read_plan(self.plan)
+        return [_plan_entry_iv({"dataset": self.dataset, "scenarios": list(self.scenarios),
+                                "seeds": self.seeds, "profile": self.profile})]
+
+    @property
+    def store(self) -> Path | None:
+        """The run store whose records are skipped (``None``: skip nothing)."""
+        if self.pool == "none":
+            return None
+        return DEFAULT_POOL if self.pool is None else Path(self.pool)
+
+
 def build_parser() -> argparse.ArgumentParser:
-    p = ArgumentParser(prog="python -m real_runs.gpu_batch",
-                                description=__doc__.split("\n\n")[0])
-    p.add_argument("--pack", required=True, help="data pack folder (python -m "
-                   "real_runs.pack_data) or a data root")
-    p.add_argument("--out", required=True, help="output folder ($OUT): records-NNN.tar, "
-                   f"{SUMMARY}")
-    p.add_argument("--budget-s", type=float, required=True,
-                   help="seconds until everything must be written (e.g. 540 of 600)")
-    p.add_argument("--workers", type=int, default=4, help="runs side by side (4)")
-    p.add_argument("--plan", help="JSON list of {dataset, scenarios, seeds[, profile]}")
-    p.add_argument("--dataset", choices=DATASETS)
-    p.add_argument("--scenarios", nargs="+", choices=SCENARIOS)
-    p.add_argument("--seeds", help="e.g. 0-49")
-    p.add_argument("--profile", default="paper", choices=PROFILES)
-    p.add_argument("--pool", default=str(REPO / "real_runs" / "pool"),
-                   help="store whose records are skipped (default: the committed pool); "
-                        "'none' skips nothing")
-    p.add_argument("--device", default="auto", choices=("auto", "cpu", "cuda"))
-    p.add_argument("--cache-dir", default=None, help="decoded-image cache (temporary)")
-    p.add_argument("--work-dir", default=None, help="staging store (temporary)")
-    p.add_argument("--reserve-s", type=float, default=15.0,
-                   help="seconds kept free at the end for bundling and exit (15)")
-    p.add_argument("--shard-mib", type=float, default=15.0, help="size of one bundle (15)")
-    return p
+    """The options of :class:`BatchOptions`, as declared there."""
+    return add_options(ArgumentParser(prog=PROG, description=(__doc__ or "").split("\n\n")[0]),
+                       BatchOptions)
 
 
 def main(argv=None) -> int:
     """Run the CLI; 0 when every started run finished, 1 after a training error, 2 bad input."""
-    return call_main(_main, "python -m real_runs.gpu_batch", argv)
+    return call_main(_main, PROG, argv)
 
 
 def _main(argv) -> int:
-    args = build_parser().parse_args(argv)
-    check_int(args.workers, "--workers", low=1, high=256)
-    check_number(args.reserve_s, "--reserve-s", low=0, high=3600)
-    check_number(args.budget_s, "--budget-s", low=args.reserve_s + 1, high=86_400)
-    # a device returns files of at most 16 MiB: a larger bundle would not come back
-    check_number(args.shard_mib, "--shard-mib", low=0.1, high=16)
-    if args.plan:
-        entries = read_plan(args.plan)
-    elif args.dataset and args.scenarios and args.seeds:
-        entries = [_plan_entry_iv({"dataset": args.dataset, "scenarios": args.scenarios,
-                                   "seeds": args.seeds, "profile": args.profile})]
-    else:
-        raise InvalidParameterError("give --plan PLAN.json or --dataset, --scenarios and --seeds")
-    pool = None if args.pool == "none" else args.pool
-    result = run_batch(entries, pack=args.pack, out=args.out, budget_s=args.budget_s,
-                       workers=args.workers, pool=pool, device=args.device,
+    args = config_from_args(BatchOptions, build_parser().parse_args(argv))
+    result = run_batch(args.entries, pack=args.pack, out=args.out, budget_s=args.budget_s,
+                       workers=args.workers, pool=args.store, device=args.device,
                        cache_dir=args.cache_dir, work_dir=args.work_dir,
                        reserve_s=args.reserve_s, shard_mib=args.shard_mib,
                        log=lambda msg: print(msg, flush=True))

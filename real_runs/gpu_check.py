@@ -21,14 +21,21 @@ import dataclasses
 import json
 import os
 import time
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 
 from evalcal_core.atomic import write_atomic
 from evalcal_core.cli import ArgumentParser, call_main
+from evalcal_core.options import add_options, check_options, config_from_args, option, out_option
 from evalcal_core.outdir import locked_out
-from evalcal_core.validate import check_int, fail
+from evalcal_core.validate import Interval, Options, fail
+
+#: how the command is run
+PROG = "python -m real_runs.gpu_check"
+_PROFILES = ("paper", "smoke")
+_DEVICES = ("auto", "cpu", "cuda")
 
 
 def _sync(device: str) -> None:
@@ -138,25 +145,41 @@ def measure_speed(config, data, device: str, steps: int) -> dict:
     return out
 
 
+@dataclass(frozen=True)
+class CheckOptions:
+    """What ``python -m real_runs.gpu_check`` was asked; each field a command-line option
+    (:mod:`evalcal_core.options`) whose own rule is checked when built."""
+
+    pack: str = option("--pack", help="data pack folder or data root")
+    out: Path = out_option(dataclasses.MISSING, help="folder for gpu_check.json")
+    profile: str = option("--profile", "paper", choices=_PROFILES, constraint=Options(_PROFILES),
+                          help="training profile checked: paper, or smoke for tests (paper)")
+    subset: int = option("--subset", 2560, kind=int, constraint=Interval("int", 1, 1_000_000),
+                         help="training images of the determinism runs (2560)")
+    steps: int = option("--steps", 60, kind=int, constraint=Interval("int", 1, 100_000),
+                        help="timed training steps (60)")
+    device: str = option("--device", "auto", choices=_DEVICES, constraint=Options(_DEVICES),
+                         help="auto (CUDA when present), cpu or cuda")
+    cache_dir: str | None = option("--cache-dir", None, in_argv=False,
+                                   help="decoded-image cache (default: none)")
+
+    def __post_init__(self):
+        check_options(self)
+
+
+def build_parser() -> ArgumentParser:
+    """The options of :class:`CheckOptions`, as declared there."""
+    return add_options(ArgumentParser(prog=PROG, description=(__doc__ or "").split("\n\n")[0]),
+                       CheckOptions)
+
+
 def main(argv=None) -> int:
     """Run the CLI; 0 when the determinism checks pass, 1 when one fails, 2 for bad input."""
-    return call_main(_main, "python -m real_runs.gpu_check", argv)
+    return call_main(_main, PROG, argv)
 
 
 def _main(argv) -> int:
-    p = ArgumentParser(prog="python -m real_runs.gpu_check",
-                       description=__doc__.split("\n\n")[0])
-    p.add_argument("--pack", required=True, help="data pack folder or data root")
-    p.add_argument("--out", required=True, help="folder for gpu_check.json")
-    p.add_argument("--profile", default="paper", choices=("paper", "smoke"))
-    p.add_argument("--subset", type=int, default=2560,
-                   help="training images of the determinism runs (2560)")
-    p.add_argument("--steps", type=int, default=60, help="timed training steps (60)")
-    p.add_argument("--device", default="auto", choices=("auto", "cpu", "cuda"))
-    p.add_argument("--cache-dir", default=None)
-    args = p.parse_args(argv)
-    check_int(args.subset, "--subset", low=1, high=1_000_000)
-    check_int(args.steps, "--steps", low=1, high=100_000)
+    args = config_from_args(CheckOptions, build_parser().parse_args(argv))
     if not Path(args.pack).exists():
         raise fail("--pack", "an existing data pack (python -m real_runs.pack_data) or data "
                    "root", args.pack)

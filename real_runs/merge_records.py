@@ -33,6 +33,7 @@ with one line and exit code 2, having written nothing.
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import hashlib
 import json
 import math
@@ -47,11 +48,14 @@ from pathlib import Path
 
 from evalcal_core.atomic import write_atomic
 from evalcal_core.cli import ArgumentParser, call_main
+from evalcal_core.options import add_options, check_options, config_from_args, option, pool_option
 from evalcal_core.outdir import LOCK_NAME, check_out
-from evalcal_core.validate import InvalidParameterError, fail
+from evalcal_core.validate import Interval, InvalidParameterError, fail
 from real_runs.store import ARMS, CorruptRecordError, read_expected, read_record
 
 REPO = Path(__file__).resolve().parents[1]
+#: how the command is run
+PROG = "python -m real_runs.merge_records"
 _MEMBER = re.compile(r"^(cifar10|cifar10n|ag_news)/([a-z]+)/([A-Za-z0-9]+)/seed-(\d{5})\.npz$")
 MAX_RECORD_BYTES = 4 * 2**20
 #: seconds a merge waits for another process writing into the same store
@@ -327,25 +331,39 @@ def _rewrite_manifest(pool: Path, data_root, result: MergeResult, environments, 
                    merges=previous.get("merges", []) + [merge_entry])
 
 
+@dataclass(frozen=True)
+class MergeOptions:
+    """What ``python -m real_runs.merge_records`` was asked; each field a command-line option
+    (:mod:`evalcal_core.options`) whose own rule is checked when built."""
+
+    inputs: tuple[str, ...] = option("inputs", nargs="+",
+                                     help=".tar bundles, .npz records, store folders, "
+                                          "gpu_batch.json")
+    pool: str = pool_option(dataclasses.MISSING, help="run store to merge into")
+    data_root: str | None = option("--data-root", None, help="recorded in the manifest")
+    dry_run: bool = option("--dry-run", False, switch=True, help="report only; write nothing")
+    wait: float = option("--wait", LOCK_WAIT_S, kind=float, metavar="SECONDS", in_argv=False,
+                         constraint=Interval("real", 0),
+                         help="how long to wait for another merge or training run writing "
+                              f"into the store ({LOCK_WAIT_S:g}); 0 fails at once")
+
+    def __post_init__(self):
+        check_options(self)
+
+
+def build_parser() -> ArgumentParser:
+    """The options of :class:`MergeOptions`, as declared there."""
+    return add_options(ArgumentParser(prog=PROG, description=(__doc__ or "").split("\n\n")[0]),
+                       MergeOptions)
+
+
 def main(argv=None) -> int:
     """0: all merged or already present; 1: some refused; 2: bad input."""
-    return call_main(_main, "python -m real_runs.merge_records", argv)
+    return call_main(_main, PROG, argv)
 
 
 def _main(argv) -> int:
-    p = ArgumentParser(prog="python -m real_runs.merge_records",
-                                description=__doc__.split("\n\n")[0])
-    p.add_argument("inputs", nargs="+", help=".tar bundles, .npz records, store folders, "
-                   "gpu_batch.json")
-    p.add_argument("--pool", required=True, help="run store to merge into")
-    p.add_argument("--data-root", default=None, help="recorded in the manifest")
-    p.add_argument("--dry-run", action="store_true", help="report only; write nothing")
-    p.add_argument("--wait", type=float, default=LOCK_WAIT_S, metavar="SECONDS",
-                   help="how long to wait for another merge or training run writing into "
-                        f"the store ({LOCK_WAIT_S:g}); 0 fails at once")
-    args = p.parse_args(argv)
-    if not (args.wait >= 0 and math.isfinite(args.wait)):
-        p.error(str(fail("--wait", "a finite number of seconds >= 0", args.wait)))
+    args = config_from_args(MergeOptions, build_parser().parse_args(argv))
 
     def waiting():
         print(f"merge_records: waiting for another merge or training run writing to "

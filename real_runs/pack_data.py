@@ -36,12 +36,14 @@ import io
 import json
 import os
 import zipfile
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 
 from evalcal_core.atomic import atomic_path, write_atomic
 from evalcal_core.cli import ArgumentParser, call_main
+from evalcal_core.options import add_options, check_options, config_from_args, option, out_option
 from evalcal_core.outdir import check_complete, check_out, run_outputs
 from evalcal_core.validate import InvalidParameterError, fail
 from real_runs.sources import (
@@ -54,6 +56,8 @@ from real_runs.sources import (
     scan_image_split,
 )
 
+#: how the command is run
+PROG = "python -m real_runs.pack_data"
 PACK_FORMAT = "evalcal-data-pack/1"
 PACK_NAME = "evalcal-data.npz"
 SUMS_NAME = "SHA256SUMS"
@@ -266,18 +270,40 @@ def ag_news_csv_from_pack(path) -> tuple[str, str]:
             raw["ag_news_test_csv"].tobytes().decode("utf-8"))
 
 
+@dataclass(frozen=True)
+class PackOptions:
+    """What ``python -m real_runs.pack_data`` was asked; each field a command-line option
+    (:mod:`evalcal_core.options`): a pack is built (``--data-root`` and ``--out``) or
+    verified (``--verify``)."""
+
+    data_root: str | None = option("--data-root", None,
+                                   help="folder laid out like /work/shared/data")
+    out: Path | None = out_option(None, help="output folder (e.g. data_pack/)")
+    verify: str | None = option("--verify", None, metavar="PACK_DIR",
+                                help="only verify an existing pack")
+
+    def __post_init__(self):
+        check_options(self)
+        given = [flag for flag, value in (("--data-root", self.data_root), ("--out", self.out))
+                 if value]
+        if not self.verify and len(given) < 2:
+            raise fail(("--data-root", "--out"), "given together (or --verify PACK_DIR alone)",
+                       got="only " + given[0] if given else "neither")
+
+
+def build_parser() -> ArgumentParser:
+    """The options of :class:`PackOptions`, as declared there."""
+    return add_options(ArgumentParser(prog=PROG, description=(__doc__ or "").split("\n\n")[0]),
+                       PackOptions)
+
+
 def main(argv=None) -> int:
     """Run the CLI; 0 when written (or verified), 2 for bad input or a corrupt pack."""
-    return call_main(_main, "python -m real_runs.pack_data", argv)
+    return call_main(_main, PROG, argv)
 
 
 def _main(argv) -> int:
-    parser = ArgumentParser(prog="python -m real_runs.pack_data",
-                            description=__doc__.split("\n\n")[0])
-    parser.add_argument("--data-root", help="folder laid out like /work/shared/data")
-    parser.add_argument("--out", help="output folder (e.g. data_pack/)")
-    parser.add_argument("--verify", metavar="PACK_DIR", help="only verify an existing pack")
-    args = parser.parse_args(argv)
+    args = config_from_args(PackOptions, build_parser().parse_args(argv))
     if args.verify:
         pack = find_pack(args.verify)
         if pack is None:
@@ -289,8 +315,6 @@ def _main(argv) -> int:
                 raise PackError(f"data pack {pack}: array {key} fails its checksum")
         print(f"ok {pack} ({pack.stat().st_size / 2**20:.1f} MiB)")
         return 0
-    if not args.data_root or not args.out:
-        parser.error("--data-root and --out are required (or --verify PACK_DIR)")
     if not Path(args.data_root).is_dir():
         raise fail("--data-root", "a folder laid out like /work/shared/data", args.data_root)
     check_out(args.out)
@@ -298,8 +322,7 @@ def _main(argv) -> int:
         find(args.data_root)  # a root without all three fails here, before the marker
     # The pack and its checksum file are two files: the folder stays marked incomplete
     # until both are written, so a pack cut off between them is never taken for whole.
-    with run_outputs(args.out, "python -m real_runs.pack_data",
-                     known=(PACK_NAME, SUMS_NAME)) as run:
+    with run_outputs(args.out, PROG, known=(PACK_NAME, SUMS_NAME)) as run:
         path = build_pack(args.data_root, run.path)
         run.wrote(PACK_NAME, SUMS_NAME)
     print(f"wrote {path} ({path.stat().st_size / 2**20:.1f} MiB) and "

@@ -11,10 +11,21 @@ rerunning the same command and loses at most the runs that were in progress.
 
 from __future__ import annotations
 
+import dataclasses
 import sys
+from dataclasses import dataclass
+from pathlib import Path
 
 from evalcal_core.cli import ArgumentParser, call_main, prog_name
-from evalcal_core.validate import InvalidParameterError
+from evalcal_core.options import (
+    add_options,
+    check_options,
+    config_from_args,
+    jobs_option,
+    option,
+    out_option,
+)
+from evalcal_core.validate import InvalidParameterError, Optional, Options
 from real_runs.config import DATASETS, LABEL_SETS, PROFILES
 from real_runs.runtime import CPU_ISAS, DEVICES, pin_cpu_isa
 from real_runs.sweep import PairSummary, parse_scenarios, parse_seeds, train_sweep
@@ -23,37 +34,51 @@ from real_runs.sweep import PairSummary, parse_scenarios, parse_seeds, train_swe
 PROG = "python -m real_runs.train"
 
 
+@dataclass(frozen=True)
+class TrainOptions:
+    """What ``python -m real_runs.train`` was asked; each field a command-line option
+    (:mod:`evalcal_core.options`) whose own rule is checked when built."""
+
+    dataset: str = option("--dataset", choices=DATASETS, constraint=Options(DATASETS),
+                          help="dataset to train on")
+    scenario: str = option("--scenario",
+                           help="S0, S0p, S1 or S2; a comma list such as S0,S1; or 'all'")
+    seeds: str = option("--seeds", help="e.g. 0-19 or 0,3,5-7")
+    data_root: str = option("--data-root",
+                            help="dataset folder, or a parent holding cifar10-jpeg/, cifar10n/, "
+                                 "ag_news-mini/")
+    out: Path = out_option(dataclasses.MISSING, help="run store root")
+    profile: str = option("--profile", "cpu", choices=PROFILES, constraint=Options(PROFILES),
+                          help="cpu: small models for a 2-core CPU (default); paper: ResNet-18 "
+                               "on the full training set, for a GPU; smoke: tiny, for tests")
+    jobs: int = jobs_option(1, help="seeds trained in parallel processes (the cpu profile pins "
+                                    "one thread per process, so use --jobs 2 on 2 cores)")
+    device: str = option("--device", "auto", choices=DEVICES, constraint=Options(DEVICES),
+                         help="auto (CUDA when present), cpu or cuda")
+    cpu_isa: str = option("--cpu-isa", "native", choices=CPU_ISAS, constraint=Options(CPU_ISAS),
+                          help="CPU kernels: native (default, the committed pool's setting) or "
+                               "avx2 (records that match across AVX2 and AVX-512 machines)")
+    cache_dir: str | None = option("--cache-dir", None, in_argv=False,
+                                   help="decoded-image cache (default: <out>/.cache)")
+    label_set: str | None = option("--label-set", None, choices=LABEL_SETS,
+                                   constraint=Optional(Options(LABEL_SETS)),
+                                   help="CIFAR-10N labels to train on (default: aggre)")
+    download: bool = option("--download", False, switch=True, in_argv=False,
+                            help="download CIFAR-10 with torchvision if missing (needs "
+                                 "internet)")
+    progress: bool = option("--no-progress", True, switch=True, in_argv=False,
+                            help="hide the progress bar")
+
+    def __post_init__(self):
+        check_options(self)
+
+
 def build_parser() -> ArgumentParser:
-    parser = ArgumentParser(
+    """The options of :class:`TrainOptions`, as declared there."""
+    return add_options(ArgumentParser(
         prog=PROG,
         description="Train baseline and variant models under paired seeds on real data and "
-                    "record which test examples each run got right.")
-    parser.add_argument("--dataset", required=True, choices=DATASETS)
-    parser.add_argument("--scenario", required=True,
-                        help="S0, S0p, S1 or S2; a comma list such as S0,S1; or 'all'")
-    parser.add_argument("--seeds", required=True, help="e.g. 0-19 or 0,3,5-7")
-    parser.add_argument("--profile", default="cpu", choices=PROFILES,
-                        help="cpu: small models for a 2-core CPU (default); paper: ResNet-18 "
-                             "on the full training set, for a GPU; smoke: tiny, for tests")
-    parser.add_argument("--data-root", required=True,
-                        help="dataset folder, or a parent holding cifar10-jpeg/, cifar10n/, "
-                             "ag_news-mini/")
-    parser.add_argument("--out", required=True, help="run store root")
-    parser.add_argument("--jobs", type=int, default=1,
-                        help="seeds trained in parallel processes (the cpu profile pins one "
-                             "thread per process, so use --jobs 2 on 2 cores)")
-    parser.add_argument("--device", default="auto", choices=DEVICES)
-    parser.add_argument("--cpu-isa", default="native", choices=CPU_ISAS,
-                        help="CPU kernels: native (default, the committed pool's setting) or "
-                             "avx2 (records that match across AVX2 and AVX-512 machines)")
-    parser.add_argument("--cache-dir", default=None,
-                        help="decoded-image cache (default: <out>/.cache)")
-    parser.add_argument("--label-set", default=None, choices=LABEL_SETS,
-                        help="CIFAR-10N labels to train on (default: aggre)")
-    parser.add_argument("--download", action="store_true",
-                        help="download CIFAR-10 with torchvision if missing (needs internet)")
-    parser.add_argument("--no-progress", action="store_true", help="hide the progress bar")
-    return parser
+                    "record which test examples each run got right."), TrainOptions)
 
 
 def format_summary(pairs: list[PairSummary]) -> str:
@@ -95,6 +120,7 @@ def main(argv=None) -> int:
 
 
 def _main(args) -> int:
+    args = config_from_args(TrainOptions, args)
     seeds = parse_seeds(args.seeds)
     scenarios = parse_scenarios(args.scenario)
     pin_cpu_isa(args.cpu_isa)  # before torch starts: it picks its kernels once
@@ -104,7 +130,7 @@ def _main(args) -> int:
             args.dataset, scenarios, seeds,
             profile=args.profile, data_root=args.data_root, out=args.out, jobs=args.jobs,
             device=args.device, cache_dir=args.cache_dir, label_set=args.label_set,
-            download=args.download, progress=not args.no_progress)
+            download=args.download, progress=args.progress)
     except KeyboardInterrupt:
         print(f"{prog_name(PROG)}: interrupted; finished runs are stored, rerun to resume",
               file=sys.stderr)

@@ -44,6 +44,8 @@ class CalibrateCommand:
         Root seed (``--seed``).
     alpha : float
         Nominal two-sided level (``--alpha``; left out of the command line at its default).
+    pool : str or None
+        Run store of a real pool (``--pool ROOT``); ``None`` is the committed pool.
     """
 
     generator: str
@@ -54,6 +56,7 @@ class CalibrateCommand:
     sims: int
     seed: int
     alpha: float = DEFAULT_ALPHA
+    pool: str | None = None
 
     def config(self, *, jobs: int = 1, cache=None) -> CalibrationConfig:
         """The command's config; ``jobs`` and ``cache`` (``--out``) change no number.
@@ -65,7 +68,8 @@ class CalibrateCommand:
         return CalibrationConfig(
             k=tuple(self.k), generator=self.generator, params=tuple(self.params),
             effects=self.effects, protocols=tuple(self.protocols), sims=self.sims,
-            seed=self.seed, alpha=self.alpha, jobs=jobs, out=cache, plot=False, quiet=True,
+            seed=self.seed, alpha=self.alpha, pool=self.pool, jobs=jobs, out=cache,
+            plot=False, quiet=True,
             **({"pool_reps": 0} if pool else {}))
 
     @property

@@ -220,10 +220,11 @@ class CalibrationConfig:
         """``--param`` parsed (numbers as numbers), with ``--pool`` as the real generators'
         ``root``."""
         params = parse_key_values(self.params, "--param")
+        if "root" in params:
+            # one spelling of the run store in every command: --pool ROOT
+            raise fail("--param", "free of root= (name the run store with --pool ROOT)",
+                       f"root={params['root']}")
         if self.pool is not None:
-            if "root" in params:
-                raise fail(("--pool", "--param"), "given one at a time (root= of --param is "
-                           "the run store --pool names)", [self.pool, f"root={params['root']}"])
             params["root"] = self.pool
         return params
 

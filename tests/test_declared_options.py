@@ -49,6 +49,20 @@ COMMANDS = [
      ["--sims", "100", "--seeds", "3", "--quiet"]),
     ("reports.calibrate", "build_parser", ["sim.calibration:CalibrationConfig"],
      ["--k", "3", "4", "--generator", "real", "--pool", "STORE", "--sims", "100"]),
+    ("real_runs.gpu_batch", "build_parser", ["BatchOptions"],
+     ["--pack", "p", "--out", "o", "--budget-s", "60", "--workers", "2", "--dataset",
+      "cifar10", "--scenarios", "S1", "S2", "--seeds", "0-3", "--pool", "none", "--shard-mib",
+      "8", "--work-dir", "w"]),
+    ("real_runs.train", "build_parser", ["TrainOptions"],
+     ["--dataset", "ag_news", "--scenario", "S1", "--seeds", "0-3", "--data-root", "d",
+      "--out", "o", "--jobs", "2", "--cpu-isa", "avx2", "--no-progress"]),
+    ("real_runs.build_pool", "build_parser", ["BuildPoolOptions"],
+     ["--datasets", "ag_news", "cifar10", "--block", "2", "--jobs", "1", "--out", "o"]),
+    ("real_runs.gpu_check", "build_parser", ["CheckOptions"],
+     ["--pack", "p", "--out", "o", "--profile", "smoke", "--steps", "2", "--device", "cpu"]),
+    ("real_runs.merge_records", "build_parser", ["MergeOptions"],
+     ["a.tar", "b.tar", "--pool", "STORE", "--dry-run", "--wait", "0.5"]),
+    ("real_runs.pack_data", "build_parser", ["PackOptions"], ["--data-root", "d", "--out", "o"]),
 ]
 IDS = [c[0] for c in COMMANDS]
 
@@ -60,6 +74,11 @@ def _command(module_name, builder, class_names):
         owner, _, cls = name.rpartition(":")
         classes.append(getattr(importlib.import_module(owner) if owner else module, cls))
     return getattr(module, builder)(), classes
+
+
+def _flag(action) -> str:
+    """An option's last spelling; a positional argument's name."""
+    return action.option_strings[-1] if action.option_strings else action.dest
 
 
 def _rest(config) -> list[str]:
@@ -80,11 +99,11 @@ def _rest(config) -> list[str]:
 def test_every_parser_option_is_declared(module_name, builder, class_names, argv):
     parser, classes = _command(module_name, builder, class_names)
     flags = {(f.name, opt.flag) for cls in classes for f, opt in declared(cls)}
-    hand_made = [a.option_strings for a in parser._actions
-                 if a.dest != "help" and (a.dest, tuple(a.option_strings)[-1]) not in flags]
+    hand_made = [_flag(a) for a in parser._actions
+                 if a.dest != "help" and (a.dest, _flag(a)) not in flags]
     assert hand_made == []
     # and every declared option is on the parser, once
-    on_parser = [(a.dest, a.option_strings[-1]) for a in parser._actions if a.dest != "help"]
+    on_parser = [(a.dest, _flag(a)) for a in parser._actions if a.dest != "help"]
     assert sorted(on_parser) == sorted(flags)
 
 
@@ -108,21 +127,43 @@ def _required(cls, parsed) -> list[str]:
     for f, opt in declared(cls):
         if f.default is dataclasses.MISSING and f.default_factory is dataclasses.MISSING:
             value = getattr(parsed, f.name)
-            args += [opt.flag, *map(str, value if isinstance(value, list) else [value])]
+            flag = [opt.flag] if opt.flag.startswith("-") else []  # a positional has none
+            args += [*flag, *map(str, value if isinstance(value, list) else [value])]
     return args
 
 
 def test_the_run_store_is_one_option():
-    """``--pool ROOT`` wherever a command reads the real-run store; no ``--root`` left."""
-    helps = set()
+    """``--pool ROOT`` wherever a command reads or writes the real-run store; no ``--root``
+    left. A store that is read defaults to the committed pool and says so; a merge's target
+    is required."""
+    helps, required = set(), []
     for module_name, builder, class_names, _ in COMMANDS:
         parser, _ = _command(module_name, builder, class_names)
         actions = {a.option_strings[-1]: a for a in parser._actions if a.option_strings}
         assert "--root" not in actions, module_name
         if "--pool" in actions:
-            assert actions["--pool"].metavar == "ROOT", module_name
-            helps.add(actions["--pool"].help.split("run store")[-1])
-    assert helps == {" (default: the committed pool)"}
+            pool = actions["--pool"]
+            assert pool.metavar == "ROOT" and "run store" in pool.help, module_name
+            if pool.required:
+                required.append(module_name)
+            else:
+                assert pool.default is None, module_name
+                helps.add(pool.help.rpartition(" (")[-1])
+    assert helps == {"default: the committed pool)"}
+    assert required == ["real_runs.merge_records"]
+
+
+def test_a_merge_names_its_store():
+    """``real_runs.merge_records`` writes into a store: ``--pool`` is required, and a
+    positional argument round-trips through ``to_argv`` ahead of the options."""
+    from real_runs.merge_records import MergeOptions, build_parser
+
+    parser = build_parser()
+    config = config_from_args(MergeOptions, parser.parse_args(["--pool", "S", "a.tar", "b"]))
+    assert config.inputs == ("a.tar", "b") and config.pool == "S"
+    assert to_argv(config) == ["a.tar", "b", "--pool", "S"]
+    with pytest.raises(SystemExit):
+        parser.parse_args(["a.tar"])
 
 
 @pytest.mark.parametrize("module_name", ["sim.seed_power_bound", "reports.pool_profiles"])

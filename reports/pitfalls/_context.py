@@ -82,11 +82,14 @@ class Context:
         return command.run(jobs=self.settings.jobs, cache=self.cache)
 
     def command(self, generator, params, k, effects, protocols, sims=None):
-        """A :class:`CalibrateCommand` with this run's seed, alpha and simulation count."""
+        """A :class:`CalibrateCommand` with this run's seed, alpha and simulation count, and
+        for a real pool this run's store (``--pool ROOT``)."""
+        from_pool = generators.generator_class(generator).from_pool
         return CalibrateCommand(generator, tuple(params), tuple(k),
                                 None if effects is None else tuple(effects), tuple(protocols),
                                 sims or self.settings.sims, self.settings.seed,
-                                self.settings.alpha)
+                                self.settings.alpha,
+                                pool=self.settings.pool if from_pool else None)
 
     def report_command(self) -> str:
         """The ``python -m reports.pitfalls`` line that rebuilds this run."""
@@ -153,20 +156,25 @@ def scan_pools(root, profile=None) -> PoolScan:
 
 
 def pool_params(pool) -> tuple[str, ...]:
-    """``--param`` strings that rebuild ``pool`` (``root`` and ``profile`` only when set)."""
+    """``--param`` strings that rebuild ``pool`` from its store (``profile`` only when set);
+    the store itself is ``--pool ROOT`` (:meth:`Context.command`), never a parameter."""
     params = [f"dataset={pool.dataset}", f"scenario={pool.scenario}"]
-    if pool.root is not None:
-        params.append(f"root={pool.root}")
     if pool.profile is not None:
         params.append(f"profile={pool.profile}")
     return tuple(params)
 
 
+def _pool_kwargs(pool) -> str:
+    """``pool``'s keyword arguments of ``sim.generators.get`` (``root`` only when set)."""
+    items = [p.partition("=")[::2] for p in pool_params(pool)]
+    if pool.root is not None:
+        items.append(("root", str(pool.root)))
+    return ", ".join(f"{key}={value!r}" for key, value in items)
+
+
 def pool_summary_command(pools) -> str:
     """A shell line printing :func:`sim.pool_summary.pool_summary` of ``pools``."""
-    gens = ", ".join(
-        "get('real_pool', " + ", ".join(f"{p.partition('=')[0]}={p.partition('=')[2]!r}"
-                                        for p in pool_params(pool)) + ")" for pool in pools)
+    gens = ", ".join(f"get('real_pool', {_pool_kwargs(pool)})" for pool in pools)
     code = ("from sim.generators import get; from sim.pool_summary import pool_summary; "
             f"print(pool_summary([{gens}]).to_string())")
     return f'python -c "{code}"'

@@ -42,7 +42,8 @@ def _load(root: str, dataset: str, scenario: str, profile: str | None, csv: str 
 
         if not Path(root).is_dir():
             raise InvalidParameterError(f"real_pool: pool folder {root!r} does not exist; build it "
-                                        "with 'python -m real_runs.build_pool' or pass root=PATH")
+                                        "with 'python -m real_runs.build_pool' or name another "
+                                        "store with --pool ROOT")
         base, variant = load_pairs(root, dataset, scenario, profile)
         if base.shape[0] == 0:
             raise InvalidParameterError(f"real_pool: no paired runs for dataset {dataset!r}, "

@@ -203,7 +203,8 @@ def test_cli_bad_input_is_one_line_and_exit_2(tmp_path):
                            str(tmp_path), "--out", str(tmp_path / "o"), "--budget-s", "60"],
                           capture_output=True, text=True, cwd=REPO, timeout=120)
     assert proc.returncode == 2 and proc.stderr.count("\n") == 1
-    assert "give --plan PLAN.json or --dataset" in proc.stderr
+    assert ("The '--plan' option must be given, or else --dataset, --scenarios and --seeds "
+            "together. Got none of them instead.") in proc.stderr
     assert profile_config("cifar10", "paper").data_path == "device"
 
 

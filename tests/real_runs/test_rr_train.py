@@ -179,7 +179,7 @@ def test_cli_trains_and_prints_summary(shared_like_root, tmp_path, capsys):
     (["--data-root", "{tmp}/missing"], "missing"),
     (["--seeds", "5-1"], "seeds range"),
     (["--scenario", "S9"], "'scenario' parameter must be one of"),
-    (["--jobs", "0"], "jobs must be a positive integer"),
+    (["--jobs", "0"], "The '--jobs' option must be an integer >= 1 and <= 4096. Got 0 instead."),
 ])
 def test_cli_bad_input_is_one_line_and_exit_2(shared_like_root, tmp_path, capsys, args,
                                               message):

@@ -267,8 +267,10 @@ def test_pools_of_one_profile_in_a_two_profile_store(tmp_path):
     assert [(p.dataset, p.scenario, p.profile) for p in scan.pools] == [
         ("cifar10", "S0p", "paper"), ("cifar10", "S1", "paper")]
     assert "profile=paper" in pool_params(scan.pools[0])
-    rebuilt = generators.get("real_pool", **dict(x.split("=", 1)
-                                                 for x in pool_params(scan.pools[1])))
+    # the store is --pool ROOT in the commands, never a --param
+    assert not any(p.startswith("root=") for p in pool_params(scan.pools[0]))
+    rebuilt = generators.get("real_pool", root=root, **dict(x.split("=", 1)
+                                                            for x in pool_params(scan.pools[1])))
     np.testing.assert_array_equal(rebuilt.pool()[1], scan.pools[1].pool()[1])
 
 

@@ -156,11 +156,15 @@ def test_from_pilot_per_question(tmp_path, capsys):
     (["--k", "3", "--fpr-tolerance", "-0.01"], "'--fpr-tolerance'.*>= 0"),
     (["--k", "3", "--pool-reps", "1"], "'--pool-reps'.*0 \\(off\\) or an integer >= 2"),
     (["--k", "3", "--percent"], "--percent .* goes with --from-pilot"),
-    (["--k", "3", "--mde", "--generator", "real_pool", "--param",
-      "root=tests/fixtures/pool", "scenario=S1"], "'--mde' option needs a generator whose "
-                                                  "effect can be varied"),
-    (["--k", "3", "6", "--generator", "real_pool", "--param", "root=tests/fixtures/pool"],
+    (["--k", "3", "--mde", "--generator", "real_pool", "--pool", "tests/fixtures/pool",
+      "--param", "scenario=S1"], "'--mde' option needs a generator whose effect can be "
+                                 "varied"),
+    (["--k", "3", "6", "--generator", "real_pool", "--pool", "tests/fixtures/pool"],
      "above a third of the 12-seed pool"),
+    # the run store has one spelling, --pool ROOT
+    (["--k", "3", "--generator", "real_pool", "--param", "root=tests/fixtures/pool"],
+     r"The '--param' option must be free of root= \(name the run store with --pool ROOT\)\. "
+     r"Got 'root=tests/fixtures/pool' instead\."),
 ])
 def test_bad_input_is_one_line_and_exit_2(args, message, tmp_path):
     proc = subprocess.run([sys.executable, "-m", "sim.calibrate", *args, "--out",
@@ -177,7 +181,7 @@ def test_real_pools_end_to_end(tmp_path, capsys):
     from tests_paths import FIXTURE_POOL
 
     out = tmp_path / "real"
-    assert main(["--k", "3", "4", "--generator", "real", "--param", f"root={FIXTURE_POOL}",
+    assert main(["--k", "3", "4", "--generator", "real", "--pool", FIXTURE_POOL,
                  "--sims", "150", "--out", str(out), "--check-fit", "--protocols",
                  "paired_t", "paired_bca_perm", "mcnemar", "--protocol-param",
                  "n_resamples=300", "--pool-reps", "4"]) == 0
@@ -221,7 +225,7 @@ def test_check_fit_without_pool_replicates(tmp_path):
     from tests_paths import FIXTURE_POOL
 
     out = tmp_path / "real"
-    assert main(["--k", "3", "4", "--generator", "real", "--param", f"root={FIXTURE_POOL}",
+    assert main(["--k", "3", "4", "--generator", "real", "--pool", FIXTURE_POOL,
                  "--sims", "100", "--out", str(out), "--check-fit", "--protocols",
                  "paired_t", "--pool-reps", "0", "--quiet", "--no-plot"]) == 0
     fit = pd.read_csv(out / "fit_check.csv")
@@ -231,7 +235,7 @@ def test_check_fit_without_pool_replicates(tmp_path):
 def test_real_pool_rejects_effects_and_large_k(tmp_path):
     from tests_paths import FIXTURE_POOL
 
-    base = ["--generator", "real_pool", "--param", f"root={FIXTURE_POOL}", "scenario=S1",
+    base = ["--generator", "real_pool", "--pool", FIXTURE_POOL, "--param", "scenario=S1",
             "--sims", "20", "--out", str(tmp_path), "--quiet", "--no-plot"]
     with pytest.raises(ValueError, match="fixed by the pool"):
         main(["--k", "3", "--effects", "1"] + base)
@@ -244,7 +248,7 @@ def test_real_pool_rejects_effects_and_large_k(tmp_path):
 def test_allow_large_k_warns(tmp_path, capsys):
     from tests_paths import FIXTURE_POOL
 
-    assert main(["--k", "6", "--generator", "real_pool", "--param", f"root={FIXTURE_POOL}",
+    assert main(["--k", "6", "--generator", "real_pool", "--pool", FIXTURE_POOL, "--param",
                  "scenario=S0p", "--sims", "20", "--out", str(tmp_path), "--quiet",
                  "--no-plot", "--allow-large-k", "--protocols", "paired_t",
                  "--pool-reps", "2", "--pool-method", "halves"]) == 0
@@ -262,8 +266,8 @@ def test_an_effect_pool_alone_gets_its_null_pool_measured(tmp_path):
     same store at the same k, so the validity rule has its effect-0 cells."""
     from tests_paths import FIXTURE_POOL
 
-    assert main(["--k", "3", "4", "--generator", "real_pool", "--param", f"root={FIXTURE_POOL}",
-                 "scenario=S1", "--sims", "100", "--out", str(tmp_path), "--quiet",
+    assert main(["--k", "3", "4", "--generator", "real_pool", "--pool", FIXTURE_POOL,
+                 "--param", "scenario=S1", "--sims", "100", "--out", str(tmp_path), "--quiet",
                  "--no-plot", "--protocols", "paired_t", "--pool-reps", "3"]) == 0
     frame = pd.read_csv(tmp_path / "calibration.csv")
     null = frame[frame.generator_params.str.contains("scenario=S0p")]

@@ -44,6 +44,8 @@ SUBCOMMANDS = {s.name: s for s in (
                "calibration"),
     Subcommand("design-check", "sim.design_check",
                "which protocol holds its level for each study design", "calibration"),
+    Subcommand("harness-defaults", "sim.harness_defaults",
+               "which statistics the harnesses print can be trusted", "calibration"),
     Subcommand("decision-grid", "sim.decision_grid",
                "every decision evaluate prints, scored on its design's generator",
                "calibration"),

@@ -4,13 +4,14 @@ with ``--commands``, time the default commands as a user runs them.
 Usage::
 
     python benchmarks/bench_calibrate.py [--jobs N] [--loop-sims 30]
-    python benchmarks/bench_calibrate.py --commands [--repeat 3]
+    python benchmarks/bench_calibrate.py --commands [--repeat 3] [--plot]
 
 ``--commands`` runs each command of :data:`COMMANDS` (the validity rule's sequential stop and
 the seed-budget search included) ``--repeat`` times as a whole process, each in a fresh
 output folder (no cell cache), and prints the median wall time beside its target on an idle
-2-core machine (issue 36). Compare before and after on the same machine at the same load:
-the times follow the load.
+2-core machine (issue 36), the CPU time of the process and its workers, and the load
+average before each run (``--plot`` draws the figure too). Compare before and after on the
+same machine at the same load: the times follow the load; the CPU time much less.
 
 Part 1 runs the default ``python -m sim.calibrate --k 3 10`` grid (seed_gaussian, effects
 0 0.5 1 2 pp, 2000 simulations per cell, every applicable protocol) in a fresh folder and
@@ -24,6 +25,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import resource
 import statistics
 import subprocess
 import sys
@@ -46,18 +48,35 @@ COMMANDS = {
 }
 
 
-def time_commands(repeat: int) -> None:
-    """Median wall time of each of :data:`COMMANDS`, whole process, fresh output folder."""
+def _loadavg() -> str:
+    """The 1-minute load average (the machine may be shared: read the times beside it)."""
+    try:
+        with open("/proc/loadavg") as f:
+            return f.read().split()[0]
+    except OSError:
+        return "?"
+
+
+def time_commands(repeat: int, plot: bool = False) -> None:
+    """Median wall time of each of :data:`COMMANDS`, whole process, fresh output folder,
+    with the CPU time of the process and its workers and the load average before each run."""
     for shown, (argv, target) in COMMANDS.items():
-        times = []
+        times, cpus, loads = [], [], []
         for _ in range(repeat):
             with tempfile.TemporaryDirectory() as out:
+                loads.append(_loadavg())
+                before = resource.getrusage(resource.RUSAGE_CHILDREN)
                 t0 = time.perf_counter()
                 subprocess.run([sys.executable, "-m", "sim.calibrate", *argv, "--out", out,
-                                "--no-plot", "--quiet"], check=True)
+                                "--quiet", *([] if plot else ["--no-plot"])], check=True)
                 times.append(time.perf_counter() - t0)
-        print(f"{shown}: median {statistics.median(times):.1f} s of {repeat} "
-              f"(min {min(times):.1f}, max {max(times):.1f}; target <= {target:g} s idle)")
+                after = resource.getrusage(resource.RUSAGE_CHILDREN)
+                cpus.append(after.ru_utime + after.ru_stime
+                            - before.ru_utime - before.ru_stime)
+        print(f"{shown}{'' if plot else ' --no-plot'}: median {statistics.median(times):.1f} s "
+              f"of {repeat} (min {min(times):.1f}, max {max(times):.1f}; target <= {target:g} s "
+              f"idle); CPU {statistics.median(cpus):.1f} s (process and the workers it "
+              f"reaped); load average before each run {', '.join(loads)}")
 
 
 def _mean(x, axis=-1):
@@ -93,9 +112,12 @@ def main(argv=None) -> int:
     parser.add_argument("--commands", action="store_true",
                         help="time the default commands as whole processes instead")
     parser.add_argument("--repeat", type=int, default=3, help="runs per command (--commands)")
+    parser.add_argument("--plot", action="store_true",
+                        help="--commands: draw power_curves.png too, as the command does "
+                             "by default")
     args = parser.parse_args(argv)
     if args.commands:
-        time_commands(args.repeat)
+        time_commands(args.repeat, args.plot)
         return 0
 
     g = generators.get("seed_gaussian")

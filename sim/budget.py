@@ -26,7 +26,9 @@ doubling, then bisection, then a walk to the k range over which the power's Wils
 straddles the target), up to ``--k-max`` or the generator's cap. A protocol that reads the
 first run only (``mcnemar``) is not searched: its power does not change with k, so the
 requested grid answers. Each k it measures gets its effect-0 cell as well, so the
-rule above covers it. Cells are cached like any other.
+rule above covers it. Cells are cached like any other, and a cell drawn for one protocol is
+scored for every protocol searched, its other rows held back until asked for
+(:func:`sharing_runner`: the same rows, a draw fewer).
 """
 
 from __future__ import annotations
@@ -252,6 +254,68 @@ def null_generator(generator, by_setting: dict):
     return generators.get(generator.name, **decode(setting))
 
 
+#: the columns :func:`sim.grid.run_cells` sorts its rows by (stable)
+_ROW_ORDER = ["generator_params", "protocol", "k", "effect_pp"]
+
+
+def _row_key(name, params, protocol, protocol_params, k, effect_pp, over) -> tuple:
+    return (name, params, protocol, protocol_params, int(k), float(effect_pp), over)
+
+
+def _request_key(request, over) -> tuple:
+    g = request.generator
+    return _row_key(g.name, g.describe(), request.protocol, request.protocol_params,
+                    request.k, request.effect_pp, over)
+
+
+def sharing_runner(run, siblings):
+    """``run`` that scores every protocol the search may ask of a cell when it draws it.
+
+    The search asks for cells one curve at a time: two protocols whose power curves differ
+    by Monte Carlo noise ask for the same (k, effect) in different rounds, and the
+    sequential stop extends their null cells in different passes, so the same experiments
+    would be drawn again for each (38% of the draws of ``--generator question_mixture --k
+    8``). A protocol's row does not depend on which others are scored on the cell (each
+    has its own resampling stream, :func:`sim.grid.protocol_rng`), so the protocols of
+    ``siblings(request)`` are scored along with the first request for the cell and their
+    rows held back until asked for. The rows returned, and so the search's path, are
+    exactly those of ``run`` alone.
+
+    Parameters
+    ----------
+    run : callable
+        ``run(requests, **overrides) -> frame`` (:func:`sim.calibration.cells_runner`).
+    siblings : callable
+        ``siblings(request) -> iterable of CellRequest``: the cell's other requests worth
+        scoring at once (they must be able to run on it).
+    """
+    held = {}
+
+    def shared(requests, **over):
+        over_key = tuple(sorted(over.items()))
+        wanted = list(dict.fromkeys(requests))  # run_cells computes a duplicate once
+        todo = [r for r in wanted if _request_key(r, over_key) not in held]
+        if todo:
+            asked = set(todo)
+            extra = {s for r in todo for s in siblings(r)
+                     if s not in asked and _request_key(s, over_key) not in held}
+            frame = run(todo + sorted(extra, key=_request_order), **over)
+            for i, row in enumerate(frame.itertuples(index=False)):
+                held[_row_key(row.generator, row.generator_params, row.protocol,
+                              row.protocol_params, row.k, row.effect_pp, over_key)] = (
+                    frame.iloc[i:i + 1])
+        rows = [held[_request_key(r, over_key)] for r in wanted]
+        if not rows:
+            return run([], **over)
+        return pd.concat(rows, ignore_index=True).sort_values(
+            _ROW_ORDER, kind="stable", ignore_index=True)
+    return shared
+
+
+def _request_order(r):
+    return (r.generator.describe(), r.protocol, r.protocol_params, r.k, r.effect_pp)
+
+
 def search_budget(calibration: pd.DataFrame, chosen, *, caps: dict, target_power: float,
                   tolerance: float | None, run, max_sims: int | None = None,
                   seed: int | None = None) -> pd.DataFrame:
@@ -293,6 +357,20 @@ def search_budget(calibration: pd.DataFrame, chosen, *, caps: dict, target_power
     def rule_of(alpha):
         return ValidityRule.make(alpha, first, tolerance=tolerance, max_sims=max_sims)
 
+    # (generator setting) -> the protocols searched on it so far, with their parameters and
+    # objects: a cell drawn for one of them is scored for all (sharing_runner)
+    searched = {}
+
+    def siblings(request):
+        g = request.generator
+        if g.from_pool:
+            return ()  # a pool's rows may carry per-request extras (--pool-method halves)
+        return [CellRequest(g, name, params, request.k, request.effect_pp)
+                for name, params, obj in searched.get(g.describe(), ())
+                if g.why_not(obj, request.k) is None]
+
+    run = sharing_runner(run, siblings)
+
     def groups(current):
         """(generator, protocol, its rows, tolerance) of every honest protocol searched."""
         keys = ["generator", "generator_params", "protocol"]
@@ -315,6 +393,10 @@ def search_budget(calibration: pd.DataFrame, chosen, *, caps: dict, target_power
             if cls.uses_first_seed_only:
                 continue  # its power does not change with k: no k to search for
             floor = cls.min_k
+            pparams = part["protocol_params"].iloc[0]
+            mine = searched.setdefault(g.describe(), [])
+            if all(name != protocol or params != pparams for name, params, _ in mine):
+                mine.append((protocol, pparams, protocols.get(protocol, **decode(pparams))))
             for effect in sorted(set(part.loc[part["effect_pp"] != 0, "effect_pp"])):
                 for target in targets:
                     yield Curve(g, protocol, part["protocol_params"].iloc[0], target,

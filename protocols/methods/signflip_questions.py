@@ -24,6 +24,10 @@ MAX_EXACT_NONZERO = 16
 #: the cost no longer grows with B x m (a 4,000-question benchmark x 2,000 experiments)
 MAX_SAMPLED_NONZERO = 100
 
+#: integer deltas below this size take the integer path: their sums of squares stay far
+#: below 2**53, exact in int64 and in the float64 sums they replace
+_INT_LIMIT = 2**20
+
 #: random sign patterns drawn at once: the stream of patterns does not depend on how many
 #: experiments share it, so a batch gives each experiment what it would get alone
 FLIP_BLOCK = 1024
@@ -77,10 +81,59 @@ def signflip_t_pvalue(d, n_permutations, rng):
     -------
     ndarray, shape (...)
     """
-    flat, batch_shape = _flat(np.asarray(d, dtype=float), 1)
+    d = np.asarray(d)
+    if np.issubdtype(d.dtype, np.integer) and (d.size == 0 or np.abs(d).max() < _INT_LIMIT):
+        flat, batch_shape = _flat(d.astype(np.int64, copy=False), 1)
+        return _integer_pvalue(flat, n_permutations, rng).reshape(batch_shape)
+    flat, batch_shape = _flat(d.astype(float, copy=False), 1)
     # Deltas equal on paper but for rounding (float means of runs) are zeros, not signs.
     nonzero = np.abs(flat) > TIE_RTOL * np.abs(flat).max(axis=-1, keepdims=True)
     flat = np.where(nonzero, flat, 0.0)
+    return _float_pvalue(flat, nonzero, n_permutations, rng).reshape(batch_shape)
+
+
+def _integer_pvalue(d, n_permutations, rng):
+    """:func:`signflip_t_pvalue` of integer deltas ``d``, shape ``(m, n)``, bit for bit.
+
+    Binary scores give integer deltas (differences of correct-run counts). The normal limit
+    then needs only ``sum(d)``, ``sum(d**2)`` and ``min |d|`` over the non-zero deltas,
+    exact in integers (and exact in the float64 sums they replace, below 2**53), so the
+    rows beyond :data:`MAX_SAMPLED_NONZERO` non-zero deltas (every experiment of a large
+    benchmark) are computed on the integers at once, without the float copies; the others
+    take the float path. The non-zero deltas are the same: no integer is within the
+    rounding tolerance ``TIE_RTOL * max|d|`` of zero.
+    """
+    n_nonzero = np.count_nonzero(d, axis=-1)
+    normal = n_nonzero > MAX_SAMPLED_NONZERO
+    p = np.empty(d.shape[0])
+    if normal.any():
+        part = d[normal] if not normal.all() else d
+        total = part.sum(axis=-1)
+        squares = np.einsum("ij,ij->i", part, part)
+        # min |d| over the non-zero deltas: 1 in all but contrived rows
+        smallest = np.ones(part.shape[0])
+        no_one = ~(part == 1).any(axis=-1) & ~(part == -1).any(axis=-1)
+        if no_one.any():
+            a = np.abs(part[no_one])
+            smallest[no_one] = np.where(a != 0, a, np.iinfo(a.dtype).max).min(axis=-1)
+        p[normal] = _normal_pvalue(total.astype(float), squares.astype(float), smallest)
+    if not normal.all():
+        rest = d[~normal].astype(float)
+        p[~normal] = _float_pvalue(rest, rest != 0, n_permutations, rng)
+    return p
+
+
+def _normal_pvalue(total, squares, smallest):
+    # the flips' law of sum(d) has mean 0 and variance sum(d**2); it lives on a lattice of
+    # step 2 min|d| for integer-like deltas (binary counts): the continuity correction
+    # min|d| keeps the atom at |S| in the tail (conservative for other deltas)
+    excess = np.maximum(np.abs(total) - smallest, 0.0)
+    return 2.0 * special.ndtr(-excess / np.sqrt(squares))
+
+
+def _float_pvalue(flat, nonzero, n_permutations, rng):
+    """The p-values of :func:`signflip_t_pvalue` of ``flat`` ``(m, n)`` whose zeros are
+    exact (``nonzero`` marks the others)."""
     n_nonzero = nonzero.sum(axis=-1)
     exact = n_nonzero <= MAX_EXACT_NONZERO
     normal = n_nonzero > MAX_SAMPLED_NONZERO
@@ -99,14 +152,10 @@ def signflip_t_pvalue(d, n_permutations, rng):
             packed = np.pad(packed, ((0, 0), (0, MAX_SAMPLED_NONZERO - packed.shape[1])))
         p[sampled] = _sampled_pvalue(packed, n_permutations, rng)
     if normal.any():
-        # the flips' law of sum(d) has mean 0 and variance sum(d**2); it lives on a lattice
-        # of step 2 min|d| for integer-like deltas (binary counts): the continuity correction
-        # min|d| keeps the atom at |S| in the tail (conservative for other deltas)
         part = flat[normal]
         smallest = np.where(part != 0, np.abs(part), np.inf).min(axis=-1)
-        excess = np.maximum(np.abs(part.sum(axis=-1)) - smallest, 0.0)
-        p[normal] = 2.0 * special.ndtr(-excess / np.sqrt((part**2).sum(axis=-1)))
-    return p.reshape(batch_shape)
+        p[normal] = _normal_pvalue(part.sum(axis=-1), (part**2).sum(axis=-1), smallest)
+    return p
 
 
 @register
@@ -158,8 +207,35 @@ class SignflipQuestions(Protocol):
         check_draws(self.n_permutations, "n_permutations", self.name, low=1)
 
     def _evaluate(self, batch, alpha, rng):
-        # Integer counts for binary scores: the signed sums are exact, so ties are exact.
-        d = batch.correct_deltas.astype(float) if batch.binary else batch.question_deltas
-        p = signflip_t_pvalue(d, self.n_permutations, rng)
+        p = batch_pvalue(batch, self.n_permutations, rng)
         return make_result(batch.question_deltas.mean(axis=-1), p_value=p,
                            significant=p < alpha)
+
+
+def batch_pvalue(batch, n_permutations, rng):
+    """:func:`signflip_t_pvalue` of a batch's per-question deltas, computed once per batch
+    where no experiment's law is sampled.
+
+    Binary scores pass their integer correct-run counts (the signed sums, and so the ties,
+    are exact). Where every experiment is enumerated or takes the normal limit, the p-values
+    use no random number and do not depend on ``n_permutations``: ``signflip_questions`` and
+    ``t_signflip_questions`` evaluated on the same batch share them. Otherwise each draws
+    its own sign patterns from its own ``rng``.
+    """
+    d = batch.correct_deltas if batch.binary else batch.question_deltas
+    if not batch.shared("signflip_questions:sampled", lambda: _any_sampled(d)):
+        return batch.shared("signflip_questions:p", lambda: signflip_t_pvalue(
+            d, n_permutations, rng))
+    return signflip_t_pvalue(d, n_permutations, rng)
+
+
+def _any_sampled(d) -> bool:
+    """Whether some experiment of ``d`` has its law sampled (16 < non-zero deltas <= 100)."""
+    flat, _ = _flat(np.asarray(d), 1)
+    if np.issubdtype(flat.dtype, np.integer):
+        n_nonzero = np.count_nonzero(flat, axis=-1)
+    else:
+        flat = flat.astype(float, copy=False)
+        n_nonzero = np.count_nonzero(
+            np.abs(flat) > TIE_RTOL * np.abs(flat).max(axis=-1, keepdims=True), axis=-1)
+    return bool(((n_nonzero > MAX_EXACT_NONZERO) & (n_nonzero <= MAX_SAMPLED_NONZERO)).any())

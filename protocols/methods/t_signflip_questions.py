@@ -12,7 +12,7 @@ from evalcal_core.designs import METHODS_INDEPENDENT, MODELS, MODELS_CLUSTERED
 from .._base import CLUSTERS_IGNORED, SEEDS_IGNORED, Protocol, check_draws, register
 from .._result import make_result
 from .paired_t import PairedTQuestions
-from .signflip_questions import SignflipQuestions
+from .signflip_questions import batch_pvalue
 
 
 @register
@@ -55,7 +55,8 @@ class TSignflipQuestions(Protocol):
 
     def _evaluate(self, batch, alpha, rng):
         t = PairedTQuestions()._evaluate(batch, alpha, rng)
-        flips = SignflipQuestions(self.n_permutations)._evaluate(batch, alpha, rng)
+        # computed once per batch with signflip_questions where no sign pattern is drawn
+        flips = batch_pvalue(batch, self.n_permutations, rng)
         # NaN (no variance estimate) stays NaN: no evidence either way
-        p = np.where(np.isnan(t.p_value), np.nan, np.fmax(t.p_value, flips.p_value))
+        p = np.where(np.isnan(t.p_value), np.nan, np.fmax(t.p_value, flips))
         return make_result(t.estimate, t.ci_low, t.ci_high, p, ~np.isnan(p) & (p < alpha))

@@ -161,8 +161,10 @@ def ref_signflip_questions(base, variant, alpha, rng):
     if d.size == 0:
         return False
     exact = d.size <= 16
-    res = stats.permutation_test((d,), lambda x: stats.ttest_1samp(x, 0.0).statistic,
-                                 permutation_type="samples", vectorized=False,
+    # vectorized: scipy evaluates the statistic on all sign patterns of a batch at once
+    res = stats.permutation_test((d,), lambda x, axis: stats.ttest_1samp(x, 0.0,
+                                                                          axis=axis).statistic,
+                                 permutation_type="samples", vectorized=True,
                                  n_resamples=np.inf if exact else 9999, random_state=rng)
     return res.pvalue < alpha
 

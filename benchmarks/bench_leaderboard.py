@@ -12,8 +12,8 @@ Prints the load average, then
     ``--boards`` boards each: the family-wise error of any false separation (all-pairs
     max-T) and of the display tiers under the global null, and the coverage of the rank
     intervals and of the possibly-best set, with Wilson 95% intervals and the decision
-    grid's verdict (``sim.decision_grid.judge``); targets: the rates <= 5% + 2 binomial
-    SE, the best set >= 95%;
+    grid's verdict (``sim.decision_grid.judge``, one look, these rows one Holm family);
+    targets: the rates <= 5% + 2 binomial SE, the best set >= 95%;
 (b) for each ``--systems`` count, ``evalcal evaluate BOARD.csv --leaderboard --json`` on
     one board of that many systems x ``--items`` binary items, as a fresh process under
     ``/usr/bin/time -v``: wall time and peak memory (maximum resident set size) end to
@@ -70,11 +70,12 @@ def time_v(cmd) -> tuple[float, float]:
 def check(boards: int, seed: int) -> None:
     t0 = time.perf_counter()
     rows = family.board_check(boards, seed=seed)
+    # one family for Holm: the verdicts of these rows judged together
+    verdicts = judge(pd.DataFrame(rows).drop(columns="cell"))["verdict"]
     print(f"(a) public-board cells, {boards} boards each ({time.perf_counter() - t0:.0f} s):")
-    for r in rows:
+    for r, verdict in zip(rows, verdicts):
         low, high = wilson(r["hits"], r["sims"])
         rate = r["hits"] / r["sims"]
-        verdict = judge(r["measure"], r["hits"], r["sims"], r["alpha"])[0]
         cell = f"{r['cell']['systems']} x {r['cell']['n']} {r['cell']['scenario']}"
         target = ""
         if r["measure"] == "rejection":

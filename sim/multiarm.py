@@ -26,6 +26,17 @@ Two generators (the numbers in metric units are stated in :class:`MultiarmConfig
     ``Bernoulli(logistic(1 + b_a + u_q))`` (baseline accuracy about 0.70). Tests: z on
     per-question deltas; max-T by :func:`protocols.joint_null.gaussian_null`.
 
+Each rate that must be <= alpha -- ``fwer`` (under the null and, for ``all_pairs``, the
+alternative's true nulls) for every correction, and the gates' ``shown`` at a true
+difference on the margin (``delta=-margin``; for equivalence also ``delta=+margin``) -- gets
+a ``state`` from the project's one validity rule (:mod:`sim.validity`, one look at
+``sims``: no sequential stop here): **valid** when its one-sided Clopper-Pearson 95% upper
+bound is <= ``alpha + alpha / 5``, **invalid** when the exact binomial test of ``rate <=
+alpha`` is rejected by Holm at family-wise 0.001 over all those rows of the run, else
+**undecided** (more ``--sims`` can decide it). Powers and the gates at ``delta=0`` are
+``reported``. (At ``--sims 2000`` and alpha 5% a rate of 102 / 2,000 = 5.1% or less is
+valid.)
+
 A decision rejects where the adjusted p <= alpha; a claim is shown where its p < alpha.
 Everything is vectorized over the experiments of a block (:data:`BLOCK` of them); the
 data of block ``b`` come from a child of the cell's ``SeedSequence`` named by its names
@@ -33,7 +44,7 @@ data of block ``b`` come from a child of the cell's ``SeedSequence`` named by it
 cell, and every correction sees the same data (common random numbers).
 
 Command line: ``python -m sim.multiarm --m 2 5 10 --k 10 --sims 2000 --seed 0 --out DIR``
-writes ``DIR/multiarm.csv`` and prints the table with Wilson 95% intervals.
+writes ``DIR/multiarm.csv`` and prints the table with Wilson 95% intervals and the states.
 """
 
 from __future__ import annotations
@@ -69,6 +80,8 @@ from protocols import joint_null as jn
 
 from .grid import cell_seed, wilson
 from .outputs import write_csv
+from .validity import INVALID, UNDECIDED, VALID, ValidityRule
+from .validity import judge as judge_validity
 
 GENERATORS = ("paired_seed", "fixed_model")
 FAMILIES = ("many_to_one", "all_pairs")
@@ -360,7 +373,34 @@ def gate_cell(generator, claim, truth, config):
 
 
 COLUMNS = ("kind", "generator", "family", "m", "units", "scenario", "method", "metric",
-           "count", "sims", "rate", "low", "high")
+           "count", "sims", "rate", "low", "high", "upper", "state")
+#: the state of a rate that need not be <= alpha (a power, a gate at no difference)
+REPORTED = "reported"
+#: one-letter marks of the states in :func:`format_table`
+MARKS = {VALID: "v", INVALID: "X", UNDECIDED: "?", REPORTED: " "}
+
+
+def must_hold(table) -> np.ndarray:
+    """Rows whose rate must be <= alpha: every ``fwer``, and a gate's ``shown`` at a true
+    difference on the margin."""
+    gate_at_margin = (table["kind"] == "gate") & (table["scenario"] != "delta=0")
+    return ((table["metric"] == "fwer") | gate_at_margin).to_numpy()
+
+
+def states(table, alpha: float):
+    """``upper`` and ``state`` of every row of ``table`` (``count``, ``sims``) by the validity
+    rule with one look (:func:`sim.validity.judge`; Holm over the rows of
+    :func:`must_hold`); other rows: NaN and "reported"."""
+    held = must_hold(table)
+    upper = np.full(len(table), np.nan)
+    state = np.full(len(table), REPORTED, dtype=object)
+    if held.any():
+        sims = int(table["sims"].max())
+        rule = ValidityRule.make(alpha, sims, max_sims=sims)
+        judged = judge_validity(table[held].rename(columns={"count": "rejections"}), rule)
+        upper[held] = judged["fpr_upper"].to_numpy()
+        state[held] = judged["state"].to_numpy()
+    return upper, state
 
 
 def run_multiarm(config: MultiarmConfig | None = None):
@@ -373,7 +413,8 @@ def run_multiarm(config: MultiarmConfig | None = None):
         ("family" or "gate"), ``units`` (k seeds or n questions), ``scenario`` ("null",
         "alternative"; gates: "delta=-margin", "delta=0", "delta=+margin"), ``method`` (a
         correction, or the claim for a gate), ``rate`` and its Wilson 95% interval
-        ``low``-``high`` (fractions).
+        ``low``-``high``, ``upper`` (the validity rule's one-sided bound) and ``state``
+        (valid, invalid, undecided or reported: :func:`states`). Rates are fractions.
     """
     import pandas as pd
 
@@ -383,7 +424,8 @@ def run_multiarm(config: MultiarmConfig | None = None):
     def add(kind, generator, family, m, scenario, method, metric, count):
         low, high = wilson(count, config.sims)
         rows.append((kind, generator, family, m, _units(generator, config), scenario, method,
-                     metric, count, config.sims, count / config.sims, low, high))
+                     metric, count, config.sims, count / config.sims, low, high, np.nan,
+                     REPORTED))
 
     for generator in config.generators:
         for m in config.m:
@@ -402,30 +444,47 @@ def run_multiarm(config: MultiarmConfig | None = None):
                     scenario = {-1: "delta=-margin", 0: "delta=0", 1: "delta=+margin"}[truth]
                     add("gate", generator, "two_arms", 2, scenario, claim, "shown",
                         gate_cell(generator, claim, truth, config))
-    return pd.DataFrame(rows, columns=list(COLUMNS))
+    table = pd.DataFrame(rows, columns=list(COLUMNS))
+    upper, state = states(table, config.alpha)
+    return table.assign(upper=upper, state=state)
 
 
 def format_table(table) -> str:
-    """The table as text: rates in percent with Wilson 95% intervals, methods side by side."""
+    """The table as text: rates in percent with Wilson 95% intervals, methods side by side,
+    each rate that must be <= alpha marked with its state (:data:`MARKS`)."""
     lines = []
+
+    def rate(r):
+        return (f"{100 * r.rate:5.1f} [{100 * r.low:4.1f},{100 * r.high:5.1f}] "
+                f"{MARKS[r.state]}")
+
     fam = table[table.kind == "family"]
     if len(fam):
         methods = [mt for mt in DECISIONS if mt in set(fam.method)]
         head = f"{'generator':<12} {'family':<12} {'m':>3} {'scenario':<12} {'metric':<10}"
-        lines.append(head + "".join(f" {mt:>20}" for mt in methods))
+        lines.append(head + "".join(f" {mt:>22}" for mt in methods))
         keys = ["generator", "family", "m", "scenario", "metric"]
         for key, grp in fam.groupby(keys, sort=False):
-            cells = {r.method: f"{100 * r.rate:5.1f} [{100 * r.low:4.1f},{100 * r.high:5.1f}]"
-                     for r in grp.itertuples()}
-            lines.append(f"{key[0]:<12} {key[1]:<12} {key[2]:>3} {key[3]:<12} {key[4]:<10}"
-                         + "".join(f" {cells.get(mt, ''):>20}" for mt in methods))
+            cells = {r.method: rate(r) for r in grp.itertuples()}
+            lines.append((f"{key[0]:<12} {key[1]:<12} {key[2]:>3} {key[3]:<12} {key[4]:<10}"
+                          + "".join(f" {cells.get(mt, ''):>22}" for mt in methods)).rstrip())
     gates = table[table.kind == "gate"]
     if len(gates):
         lines.append("")
-        lines.append(f"{'generator':<12} {'claim':<16} {'truth':<14} {'shown %':>22}")
+        lines.append(f"{'generator':<12} {'claim':<16} {'truth':<14} {'shown %':>24}")
         for r in gates.itertuples():
             lines.append(f"{r.generator:<12} {r.method:<16} {r.scenario:<14} "
-                         f"{100 * r.rate:6.1f} [{100 * r.low:4.1f},{100 * r.high:5.1f}]")
+                         f"{rate(r):>24}".rstrip())
+    held = table[table.state != REPORTED]
+    if len(held):
+        counts = held.state.value_counts()
+        lines.append("")
+        lines.append(
+            f"state of the {len(held)} rates that must be <= alpha (validity rule, one look: "
+            f"one-sided Clopper-Pearson 95% bound <= alpha + alpha/5 is valid 'v'; exact "
+            f"binomial test of rate <= alpha rejected by Holm at 0.001 over these rates is "
+            f"invalid 'X'; else undecided '?', more --sims can decide it): "
+            + ", ".join(f"{counts.get(s, 0)} {s}" for s in (VALID, INVALID, UNDECIDED)))
     return "\n".join(lines)
 
 
@@ -460,7 +519,7 @@ def main(argv=None) -> int:
             path = outputs.path / "multiarm.csv"
             write_csv(table, path)
     print(f"{config.sims} experiments per cell, alpha {config.alpha:g}; rates in % with "
-          "Wilson 95% intervals")
+          "Wilson 95% intervals (descriptive; the states come from the validity rule)")
     print(format_table(table))
     if args.out is not None:
         print(f"wrote {path}")

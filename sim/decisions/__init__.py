@@ -19,10 +19,11 @@ defines:
 
     * ``decision`` (str): what was decided, e.g. ``"maxt interval"``,
       ``"non_inferiority, tango"``;
-    * ``measure``: ``"rejection"`` (a false rejection or false claim: judged against
-      ``alpha``), ``"coverage"`` (an interval holding the truth: judged against
-      ``1 - alpha``), ``"power"`` (reported, not judged) or ``"refused"`` (the share of
-      experiments where the decision says "no verdict": reported);
+    * ``measure``: ``"rejection"`` (a false rejection or false claim: its rate judged
+      against ``alpha``), ``"coverage"`` (an interval holding the truth: its miss rate
+      judged against ``alpha``; both by :func:`sim.decision_grid.judge`), ``"power"``
+      (reported, not judged) or ``"refused"`` (the share of experiments where the
+      decision says "no verdict": reported);
     * ``hits`` (int) and ``sims`` (int): the count and the experiments it is out of;
     * ``alpha`` (float): the nominal level of that decision.
 
@@ -39,9 +40,11 @@ import pkgutil
 #: modules of this package that are helpers, not families
 _PRIVATE_PREFIX = "_"
 
-#: how far a rejection rate's upper Wilson bound may exceed alpha (fraction)
+#: the validity rule's tolerance for a false rejection rate: within level when its upper
+#: bound (:meth:`sim.validity.ValidityRule.upper`) is <= alpha + this (fraction)
 REJECTION_TOLERANCE = 0.01
-#: how far a coverage's lower Wilson bound may fall below 1 - alpha (fraction)
+#: the tolerance for a coverage's miss rate: within level when the coverage's lower bound is
+#: >= 1 - alpha - this (fraction)
 COVERAGE_TOLERANCE = 0.015
 
 MEASURES = ("rejection", "coverage", "power", "refused")

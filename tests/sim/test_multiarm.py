@@ -8,6 +8,8 @@ import sys
 import numpy as np
 import pandas as pd
 import pytest
+from scipy import stats
+from statsmodels.stats.multitest import multipletests
 
 from evalcal_core.cli import call_main
 from sim import multiarm as MA
@@ -37,6 +39,36 @@ def test_small_grid_shape_and_intervals(small):
     # 2 generators x 2 m x 2 families x 4 methods x (null fwer + alternative metrics)
     assert set(fam.method) == set(MA.DECISIONS)
     assert len(small[small.kind == "gate"]) == 2 * 5
+
+
+def test_states_follow_clopper_pearson_and_holm(small):
+    """Reference: scipy's exact one-sided binomial test and the exact (Clopper-Pearson)
+    one-sided 95% upper bound (one look: no sequential stop), statsmodels' Holm at 0.001
+    over the rows whose rate must be <= alpha; a rate valid when its bound is <= 1.2 alpha."""
+    held = ((small.metric == "fwer")
+            | ((small.kind == "gate") & (small.scenario != "delta=0"))).to_numpy()
+    # per generator: the null's fwer (2 m x 2 families x 4 corrections), the alternative's
+    # all-pairs fwer at m = 4 (true nulls among the improved arms), the gates at the margin
+    # (non-inferiority at -margin, equivalence at -margin and +margin)
+    assert held.sum() == 2 * (16 + 4 + 3)
+    assert (small.state[~held] == "reported").all() and small.upper[~held].isna().all()
+    rows = small[held]
+    upper = np.array([stats.binomtest(int(c), int(n)).proportion_ci(0.90, "exact").high
+                      if c < n else 1.0 for c, n in zip(rows["count"], rows.sims)])
+    np.testing.assert_allclose(rows.upper, upper, rtol=1e-9)
+    p = [stats.binomtest(int(c), int(n), ALPHA, alternative="greater").pvalue
+         for c, n in zip(rows["count"], rows.sims)]
+    over = multipletests(p, alpha=0.001, method="holm")[0]
+    expected = np.where(upper <= 1.2 * ALPHA + 1e-12, "valid",
+                        np.where(over, "invalid", "undecided"))
+    assert rows.state.tolist() == expected.tolist()
+    # this small run reaches every state (uncorrected FWER at m = 4 is invalid)
+    assert set(expected) == {"valid", "invalid", "undecided"}
+    text = MA.format_table(small)
+    assert f"state of the {held.sum()} rates that must be <= alpha" in text
+    counts = rows.state.value_counts()
+    assert (f"{counts['valid']} valid, {counts['invalid']} invalid, "
+            f"{counts['undecided']} undecided") in text
 
 
 def test_corrections_nested_on_common_data(small):
@@ -124,6 +156,10 @@ def test_fwer_held_by_holm_and_maxt(full):
         assert r.rate <= ALPHA + 2 * se, r
     for r in fwer[(fwer.method == "none") & (fwer.m >= 5)].itertuples():
         assert r.rate > ALPHA + 2 * se, r
+    # the validity rule agrees: Holm and max-T never shown above alpha, uncorrected from
+    # m = 5 on always
+    assert not (fwer[fwer.method.isin(["holm", "maxt"])].state == "invalid").any()
+    assert (fwer[(fwer.method == "none") & (fwer.m >= 5)].state == "invalid").all()
 
 
 @pytest.mark.slow
@@ -147,3 +183,4 @@ def test_gates_hold_alpha_at_the_margin(full):
         assert r.rate <= ALPHA + 2 * se, r
     for r in gates[gates.scenario == "delta=0"].itertuples():
         assert r.rate > 0.2, r
+    assert not (gates.state == "invalid").any()

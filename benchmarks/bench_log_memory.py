@@ -111,6 +111,18 @@ except ValueError as exc:
 """
 
 
+def write_zstd_zip(path: Path, data: bytes, crc: int, stated: int) -> None:
+    """A zip holding one Zstandard-compressed (method 93) member ``header.json``: ``data``
+    compressed, ``crc`` of the content, ``stated`` its declared uncompressed size."""
+    name = b"header.json"
+    local = struct.pack("<4s5H3L2H", b"PK\x03\x04", 63, 0, 93, 0, 0, crc, len(data), stated,
+                        len(name), 0) + name + data
+    central = struct.pack("<4s6H3L5H2L", b"PK\x01\x02", 63, 63, 0, 93, 0, 0, crc, len(data),
+                          stated, len(name), 0, 0, 0, 0, 0, 0) + name
+    end = struct.pack("<4s4H2LH", b"PK\x05\x06", 0, 0, 1, 1, len(central), len(local), 0)
+    path.write_bytes(local + central + end)
+
+
 def write_bomb(path: Path, gigabytes: float, declared: int | None,
                size: int | None = None) -> None:
     """A zip with one Zstandard member (method 93) of ``gigabytes`` GB (or ``size`` bytes)
@@ -125,16 +137,9 @@ def write_bomb(path: Path, gigabytes: float, declared: int | None,
         crc, left = zlib.crc32(part, crc), left - len(part)
         packed.append(compressor.compress(part))
     packed.append(compressor.flush())
-    data, name = b"".join(packed), b"header.json"
     stated = size if declared is None else declared
     # ZIP64 would be needed past 4 GiB; the 32-bit size field saturates here.
-    stated = min(stated, 0xFFFFFFFE)
-    local = struct.pack("<4s5H3L2H", b"PK\x03\x04", 63, 0, 93, 0, 0, crc, len(data), stated,
-                        len(name), 0) + name + data
-    central = struct.pack("<4s6H3L5H2L", b"PK\x01\x02", 63, 63, 0, 93, 0, 0, crc, len(data),
-                          stated, len(name), 0, 0, 0, 0, 0, 0) + name
-    end = struct.pack("<4s4H2LH", b"PK\x05\x06", 0, 0, 1, 1, len(central), len(local), 0)
-    path.write_bytes(local + central + end)
+    write_zstd_zip(path, b"".join(packed), crc, min(stated, 0xFFFFFFFE))
 
 
 def write_json_member(path: Path, mebibytes: float, zeros: bool) -> None:
@@ -158,13 +163,7 @@ def write_json_member(path: Path, mebibytes: float, zeros: bool) -> None:
     crc = zlib.crc32(b'"}', crc)
     packed.append(compressor.compress(b'"}'))
     packed.append(compressor.flush())
-    data, name = b"".join(packed), b"header.json"
-    local = struct.pack("<4s5H3L2H", b"PK\x03\x04", 63, 0, 93, 0, 0, crc, len(data), size,
-                        len(name), 0) + name + data
-    central = struct.pack("<4s6H3L5H2L", b"PK\x01\x02", 63, 63, 0, 93, 0, 0, crc, len(data),
-                          size, len(name), 0, 0, 0, 0, 0, 0) + name
-    end = struct.pack("<4s4H2LH", b"PK\x05\x06", 0, 0, 1, 1, len(central), len(local), 0)
-    path.write_bytes(local + central + end)
+    write_zstd_zip(path, b"".join(packed), crc, size)
 
 
 def write_tidy(path: Path, rows: int) -> None:

@@ -215,6 +215,13 @@ def sims_option(default: int = 2000, **spec) -> dataclasses.Field:
                    constraint=Interval("int", 1, MAX_SIMS))
 
 
+def max_sims_option(default_words: str = "16 x --sims", **spec) -> dataclasses.Field:
+    """``--max-sims``: the cap of the validity rule's sequential stop (:mod:`sim.validity`)."""
+    return _shared("--max-sims", None, spec, kind=int, metavar="N",
+                   help="cap of the validity rule's sequential stop: an undecided cell's "
+                        f"simulations are doubled up to N (default {default_words})")
+
+
 def jobs_option(default: int = ALL_CORES, **spec) -> dataclasses.Field:
     """``--jobs``: parallel workers; changes no number."""
     return _shared("--jobs", default, spec, kind=int, in_argv=False,

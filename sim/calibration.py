@@ -29,6 +29,7 @@ from evalcal_core.options import (
     check_options,
     config_from_args,
     jobs_option,
+    max_sims_option,
     option,
     out_option,
     pool_option,
@@ -146,10 +147,7 @@ class CalibrationConfig:
         "--fpr-tolerance", None, kind=float, metavar="T",
         help="a protocol is recommended only if its false-positive rate's upper bound is <= "
              "alpha + T at every k (default alpha / 5)")
-    max_sims: int | None = option(
-        "--max-sims", None, kind=int, metavar="N",
-        help="cap of the validity rule's sequential stop: a borderline null cell's "
-             "simulations are doubled up to N (default 16 x --sims)")
+    max_sims: int | None = max_sims_option()
     assurance: float = option(
         "--assurance", 0.8, kind=float, metavar="P", constraint=_FRACTION, group=_PILOTS,
         help="--from-pilot: the seed budget from the pilot's own deltas reaches the target "

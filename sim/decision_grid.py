@@ -73,6 +73,7 @@ from evalcal_core.options import (
     check_options,
     config_from_args,
     jobs_option,
+    max_sims_option,
     option,
     out_option,
     seed_option,
@@ -117,10 +118,7 @@ class GridConfig:
         None, constraint=Optional(Interval("int", 50, MAX_SIMS)),
         help=f"simulations per cell at the first look (default {DEFAULT_SIMS}; "
              f"{QUICK_SIMS} with --quick)")
-    max_sims: int | None = option(
-        "--max-sims", None, kind=int, metavar="N",
-        help="cap of the validity rule's sequential stop: an undecided cell's simulations "
-             "are doubled up to N (default 16 x --sims; --sims with --quick)")
+    max_sims: int | None = max_sims_option("16 x --sims; --sims with --quick")
     seed: int = seed_option()
     quick: bool = option("--quick", False, switch=True,
                          help="a few cells per family, one look (for tests)")

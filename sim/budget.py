@@ -7,7 +7,8 @@ A protocol is *recommended* for a generator setting only if
 1. it is no pitfall for the design its generator simulates (:mod:`sim.labels`);
 2. its false-positive rate was measured (effect-0 cells of the setting named in the rows'
    ``null_params``: the same setting, or for a real pool the null pool of its dataset);
-3. at **every** k measured there, its false-positive rate is *shown valid*: the rate's
+3. at **every** k measured there (the requested grid's and each k the budget names), its
+   false-positive rate is *shown valid*: the rate's
    one-sided upper confidence bound (Clopper-Pearson, widened by the pool-sampling error
    for a real pool) is <= alpha + tolerance (``--fpr-tolerance``, default alpha / 5);
 4. the false-positive rate was measured at the k it is recommended with.
@@ -25,9 +26,11 @@ searched beyond the requested range (:func:`sim.solve.solve` over :mod:`sim.sear
 doubling, then bisection, then a walk to the k range over which the power's Wilson interval
 straddles the target), up to ``--k-max`` or the generator's cap. A protocol that reads the
 first run only (``mcnemar``) is not searched: its power does not change with k, so the
-requested grid answers. Each k it measures gets its effect-0 cell as well, so the
-rule above covers it. Cells are cached like any other, and a cell drawn for one protocol is
-scored for every protocol searched, its other rows held back until asked for
+requested grid answers. Each k the budget reports (the crossing of every curve) gets its
+effect-0 cell as well, so the rule above covers it; the k a search passes through on its
+way do not (they only locate the crossing). Cells are cached like any other, and a cell
+drawn for one protocol is scored for every protocol searched, its other rows held back until
+asked for
 (:func:`sharing_runner`: the same rows, a draw fewer).
 """
 
@@ -73,6 +76,8 @@ class Verdict:
     max_fpr: float
     fpr_upper: float
     null_ks: frozenset
+    #: not recommended only because some null cell awaits more simulations
+    pending: bool = False
 
 
 def _family(calibration: pd.DataFrame, generator: str, null_params: str) -> pd.DataFrame:
@@ -128,7 +133,8 @@ def verdict(calibration: pd.DataFrame, generator: str, null_params: str, protoco
         return Verdict(False, f"{head}: false-positive rate {_pct(w['fpr_rate'])} at k = "
                        f"{int(w['k'])} has upper bound {_pct(w['fpr_upper'])} > alpha + "
                        f"tolerance = {_pct(limit)} after {int(w['fpr_n'])} simulations, and "
-                       f"is not shown above alpha", max_fpr, fpr_upper, ks)
+                       f"is not shown above alpha", max_fpr, fpr_upper, ks,
+                       pending=not capped and not limited)
     return Verdict(True, f"false-positive rate <= {_pct(limit)} at every k measured "
                    f"({len(ks)} between {min(ks)} and {max(ks)}; largest upper bound "
                    f"{_pct(fpr_upper)} at k = {int(worst['k'])})", max_fpr, fpr_upper, ks)
@@ -147,7 +153,7 @@ def _points(rows: pd.DataFrame) -> dict[int, Point]:
             for r in rows.itertuples()}
 
 
-def _double(k: int) -> int:
+def _double(k: int, _point: Point) -> int:
     return 2 * k
 
 
@@ -383,11 +389,13 @@ def search_budget(calibration: pd.DataFrame, chosen, *, caps: dict, target_power
 
     def curves(current):
         # Only a recommended protocol is searched (the verdict may change as null cells
-        # are added).
+        # are added), or one whose null cells await the sequential stop's next look: it
+        # usually ends valid, and searching on meanwhile saves a round.
         for g, protocol, part, tol in groups(current):
             alpha = float(part["alpha"].iloc[0])
-            if not verdict(current, g.name, part["null_params"].iloc[0], protocol, alpha, tol,
-                           rule=rule_of(alpha)).recommended:
+            v = verdict(current, g.name, part["null_params"].iloc[0], protocol, alpha, tol,
+                        rule=rule_of(alpha))
+            if not (v.recommended or v.pending):
                 continue
             cls = protocols.protocol_class(protocol)
             if cls.uses_first_seed_only:
@@ -400,11 +408,20 @@ def search_budget(calibration: pd.DataFrame, chosen, *, caps: dict, target_power
             for effect in sorted(set(part.loc[part["effect_pp"] != 0, "effect_pp"])):
                 for target in targets:
                     yield Curve(g, protocol, part["protocol_params"].iloc[0], target,
-                                caps[g.describe()], effect_pp=float(effect), floor=floor)
+                                caps[g.describe()], effect_pp=float(effect), floor=floor,
+                                alpha=alpha)
 
     def null_cells(current, requests):
-        # Every k measured or asked for gets its effect-0 cell, searched or not (a real
-        # pool's null pool may not have been calibrated at all).
+        # The effect-0 cell of every k the budget reports: the requested grid's k, and each
+        # curve's crossing once its bisection has found it (a real pool's null pool may not
+        # have been calibrated at all), measured alongside the walk that brackets it. The k
+        # a search passes through on its way only locate the crossing; their false-positive
+        # rate would judge advice never given.
+        crossings = {}
+        for c in curves(current):
+            at = c.crossing(current).at
+            if at is not None and (at <= c.floor or at - 1 in c.points(current)):
+                crossings.setdefault((c.generator.describe(), c.protocol), set()).add(at)
         out = set()
         for g, protocol, part, _ in groups(current):
             null_g = null_generator(g, by_setting)
@@ -414,8 +431,9 @@ def search_budget(calibration: pd.DataFrame, chosen, *, caps: dict, target_power
             null_rows = current[(current["generator_params"] == null_params)
                                 & (current["protocol"] == protocol)
                                 & (current["effect_pp"] == 0)]
-            wanted = set(int(k) for k in part.loc[part["effect_pp"] != 0, "k"])
-            wanted |= {r.k for r in requests if r.generator is g and r.protocol == protocol}
+            grid = part[(part["effect_pp"] != 0) & ~part["searched"].astype(bool)]
+            wanted = set(int(k) for k in grid["k"])
+            wanted |= crossings.get((g.describe(), protocol), set())
             pparams = part["protocol_params"].iloc[0]
             for k in wanted - set(int(k) for k in null_rows["k"]):
                 if null_g.max_k is not None and k > null_g.max_k:

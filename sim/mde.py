@@ -88,7 +88,7 @@ def search_mde(calibration: pd.DataFrame, chosen, ks, *, target_power: float,
                 if k < floor:
                     continue
                 curve = Curve(g, protocol, rows["protocol_params"].iloc[0], target_power,
-                              caps[g.describe()], k=int(k))
+                              caps[g.describe()], k=int(k), alpha=alpha)
                 curves.append(curve)
                 if not v.recommended:
                     notes[curve] = "not recommended: " + v.why

@@ -7,8 +7,9 @@ measured so far it names the next index to measure, or ``None`` when done, so a 
 
 Steps:
 
-1. nothing measured reaches the target: step up (double k / double the effect) from the
-   highest point, up to the cap;
+1. nothing measured reaches the target: step up from the highest point (``step_up`` of it
+   and its measurement: at least one index, at most a doubling of k or the effect), up to
+   the cap;
 2. bisect between the first point at or above the target and the measured point below it
    (or the axis floor) until they are neighbours: that first point is the crossing ``at``;
 3. walk down from ``at - 1`` while the point's Wilson interval still reaches the target, and
@@ -61,7 +62,7 @@ class Crossing:
 
 
 def next_index(points: Mapping[int, Point], target: float, floor: int, cap: int,
-               step_up: Callable[[int], int]) -> int | None:
+               step_up: Callable[[int, Point], int]) -> int | None:
     """The next index to measure, or ``None`` when the crossing and its bracket are known.
 
     Parameters
@@ -73,13 +74,14 @@ def next_index(points: Mapping[int, Point], target: float, floor: int, cap: int,
     floor, cap : int
         Smallest and largest index that can be measured.
     step_up : callable
-        Next index to try above ``i`` when nothing reaches the target yet.
+        ``step_up(i, point)``: next index to try above the highest measured index ``i``
+        (measured as ``point``) when nothing reaches the target yet.
     """
     return _walk(points, target, floor, cap, step_up)[0]
 
 
 def crossing(points: Mapping[int, Point], target: float, floor: int, cap: int,
-             step_up: Callable[[int], int]) -> Crossing:
+             step_up: Callable[[int, Point], int]) -> Crossing:
     """What the measured ``points`` say about the crossing (see :class:`Crossing`)."""
     return _walk(points, target, floor, cap, step_up)[1]
 
@@ -94,7 +96,8 @@ def _walk(points, target, floor, cap, step_up):
     if not reached:
         if top >= cap:
             return None, Crossing(None, None, None, True, top)
-        return min(max(step_up(top), top + 1), cap), Crossing(None, None, None, False, top)
+        return (min(max(step_up(top, points[top]), top + 1), cap),
+                Crossing(None, None, None, False, top))
     at = reached[0]
     below = [k for k in ks if k < at]
     last_below = below[-1] if below else floor - 1

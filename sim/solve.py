@@ -9,9 +9,12 @@ every curve names the next index it needs (:func:`sim.search.next_index`), the r
 are computed together (in parallel, through the cache), and it stops when no curve needs
 more. The search is stateless: a resumed run takes the same path.
 
-Axes: k itself (doubling while nothing reaches the target), or an index ``j`` into the
-geometric effect grid ``effect_pp = 0.01 * 2 ** (j / 36)`` (1.94% steps, rounded to 5
-significant digits; stepping up doubles the effect, starting near 1 pp).
+Axes: k itself, or an index ``j`` into the geometric effect grid ``effect_pp = 0.01 * 2 **
+(j / 36)`` (1.94% steps, rounded to 5 significant digits; the effect search starts near
+1 pp). While nothing reaches the target, the next point is where a normal-theory power
+curve through the highest point would reach it (:meth:`Curve.step`: at least one index up,
+at most a doubling of k or of the effect); the bisection and the walk that follow measure
+whatever the guess missed, so the guess changes which cells are drawn, not what a cell says.
 """
 
 from __future__ import annotations
@@ -21,6 +24,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
 import pandas as pd
+from scipy import special
 
 from evalcal_core.validate import InvalidParameterError
 
@@ -38,6 +42,9 @@ GRID_MAX_PP = 50.0
 START_PP = 1.0
 #: rounds before giving up (each round measures one more point per curve)
 MAX_ROUNDS = 100
+#: smallest non-centrality a measured rate must imply for :meth:`Curve.step` to guess from
+#: it (a rate at the level implies 0; below this the guess would run away: it doubles)
+GUESS_MIN_NCP = 0.5
 
 
 def grid_effect(j: int) -> float:
@@ -83,6 +90,7 @@ class Curve:
     k: int | None = None
     effect_pp: float | None = None
     floor: int = 0
+    alpha: float = 0.05
 
     def __post_init__(self):
         if (self.k is None) == (self.effect_pp is None):
@@ -105,9 +113,29 @@ class Curve:
         return CellRequest(self.generator, self.protocol, self.protocol_params, self.k,
                            grid_effect(i))
 
-    def step(self, i: int) -> int:
-        """Next index when nothing reaches the target: double k, or double the effect."""
-        return 2 * i if self.k is None else i + STEPS_PER_DOUBLING
+    def step(self, i: int, point: Point) -> int:
+        """Next index when nothing up to ``i`` (measured as ``point``) reaches the target.
+
+        A two-sided level-``alpha`` test of a normal mean has power ``Phi(ncp - z)`` with
+        ``z = Phi^-1(1 - alpha / 2)`` and ``ncp`` growing as ``sqrt(k)`` and as the effect;
+        the rate at ``i`` gives ``ncp`` there, and the step goes to where the target's ``ncp``
+        would be reached: ``k * r**2`` or the effect times ``r``, ``r`` the ratio of the two.
+        Power that grows slower than that (repeats of fixed models, whose question
+        variance does not shrink with k) takes another step. Never less than one index up,
+        never more than a doubling (which is also the step while the rate is at or below
+        the level, where the guess says nothing).
+        """
+        most = 2 * i if self.k is None else i + STEPS_PER_DOUBLING
+        z = special.ndtri(1 - self.alpha / 2)
+        ncp = z + special.ndtri(min(max(point.rate, 0.0), 1.0))
+        if not ncp > GUESS_MIN_NCP:
+            return most
+        ratio = (z + special.ndtri(self.target)) / ncp
+        if self.k is None:
+            guess = math.ceil(i * ratio**2 - 1e-9)
+        else:
+            guess = i + math.ceil(STEPS_PER_DOUBLING * math.log2(ratio) - 1e-9)
+        return min(max(guess, i + 1), most)
 
     def points(self, frame: pd.DataFrame) -> dict[int, Point]:
         """The curve's measured points in ``frame`` (rows of a calibration frame)."""

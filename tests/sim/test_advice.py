@@ -48,7 +48,7 @@ def test_search_finds_the_first_index_reaching_the_target(values, target, floor)
     def curve(i):
         return float(curve_values[i - floor])
 
-    found, evaluations = _search(curve, target, floor, cap, lambda i: 2 * i)
+    found, evaluations = _search(curve, target, floor, cap, lambda i, _p: 2 * i)
     reached = [i for i in range(floor, cap + 1) if curve(i) >= target]
     assert found.complete
     if reached:
@@ -61,7 +61,7 @@ def test_search_finds_the_first_index_reaching_the_target(values, target, floor)
 def test_search_bracket_reflects_monte_carlo_width():
     """With +-0.045 intervals on a curve rising 0.02 per step, the bracket spans the indices
     whose interval contains the target (0.75 + 0.02 i crosses 0.8 at i = 3)."""
-    found, _ = _search(lambda i: min(1.0, 0.75 + 0.02 * i), 0.8, 1, 50, lambda i: 2 * i,
+    found, _ = _search(lambda i: min(1.0, 0.75 + 0.02 * i), 0.8, 1, 50, lambda i, _p: 2 * i,
                        half_width=0.045)
     assert found.at == 3
     # high >= 0.8 from i = 1 (0.77 + 0.045); low >= 0.8 from i = 5 (0.85 - 0.045).
@@ -198,9 +198,12 @@ def test_k_search_matches_the_t_power_formula(paired_t_advice):
         assert abs(int(row.k_power_90) - _analytic_k(es, 0.9)) <= 1
     assert _analytic_k(1.0, 0.8) == 10
     assert str(budget.set_index("effect_pp").loc[0.5, "k_needed"]) in ("9", "10", "11")
-    # Every k the recommendation rests on has its false-positive cell.
+    # Every k the advice names, and every k requested, has its false-positive cell; the k
+    # the search only passed through need none.
     null_ks = set(frame[frame.effect_pp == 0].k)
-    assert set(frame[frame.effect_pp > 0].k) <= null_ks
+    named = {int(v) for c in ("k_needed", "k_power_80", "k_power_90") for v in budget[c]}
+    assert named | set(range(5, 9)) <= null_ks
+    assert null_ks <= named | set(range(5, 9))
 
 
 def test_mde_matches_the_t_power_formula(paired_t_advice):

@@ -13,13 +13,16 @@ and the wall time, next to the peak of a process that only imports the package.
     python benchmarks/bench_log_memory.py --pad 20   # ~230,000 short documents per file
     python benchmarks/bench_log_memory.py --bomb-gb 3   # also: an Inspect .eval zip bomb
 
-``--member-mb`` writes an Inspect ``.eval`` archive whose ``header.json`` holds one JSON
-string of that many MiB and one of that many MiB of zeros, and reports the peak memory of
-reading each: under the 256 MiB default cap both are refused after reading (no samples, not
-JSON), at about twice the member plus ~100 MB; past it, before reading, in one line naming
-``--max-member-mb``. ``--csv-rows`` writes a tidy per-question CSV of that many rows (2 arms,
-1 seed) and reports the peak memory of ``python -m protocols.evaluate`` on it (refused in one
-line past :data:`evalcal_core.results_io.MAX_ROWS` rows, read otherwise).
+``--member-mb`` writes Inspect ``.eval`` archives whose ``header.json`` holds one JSON
+string of that many MiB, an array of that many MiB of empty lists (which Python's ``json``
+would parse to ~20 times its size), and that many MiB of zeros, and reports the peak memory
+of reading each: under the 256 MiB default cap the string and the zeros are refused after
+reading (no samples, not JSON), at about twice the member plus ~100 MB, and the empty lists
+before parsing (their parse would pass the 768 MiB a log may take); past the cap, before
+reading, in one line naming ``--max-member-mb``. ``--csv-rows`` writes a tidy per-question
+CSV of that many rows (2 arms, 1 seed) and reports the peak memory of ``python -m
+protocols.evaluate`` on it (refused in one line past
+:data:`evalcal_core.results_io.MAX_ROWS` rows, read otherwise).
 
     python benchmarks/bench_log_memory.py --mb 0 --member-mb 250   # read: peak ~0.6 GB
     python benchmarks/bench_log_memory.py --mb 0 --member-mb 300   # refused: over the cap
@@ -142,28 +145,37 @@ def write_bomb(path: Path, gigabytes: float, declared: int | None,
     write_zstd_zip(path, b"".join(packed), crc, min(stated, 0xFFFFFFFE))
 
 
-def write_json_member(path: Path, mebibytes: float, zeros: bool) -> None:
-    """An ``.eval`` whose ``header.json`` is ``{"x": "aaa…"}`` (or zeros) of ``mebibytes`` MiB."""
+#: the ``header.json`` members ``--member-mb`` reads: (prefix, repeated filler, suffix)
+MEMBER_KINDS = {
+    "one JSON string": (b'{"x": "', b"a", b'"}'),
+    "empty lists": (b"[", b"[],", b"[]]"),
+}
+
+
+def write_json_member(path: Path, mebibytes: float, kind: str) -> None:
+    """An ``.eval`` whose ``header.json`` of about ``mebibytes`` MiB is one JSON string
+    (``{"x": "aaa…"}``), an array of empty lists, or zeros (``kind``)."""
     size = int(mebibytes * 2**20)
-    if zeros:
+    if kind == "zeros":
         write_bomb(path, 0, None, size=size)
         return
-    # the closing '"}' is the last two bytes: the filler is 'a' up to them
-    body = b"a" * (2**26)
-    prefix = b'{"x": "'
+    prefix, filler, suffix = MEMBER_KINDS[kind]
+    repeats = (size - len(prefix) - len(suffix)) // len(filler)
+    body = filler * (2**26 // len(filler))
     import zstandard
 
     compressor, crc, packed = zstandard.ZstdCompressor().compressobj(), zlib.crc32(prefix), []
     packed.append(compressor.compress(prefix))
-    left = size - len(prefix) - 2
+    left = repeats * len(filler)
     while left:
         part = body[:min(left, len(body))]
         crc, left = zlib.crc32(part, crc), left - len(part)
         packed.append(compressor.compress(part))
-    crc = zlib.crc32(b'"}', crc)
-    packed.append(compressor.compress(b'"}'))
+    crc = zlib.crc32(suffix, crc)
+    packed.append(compressor.compress(suffix))
     packed.append(compressor.flush())
-    write_zstd_zip(path, b"".join(packed), crc, size)
+    write_zstd_zip(path, b"".join(packed), crc, len(prefix) + repeats * len(filler)
+                   + len(suffix))
 
 
 def write_tidy(path: Path, rows: int) -> None:
@@ -214,9 +226,9 @@ def main(argv=None) -> int:
     args = parser.parse_args(argv)
     if args.member_mb:
         with tempfile.TemporaryDirectory() as tmp:
-            for label, zeros in (("one JSON string", False), ("zeros", True)):
+            for label in (*MEMBER_KINDS, "zeros"):
                 path = Path(tmp) / "member.eval"
-                write_json_member(path, args.member_mb, zeros)
+                write_json_member(path, args.member_mb, label)
                 peak, said = peak_of([sys.executable, "-c", BOMB, str(path)])
                 print(f".eval member of {args.member_mb:g} MiB ({label}): peak RSS {peak:.0f} MB:"
                       f" {said}")

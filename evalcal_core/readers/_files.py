@@ -14,6 +14,7 @@ import os
 import re
 import stat
 import struct
+import sys
 import zipfile
 import zlib
 from pathlib import Path
@@ -31,6 +32,14 @@ DEFAULT_MAX_MEMBER_BYTES = 256 * 2**20
 #: with a note rather than parsed whole (Python's ``json`` does not stream, and a file of empty
 #: lists parses to about 20 times its size: 16 MiB stays near 350 MB)
 SIDE_FILE_CAP = 16 * 2**20
+#: bytes one parsed JSON log, member or line may take in memory, its text included: with the
+#: ~100 MB of the imported package a read stays under 1 GB whatever the JSON holds
+JSON_PARSE_LIMIT = 768 * 2**20
+#: texts shorter than this are parsed without estimating their cost (at the worst measured
+#: ratio, ~24 bytes per character, they stay under 100 MB)
+_ESTIMATE_FROM = 4 * 2**20
+#: a JSON string (escapes included), replaced by ``""`` when the structure is counted
+_STRING = re.compile(r'"[^"\\]*(?:\\.[^"\\]*)*"', re.S)
 _CHUNK = 1 << 20
 _ZIP_MAGIC = b"PK\x03\x04"
 _ZSTD = 93  # zip compression method of Zstandard (APPNOTE 4.4.5)
@@ -92,11 +101,17 @@ def head(path: Path, size: int = 4096) -> bytes:
 
 
 def load_json(data, where: str, what: str):
-    """``json.loads`` with one-line errors naming ``where``; deep nesting included."""
+    """``json.loads`` with one-line errors naming ``where``; deep nesting included, and JSON
+    whose parse would take more than :data:`JSON_PARSE_LIMIT` bytes (:func:`parse_cost`)."""
     if isinstance(data, (bytes, bytearray)):
         data = _decode(data, where)
     if not data.strip():
         raise InvalidParameterError(f"{where}: empty file")
+    if len(data) >= _ESTIMATE_FROM and (cost := parse_cost(data)) > JSON_PARSE_LIMIT:
+        raise InvalidParameterError(
+            f"{where}: JSON of {mib(len(data))} whose parse would take about {mib(cost)} of "
+            f"memory (many small values), more than the {mib(JSON_PARSE_LIMIT)} one log may "
+            f"take; expected {what}")
     try:
         return json.loads(data)
     except RecursionError:
@@ -110,6 +125,29 @@ def load_json(data, where: str, what: str):
         # json itself with a message that names no file.
         raise InvalidParameterError(f"{where}: not readable JSON ({_first_line(exc)}); expected "
                                     f"{what}") from None
+
+
+def parse_cost(text: str) -> int:
+    """Upper estimate of the bytes ``json.loads(text)`` holds at its peak, ``text`` included.
+
+    Python objects cost more than their JSON: an empty list is 64 bytes for its 3
+    characters (``[],``), a one-key object 192 for 8, a short distinct string about 62 (all
+    measured with ``tracemalloc``, CPython 3.11). The estimate charges each value 64 bytes
+    (a comma), each array 64 more, each object 200, each key 100, each string 40 more, and
+    twice the text's own size (the text and the strings' contents, in the text's width of
+    1, 2 or 4 bytes per character). It counts the structure outside strings: first on the
+    whole text (a few passes of ``str.count``, an over-estimate where strings hold commas
+    and colons); only where that exceeds :data:`JSON_PARSE_LIMIT`, again with the strings
+    blanked out.
+    """
+    def cost(skeleton):
+        return (2 * sys.getsizeof(text) + 64 * (skeleton.count(",") + 1)
+                + 64 * skeleton.count("[") + 200 * skeleton.count("{")
+                + 100 * skeleton.count(":") + 20 * skeleton.count('"'))
+    rough = cost(text)
+    if rough <= JSON_PARSE_LIMIT:
+        return rough
+    return cost(_STRING.sub('""', text))
 
 
 def _decode(data, where: str) -> str:
@@ -174,7 +212,11 @@ def read_json_file(path: Path, what: str, cap: int = DEFAULT_MAX_MEMBER_BYTES):
         if size > cap:
             raise too_big(path, f"is {mib(size)}, more than", cap)
         with path.open("rb") as fh:
-            data = fh.read(cap + 1)
+            # read(n) allocates n bytes up front: the size stat gave, and only a file that
+            # grew since is read on towards the cap
+            data = fh.read(size + 1)
+            if len(data) > size:
+                data += fh.read(cap + 1 - len(data))
     except OSError as exc:
         raise InvalidParameterError(f"{path}: cannot be read ({exc.strerror})") from None
     if len(data) > cap:

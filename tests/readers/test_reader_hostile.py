@@ -312,3 +312,73 @@ def test_results_csv_and_pilot_name_a_link_loop(tmp_path):
         read_results_arms(loop)
     with pytest.raises(ValueError, match="symbolic link loop"):
         read_pilot(loop)
+
+
+# --- JSON whose parse dwarfs its text -------------------------------------------------------
+
+_SHAPES = {
+    "empty lists": lambda n: "[" + ",".join(["[]"] * n) + "]",
+    "zeros": lambda n: "[" + ",".join(["0"] * n) + "]",
+    "empty objects": lambda n: "[" + ",".join(["{}"] * n) + "]",
+    "one-key objects": lambda n: "[" + ",".join(['{"a":0}'] * n) + "]",
+    "distinct keys": lambda n: "{" + ",".join(f'"{i}":0' for i in range(n)) + "}",
+    "distinct key-values": lambda n: "{" + ",".join(f'"{i}":"{i}"' for i in range(n)) + "}",
+    "distinct strings": lambda n: json.dumps([str(i) for i in range(n)]),
+    "distinct floats": lambda n: "[" + ",".join(f"{i}.5" for i in range(n)) + "]",
+    "wide characters": lambda n: json.dumps(["\U0001F600" * 10 + str(i) for i in range(n)],
+                                            ensure_ascii=False),
+    "escaped characters": lambda n: json.dumps(["\U0001F600" * 3 + str(i) for i in range(n)]),
+    "logged text": lambda n: json.dumps([{"input": "Hello, world: a prompt " * 20, "id": i}
+                                         for i in range(n // 10)]),
+}
+
+
+@pytest.mark.parametrize("shape", sorted(_SHAPES))
+def test_parse_cost_bounds_what_json_allocates(shape):
+    """``parse_cost`` is an upper bound of the text's size plus the peak ``json.loads``
+    allocates (tracemalloc, deterministic), on the shapes that cost the most per
+    character; both passes (the rough count and the one with strings blanked out)."""
+    from evalcal_core.readers import _files
+
+    text = _SHAPES[shape](50_000)
+    tracemalloc.start()
+    try:
+        parsed = json.loads(text)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    del parsed
+    held = peak + sys.getsizeof(text)
+    assert _files.parse_cost(text) >= held
+    blanked = _files._STRING.sub('""', text)
+    assert 2 * sys.getsizeof(text) + 64 * (blanked.count(",") + 1) + 64 * blanked.count("[") \
+        + 200 * blanked.count("{") + 100 * blanked.count(":") + 20 * blanked.count('"') >= held
+
+
+@pytest.mark.parametrize("kind", ["inspect-json", "eval member", "lm-eval line"])
+def test_json_of_tiny_values_is_refused_before_parsing(tmp_path, kind):
+    """40 MiB of empty lists would parse to ~0.9 GB (22 bytes per character): refused in one
+    line before ``json.loads``, holding little more than the text."""
+    text = ("[" + "[]," * (40 * 2**20 // 3) + "[]]").encode()
+    if kind == "eval member":
+        path = zstd_zip(tmp_path / "x.eval", {"header.json": HEADER,
+                                              "samples/a_epoch_1.json": text})
+    elif kind == "lm-eval line":
+        path = tmp_path / "samples_t_2024-01-01T00-00-00.000001.jsonl"
+        path.write_bytes(b'{"doc_id": 0, "metrics": ["acc"], "acc": 1, "doc": ' + text + b"}\n")
+    else:
+        path = tmp_path / "log.json"
+        path.write_bytes(text)
+    size = len(text)
+    del text
+    tracemalloc.start()
+    try:
+        with pytest.raises(ValueError, match=r"whose parse would take about .* MiB of memory "
+                                             r"\(many small values\), more than the 768 MiB"
+                           ) as info:
+            readers.read_log(path, fmt=kind if kind == "inspect-json" else None)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    _one_line(info, path)
+    assert peak < 3.5 * size

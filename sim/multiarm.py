@@ -29,19 +29,24 @@ Two generators (the numbers in metric units are stated in :class:`MultiarmConfig
 Each rate that must be <= alpha -- ``fwer`` (under the null and, for ``all_pairs``, the
 alternative's true nulls) for every correction, and the gates' ``shown`` at a true
 difference on the margin (``delta=-margin``; for equivalence also ``delta=+margin``) -- gets
-a ``state`` from the project's one validity rule (:mod:`sim.validity`, one look at
-``sims``: no sequential stop here): **valid** when its one-sided Clopper-Pearson 95% upper
-bound is <= ``alpha + alpha / 5``, **invalid** when the exact binomial test of ``rate <=
-alpha`` is rejected by Holm at family-wise 0.001 over all those rows of the run, else
-**undecided** (more ``--sims`` can decide it). Powers and the gates at ``delta=0`` are
-``reported``. (At ``--sims 2000`` and alpha 5% a rate of 102 / 2,000 = 5.1% or less is
-valid.)
+a ``state`` from the project's one validity rule (:mod:`sim.validity`): **valid** when its
+one-sided Clopper-Pearson bound (95%, Bonferroni over the rule's looks) is <= ``alpha +
+alpha / 5``, **invalid** when the exact binomial test of ``rate <= alpha`` is rejected by
+Holm at family-wise 0.001 over all those rows of the run (Bonferroni over the looks),
+else another look: the cell's experiments are doubled (``sims``, then 2, 4, 8 and 16 times
+it, up to ``--max-sims``) for the corrections that control the error rate and for the
+gates, until every such rate is decided; at the cap it is **undecided**. The uncorrected
+``none`` asks for no more looks (it is there to show the error growing with m); its rows
+pool the looks its cell takes for the others, as every row of a cell does. Powers and
+the gates at ``delta=0`` are ``reported``; a row's counts are over every look its cell
+took (``looks``).
 
 A decision rejects where the adjusted p <= alpha; a claim is shown where its p < alpha.
 Everything is vectorized over the experiments of a block (:data:`BLOCK` of them); the
-data of block ``b`` come from a child of the cell's ``SeedSequence`` named by its names
-(:func:`sim.grid.cell_seed`) and ``b``, so results depend only on ``--seed`` and the
-cell, and every correction sees the same data (common random numbers).
+data of block ``b`` of look ``j`` come from a child of the cell's ``SeedSequence`` named by
+its names (:func:`sim.grid.cell_seed`), ``j`` (after the first look) and ``b``, so results
+depend only on ``--seed`` and the cell, and every correction sees the same data (common
+random numbers).
 
 Command line: ``python -m sim.multiarm --m 2 5 10 --k 10 --sims 2000 --seed 0 --out DIR``
 writes ``DIR/multiarm.csv`` and prints the table with Wilson 95% intervals and the states.
@@ -62,6 +67,7 @@ from evalcal_core.options import (
     alpha_option,
     config_from_args,
     declared,
+    max_sims_option,
     option,
     out_option,
     seed_option,
@@ -80,7 +86,16 @@ from protocols import joint_null as jn
 
 from .grid import cell_seed, wilson
 from .outputs import write_csv
-from .validity import INVALID, UNDECIDED, VALID, ValidityRule
+from .validity import (
+    INVALID,
+    PENDING,
+    UNDECIDED,
+    VALID,
+    ValidityRule,
+    default_max_sims,
+    fold,
+    to_extend,
+)
 from .validity import judge as judge_validity
 
 GENERATORS = ("paired_seed", "fixed_model")
@@ -113,7 +128,9 @@ class MultiarmConfig:
     n : int
         Questions (``fixed_model``).
     sims : int
-        Experiments per cell.
+        Experiments per cell (the validity rule's first look).
+    max_sims : int or None
+        Cap of the validity rule's sequential stop (default 16 times ``sims``).
     seed : int
         Root seed.
     alpha : float
@@ -143,6 +160,7 @@ class MultiarmConfig:
     k: int = option("--k", 10, kind=int, help="seeds per arm (paired_seed; 10)")
     n: int = option("--n", 1000, kind=int, help="questions (fixed_model; 1000)")
     sims: int = sims_option(2000, constraint=None)
+    max_sims: int | None = max_sims_option(constraint=None)
     seed: int = seed_option(constraint=None)
     alpha: float = alpha_option(help="level (0.05)", constraint=None)
     rho: float = option("--rho", 0.5, kind=float,
@@ -183,11 +201,13 @@ def _config_iv(config: MultiarmConfig, opt: bool = False) -> MultiarmConfig:
     for d in config.methods:
         check_choice(d, name("methods"), DECISIONS)
     alpha = check_alpha(config.alpha, name("alpha"))
+    sims = check_int(config.sims, name("sims"), low=1, high=1_000_000)
+    max_sims = (default_max_sims(sims) if config.max_sims is None
+                else check_int(config.max_sims, name("max_sims"), low=sims, high=16_000_000))
     return replace(
-        config, m=m, alpha=alpha,
+        config, m=m, alpha=alpha, sims=sims, max_sims=max_sims,
         k=check_int(config.k, name("k"), low=2, high=1000),
         n=check_int(config.n, name("n"), low=10, high=100_000),
-        sims=check_int(config.sims, name("sims"), low=1, high=1_000_000),
         seed=check_int(config.seed, name("seed"), low=0),
         rho=check_number(config.rho, name("rho"), low=0.0, high=1.0, high_open=True),
         effect=check_number(config.effect, name("effect"), low=0.0, high=20.0),
@@ -298,13 +318,20 @@ def _blocks(sims):
         yield b, min(BLOCK, sims - start)
 
 
-def family_cell(generator, m, scenario, config):
+def _block_names(look, b):
+    # the first look's blocks keep their names: a run with more looks repeats its numbers
+    return (b,) if look == 0 else (look, b)
+
+
+def family_cell(generator, m, scenario, config, sims=None, look=0):
     """Counts of one (generator, m, scenario) cell for every family and method.
+
+    ``sims`` experiments (default ``config.sims``) of look ``look`` (its own streams).
 
     Returns
     -------
     dict
-        ``(family, method, metric) -> count`` over ``config.sims`` experiments.
+        ``(family, method, metric) -> count`` over the ``sims`` experiments.
     """
     units = _units(generator, config)
     arm_means = _arm_means(generator, m, scenario, config)
@@ -312,9 +339,9 @@ def family_cell(generator, m, scenario, config):
                           config.rho if generator == "paired_seed" else FIXED_INTERCEPT,
                           float(arm_means[-1]))
     counts = {}
-    for b, size in _blocks(config.sims):
+    for b, size in _blocks(config.sims if sims is None else sims):
         rng = np.random.default_rng(np.random.SeedSequence(
-            data_seed.entropy, spawn_key=data_seed.spawn_key + (b,)))
+            data_seed.entropy, spawn_key=data_seed.spawn_key + _block_names(look, b)))
         x = _draw(generator, rng, size, m, config, arm_means)
         for family in config.families:
             comps = _comparisons(family, m)
@@ -323,7 +350,7 @@ def family_cell(generator, m, scenario, config):
             for method in config.methods:
                 if method == "maxt":
                     stream = cell_seed(config.seed, "multiarm", "maxt", generator, family, m,
-                                       units, scenario, b)
+                                       units, scenario, *_block_names(look, b))
                     p = _maxt_p(generator, x, comps, config, stream)
                 else:
                     p = multiplicity.adjust(raw, method)
@@ -340,9 +367,9 @@ def family_cell(generator, m, scenario, config):
     return counts
 
 
-def gate_cell(generator, claim, truth, config):
-    """Experiments (of ``config.sims``) in which ``claim`` is shown at true difference
-    ``truth * margin`` (``truth`` in {-1, 0, 1})."""
+def gate_cell(generator, claim, truth, config, sims=None, look=0):
+    """Experiments (of ``sims``, default ``config.sims``, of look ``look``) in which
+    ``claim`` is shown at true difference ``truth * margin`` (``truth`` in {-1, 0, 1})."""
     units = _units(generator, config)
     if generator == "paired_seed":
         sd = math.sqrt(2.0 * (1.0 - config.rho))
@@ -355,9 +382,9 @@ def gate_cell(generator, claim, truth, config):
                           config.rho if generator == "paired_seed" else FIXED_INTERCEPT,
                           margin)
     shown = 0
-    for b, size in _blocks(config.sims):
+    for b, size in _blocks(config.sims if sims is None else sims):
         rng = np.random.default_rng(np.random.SeedSequence(
-            data_seed.entropy, spawn_key=data_seed.spawn_key + (b,)))
+            data_seed.entropy, spawn_key=data_seed.spawn_key + _block_names(look, b)))
         x = _draw(generator, rng, size, 2, config, arm_means)
         d = x[:, 1] - x[:, 0]
         if generator == "paired_seed":
@@ -373,11 +400,13 @@ def gate_cell(generator, claim, truth, config):
 
 
 COLUMNS = ("kind", "generator", "family", "m", "units", "scenario", "method", "metric",
-           "count", "sims", "rate", "low", "high", "upper", "state")
+           "count", "sims", "looks", "rate", "low", "high", "upper", "state")
 #: the state of a rate that need not be <= alpha (a power, a gate at no difference)
 REPORTED = "reported"
 #: one-letter marks of the states in :func:`format_table`
 MARKS = {VALID: "v", INVALID: "X", UNDECIDED: "?", REPORTED: " "}
+#: the correction whose error rate is shown, not controlled: no more looks for it
+UNCORRECTED = "none"
 
 
 def must_hold(table) -> np.ndarray:
@@ -387,24 +416,75 @@ def must_hold(table) -> np.ndarray:
     return ((table["metric"] == "fwer") | gate_at_margin).to_numpy()
 
 
-def states(table, alpha: float):
-    """``upper`` and ``state`` of every row of ``table`` (``count``, ``sims``) by the validity
-    rule with one look (:func:`sim.validity.judge`; Holm over the rows of
+def _judged(table, rule):
+    """The rule's verdicts on the rows of :func:`must_hold` (Holm over them), their counts
+    over every look taken (``rejections``, ``sims``, the ``fpr_`` columns of
+    :func:`sim.validity.fold`)."""
+    held = table[must_hold(table)].rename(columns={"count": "rejections", "method": "protocol"})
+    return judge_validity(held, rule)
+
+
+def _settle(table, config, cells):
+    """The validity rule's sequential stop over ``table``: the cells of rows still pending
+    get their next look (all the cell's rows pooled, powers included) until none is.
+
+    ``cells`` maps a row's cell key (:func:`_cell_key`) to ``look(sims, j) -> {row key:
+    count}``. Returns ``table`` with the ``fpr_`` columns of the looks added."""
+    rule = ValidityRule.make(config.alpha, config.sims, max_sims=config.max_sims)
+    table = table.assign(fpr_sims=np.nan, fpr_rejections=np.nan, fpr_looks=np.nan,
+                         fpr_p_min=np.nan)
+    keys = [_cell_key(r) for r in table.itertuples()]
+    while True:
+        judged = _judged(table, rule)
+        grow = to_extend(judged, rule, lambda method: method != UNCORRECTED)
+        todo = sorted({keys[i] for i in judged.index[grow]})
+        if not todo:
+            return table
+        for key in todo:
+            rows = [i for i, k in enumerate(keys) if k == key]
+            first = table.loc[rows[0]]
+            done = int(first["sims"] if first["fpr_sims"] != first["fpr_sims"]
+                       else first["fpr_sims"])
+            look = 1 if first["fpr_looks"] != first["fpr_looks"] else int(first["fpr_looks"])
+            chunk = rule.next_sims(done)
+            counts = cells[key](chunk, look)
+            for i in rows:
+                row = table.loc[i].rename({"count": "rejections"})
+                added = {"sims": chunk, "rejections": counts[_row_key(table.loc[i])]}
+                for name, value in fold(row, added, rule).items():
+                    table.loc[i, name] = value
+
+
+def _cell_key(row) -> tuple:
+    if row.kind == "gate":
+        return ("gate", row.generator, row.method, row.scenario)
+    return ("family", row.generator, int(row.m), row.scenario)
+
+
+def _row_key(row) -> tuple:
+    return (row["family"], row["method"], row["metric"])
+
+
+def states(table, config):
+    """``upper`` and ``state`` of every row of ``table`` (``count``, ``sims`` over every
+    look) by the validity rule (:func:`sim.validity.judge`; Holm over the rows of
     :func:`must_hold`); other rows: NaN and "reported"."""
     held = must_hold(table)
     upper = np.full(len(table), np.nan)
     state = np.full(len(table), REPORTED, dtype=object)
     if held.any():
-        sims = int(table["sims"].max())
-        rule = ValidityRule.make(alpha, sims, max_sims=sims)
-        judged = judge_validity(table[held].rename(columns={"count": "rejections"}), rule)
+        rule = ValidityRule.make(config.alpha, config.sims, max_sims=config.max_sims)
+        judged = _judged(table, rule)
         upper[held] = judged["fpr_upper"].to_numpy()
-        state[held] = judged["state"].to_numpy()
+        state[held] = judged["state"].replace(PENDING, UNDECIDED).to_numpy()
     return upper, state
 
 
+_TRUTH = {-1: "delta=-margin", 0: "delta=0", 1: "delta=+margin"}
+
+
 def run_multiarm(config: MultiarmConfig | None = None):
-    """Simulate every cell of ``config``.
+    """Simulate every cell of ``config``, with the validity rule's sequential stop.
 
     Returns
     -------
@@ -412,25 +492,33 @@ def run_multiarm(config: MultiarmConfig | None = None):
         One row per (cell, method, metric) with columns :data:`COLUMNS`: ``kind``
         ("family" or "gate"), ``units`` (k seeds or n questions), ``scenario`` ("null",
         "alternative"; gates: "delta=-margin", "delta=0", "delta=+margin"), ``method`` (a
-        correction, or the claim for a gate), ``rate`` and its Wilson 95% interval
+        correction, or the claim for a gate), ``count`` and ``sims`` over every look of
+        the cell, ``looks`` (how many), ``rate`` and its Wilson 95% interval
         ``low``-``high``, ``upper`` (the validity rule's one-sided bound) and ``state``
         (valid, invalid, undecided or reported: :func:`states`). Rates are fractions.
     """
     import pandas as pd
 
     config = _config_iv(config or MultiarmConfig())
-    rows = []
+    rows, cells = [], {}
 
     def add(kind, generator, family, m, scenario, method, metric, count):
-        low, high = wilson(count, config.sims)
         rows.append((kind, generator, family, m, _units(generator, config), scenario, method,
-                     metric, count, config.sims, count / config.sims, low, high, np.nan,
-                     REPORTED))
+                     metric, count, config.sims))
+
+    def family_look(generator, m, scenario):
+        return lambda sims, look: family_cell(generator, m, scenario, config, sims, look)
+
+    def gate_look(generator, claim, truth):
+        return lambda sims, look: {("two_arms", claim, "shown"): gate_cell(
+            generator, claim, truth, config, sims, look)}
 
     for generator in config.generators:
         for m in config.m:
             for scenario in ("null", "alternative"):
                 counts = family_cell(generator, m, scenario, config)
+                cells[("family", generator, m, scenario)] = family_look(generator, m,
+                                                                        scenario)
                 for family in config.families:
                     for method in config.methods:
                         for metric in ("fwer", "any_power", "all_power"):
@@ -441,12 +529,22 @@ def run_multiarm(config: MultiarmConfig | None = None):
             for claim in GATES:
                 truths = (-1, 0) if claim == "non_inferiority" else (-1, 0, 1)
                 for truth in truths:
-                    scenario = {-1: "delta=-margin", 0: "delta=0", 1: "delta=+margin"}[truth]
-                    add("gate", generator, "two_arms", 2, scenario, claim, "shown",
+                    cells[("gate", generator, claim, _TRUTH[truth])] = gate_look(
+                        generator, claim, truth)
+                    add("gate", generator, "two_arms", 2, _TRUTH[truth], claim, "shown",
                         gate_cell(generator, claim, truth, config))
-    table = pd.DataFrame(rows, columns=list(COLUMNS))
-    upper, state = states(table, config.alpha)
-    return table.assign(upper=upper, state=state)
+    table = pd.DataFrame(rows, columns=list(COLUMNS[:10]))
+    table = _settle(table, config, cells)
+    more = table["fpr_sims"].notna()
+    count = table["fpr_rejections"].where(more, table["count"]).astype(int)
+    sims = table["fpr_sims"].where(more, table["sims"]).astype(int)
+    bounds = [wilson(int(c), int(n)) for c, n in zip(count, sims)]
+    table = table.assign(count=count, sims=sims,
+                         looks=table["fpr_looks"].where(more, 1).astype(int),
+                         rate=count / sims, low=[b[0] for b in bounds],
+                         high=[b[1] for b in bounds])
+    upper, state = states(table.drop(columns=["fpr_sims", "fpr_rejections"]), config)
+    return table.assign(upper=upper, state=state)[list(COLUMNS)]
 
 
 def format_table(table) -> str:
@@ -480,10 +578,11 @@ def format_table(table) -> str:
         counts = held.state.value_counts()
         lines.append("")
         lines.append(
-            f"state of the {len(held)} rates that must be <= alpha (validity rule, one look: "
+            f"state of the {len(held)} rates that must be <= alpha (validity rule: "
             f"one-sided Clopper-Pearson 95% bound <= alpha + alpha/5 is valid 'v'; exact "
             f"binomial test of rate <= alpha rejected by Holm at 0.001 over these rates is "
-            f"invalid 'X'; else undecided '?', more --sims can decide it): "
+            f"invalid 'X'; a corrected rate or gate neither is gets more simulations, up to "
+            f"--max-sims, and is undecided '?' there): "
             + ", ".join(f"{counts.get(s, 0)} {s}" for s in (VALID, INVALID, UNDECIDED)))
     return "\n".join(lines)
 
@@ -518,8 +617,10 @@ def main(argv=None) -> int:
             table = run_multiarm(config)
             path = outputs.path / "multiarm.csv"
             write_csv(table, path)
-    print(f"{config.sims} experiments per cell, alpha {config.alpha:g}; rates in % with "
-          "Wilson 95% intervals (descriptive; the states come from the validity rule)")
+    extended = int((table["looks"] > 1).sum())
+    print(f"{config.sims} experiments per cell ({extended} rates of cells that took more "
+          f"looks, up to {int(table['sims'].max())}), alpha {config.alpha:g}; rates in % "
+          "with Wilson 95% intervals (descriptive; the states come from the validity rule)")
     print(format_table(table))
     if args.out is not None:
         print(f"wrote {path}")

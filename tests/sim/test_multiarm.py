@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import subprocess
 import sys
+from dataclasses import replace
 
 import numpy as np
 import pandas as pd
@@ -25,10 +26,19 @@ def _rate(table, **where):
     return sel.iloc[0]
 
 
+SMALL = MA.MultiarmConfig(m=(2, 4), k=6, n=200, sims=300, n_draws=300, max_sims=300)
+
+
 @pytest.fixture(scope="module")
 def small():
-    cfg = MA.MultiarmConfig(m=(2, 4), k=6, n=200, sims=300, n_draws=300)
-    return MA.run_multiarm(cfg)
+    """One look (``max_sims = sims``): the states against their one-look references."""
+    return MA.run_multiarm(SMALL)
+
+
+@pytest.fixture(scope="module")
+def sequential():
+    """The same cells with the validity rule's sequential stop (up to 16 x 300)."""
+    return MA.run_multiarm(replace(SMALL, max_sims=None))
 
 
 def test_small_grid_shape_and_intervals(small):
@@ -69,6 +79,59 @@ def test_states_follow_clopper_pearson_and_holm(small):
     counts = rows.state.value_counts()
     assert (f"{counts['valid']} valid, {counts['invalid']} invalid, "
             f"{counts['undecided']} undecided") in text
+
+
+def test_sequential_stop_pools_nested_looks(small, sequential):
+    """The sequential stop adds looks to the cells with an undecided corrected rate or gate:
+    a cell's counts are its first look (the one-look run's, experiment for experiment) plus
+    each later look's own draws (recomputed here, ``family_cell``/``gate_cell`` of look j),
+    every row of a cell pooling the same looks."""
+    key = ["kind", "generator", "family", "m", "scenario", "method", "metric"]
+    one, seq = small.set_index(key), sequential.set_index(key)
+    assert (seq["looks"] >= 1).all() and (seq["looks"] > 1).any()
+    schedule = [300 * 2**j for j in range(5)]  # 300, 600, ..., 4800 experiments
+    assert set(seq["sims"]) <= set(schedule)
+    assert (seq["sims"] == [schedule[j - 1] for j in seq["looks"]]).all()
+    # one extended family cell and one extended gate, recomputed look by look
+    ext = sequential[(sequential.looks > 1)]
+    fam = ext[ext.kind == "family"].iloc[0]
+    cell = sequential[(sequential.kind == "family") & (sequential.generator == fam.generator)
+                      & (sequential.m == fam.m) & (sequential.scenario == fam.scenario)]
+    assert cell["looks"].nunique() == 1
+    cfg = MA._config_iv(replace(SMALL, max_sims=None))
+    looks = [MA.family_cell(fam.generator, int(fam.m), fam.scenario, cfg, n, j)
+             for j, n in enumerate(np.diff([0] + schedule[:int(fam.looks)]))]
+    for r in cell.itertuples():
+        k = (r.family, r.method, r.metric)
+        assert r.count == sum(c[k] for c in looks)
+        assert looks[0][k] == one.loc[tuple(getattr(r, c) for c in key), "count"]
+    gates = ext[ext.kind == "gate"]
+    if len(gates):
+        g = gates.iloc[0]
+        truth = {"delta=-margin": -1, "delta=0": 0, "delta=+margin": 1}[g.scenario]
+        counts = [MA.gate_cell(g.generator, g.method, truth, cfg, n, j)
+                  for j, n in enumerate(np.diff([0] + schedule[:int(g.looks)]))]
+        assert g["count"] == sum(counts)
+
+
+def test_sequential_stop_decides_or_reaches_the_cap(sequential):
+    """After the stop no corrected rate or gate is left with looks to spare: each is valid
+    (its Clopper-Pearson bound at 1 - 0.05 / 5, Bonferroni over the rule's 5 looks, <= 6%,
+    scipy's exact interval), invalid, or undecided at the cap of 4,800 experiments; a cell
+    whose only open rates are uncorrected takes no more looks."""
+    held = sequential[(sequential.metric == "fwer")
+                      | ((sequential.kind == "gate") & (sequential.scenario != "delta=0"))]
+    upper = np.array([stats.binomtest(int(c), int(n)).proportion_ci(1 - 2 * 0.05 / 5,
+                                                                    "exact").high
+                      if c < n else 1.0 for c, n in zip(held["count"], held.sims)])
+    np.testing.assert_allclose(held.upper, upper, rtol=1e-9)
+    assert ((held.state == "valid") == (upper <= 1.2 * ALPHA + 1e-12)).all()
+    honest = held[held.method != "none"]
+    assert (honest[honest.state == "undecided"].sims == 4800).all()
+    assert set(held.state) <= {"valid", "invalid", "undecided"}
+    # the uncorrected FWER at m = 4 is shown invalid without extra looks of its own
+    none4 = held[(held.method == "none") & (held.m == 4) & (held.scenario == "null")]
+    assert (none4.state == "invalid").all()
 
 
 def test_corrections_nested_on_common_data(small):

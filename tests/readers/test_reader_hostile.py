@@ -23,6 +23,23 @@ from evalcal_core import readers
 DEEP = 200_000  # far past Python's recursion limit (1,000) and json's C stack guard
 
 
+class _Peak:
+    peak = 0
+
+
+@contextmanager
+def traced():
+    """The peak bytes Python allocates in the block (tracemalloc: deterministic), as
+    ``.peak`` once the block is left."""
+    memory = _Peak()
+    tracemalloc.start()
+    try:
+        yield memory
+    finally:
+        memory.peak = tracemalloc.get_traced_memory()[1]
+        tracemalloc.stop()
+
+
 @contextmanager
 def deadline(seconds: int):
     """Fail instead of hanging (a blocked ``open`` of a FIFO is interrupted by SIGALRM)."""
@@ -115,13 +132,10 @@ def test_zip_bomb_that_lies_is_stopped_at_the_cap(tmp_path, method):
             data[start + at:start + at + 4] = struct.pack("<L", 1024)
         path.write_bytes(bytes(data))
     del big
-    tracemalloc.start()
-    try:
+    with traced() as memory:
         with pytest.raises(ValueError) as info:
             readers.read_log(path, max_member_bytes=2**20)
-        peak = tracemalloc.get_traced_memory()[1]
-    finally:
-        tracemalloc.stop()
+    peak = memory.peak
     message = _one_line(info, path)
     assert "1024 bytes its header declares" in message or "Bad CRC" in message
     assert peak < 8 * 2**20  # never holds the 64 MiB
@@ -191,14 +205,11 @@ def test_json_log_past_the_cap_is_refused_before_reading(tmp_path, name, fmt):
     path = tmp_path / name
     path.write_bytes(b"[" if fmt == "helm" else HEADER[:-1])
     os.truncate(path, 4 * 2**30)
-    tracemalloc.start()
-    try:
+    with traced() as memory:
         with pytest.raises(ValueError, match=r"is 4096 MiB, more than the 256 MiB cap on one "
                                              r"log file .*--max-member-mb") as info:
             readers.read_log(path, fmt=fmt)
-        peak = tracemalloc.get_traced_memory()[1]
-    finally:
-        tracemalloc.stop()
+    peak = memory.peak
     _one_line(info, path)
     assert peak < 2**20
 
@@ -227,14 +238,11 @@ def test_json_text_is_held_at_most_twice(tmp_path, kind):
         path = tmp_path / "log.json"
         path.write_bytes(text)
     del text
-    tracemalloc.start()
-    try:
+    with traced() as memory:
         with pytest.raises(ValueError, match="field 'eval' is missing"):  # parsed, then refused
             readers.read_log(path, fmt=kind if kind == "inspect-json" else None,
                              max_member_bytes=size)
-        peak = tracemalloc.get_traced_memory()[1]
-    finally:
-        tracemalloc.stop()
+    peak = memory.peak
     assert peak < 2.25 * size
 
 
@@ -244,13 +252,10 @@ def test_jsonl_line_past_the_cap_is_refused_while_streaming(tmp_path):
     path.write_text('{"doc_id": 0, "metrics": ["acc"], "acc": 1}\n')
     with open(path, "ab") as fh:
         fh.truncate(64 * 2**20)  # 64 MiB of NUL characters on line 2
-    tracemalloc.start()
-    try:
+    with traced() as memory:
         with pytest.raises(ValueError, match=r"line 2 runs past the 1 MiB cap") as info:
             readers.read_log(path, max_member_bytes=2**20)
-        peak = tracemalloc.get_traced_memory()[1]
-    finally:
-        tracemalloc.stop()
+    peak = memory.peak
     _one_line(info, path)
     assert peak < 16 * 2**20  # a few times the cap, never the 64 MiB
 
@@ -341,12 +346,9 @@ def test_parse_cost_bounds_what_json_allocates(shape):
     from evalcal_core.readers import _files
 
     text = _SHAPES[shape](50_000)
-    tracemalloc.start()
-    try:
+    with traced() as memory:
         parsed = json.loads(text)
-        peak = tracemalloc.get_traced_memory()[1]
-    finally:
-        tracemalloc.stop()
+    peak = memory.peak
     del parsed
     held = peak + sys.getsizeof(text)
     assert _files.parse_cost(text) >= held
@@ -371,14 +373,11 @@ def test_json_of_tiny_values_is_refused_before_parsing(tmp_path, kind):
         path.write_bytes(text)
     size = len(text)
     del text
-    tracemalloc.start()
-    try:
+    with traced() as memory:
         with pytest.raises(ValueError, match=r"whose parse would take about .* MiB of memory "
                                              r"\(many small values\), more than the 768 MiB"
                            ) as info:
             readers.read_log(path, fmt=kind if kind == "inspect-json" else None)
-        peak = tracemalloc.get_traced_memory()[1]
-    finally:
-        tracemalloc.stop()
+    peak = memory.peak
     _one_line(info, path)
     assert peak < 3.5 * size

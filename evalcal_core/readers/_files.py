@@ -140,14 +140,18 @@ def parse_cost(text: str) -> int:
     and colons); only where that exceeds :data:`JSON_PARSE_LIMIT`, again with the strings
     blanked out.
     """
-    def cost(skeleton):
-        return (2 * sys.getsizeof(text) + 64 * (skeleton.count(",") + 1)
-                + 64 * skeleton.count("[") + 200 * skeleton.count("{")
-                + 100 * skeleton.count(":") + 20 * skeleton.count('"'))
-    rough = cost(text)
+    rough = structure_cost(text, text)
     if rough <= JSON_PARSE_LIMIT:
         return rough
-    return cost(_STRING.sub('""', text))
+    return structure_cost(text, _STRING.sub('""', text))
+
+
+def structure_cost(text: str, skeleton: str) -> int:
+    """:func:`parse_cost`'s charge for ``text`` with its structure counted on ``skeleton``
+    (the text itself, or the text with its strings blanked out)."""
+    return (2 * sys.getsizeof(text) + 64 * (skeleton.count(",") + 1)
+            + 64 * skeleton.count("[") + 200 * skeleton.count("{")
+            + 100 * skeleton.count(":") + 20 * skeleton.count('"'))
 
 
 def _decode(data, where: str) -> str:

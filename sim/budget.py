@@ -22,15 +22,15 @@ Only a recommended protocol gets a k.
 The k search
 ------------
 For every recommended protocol and effect, the smallest k with power >= the target is
-searched beyond the requested range (:func:`sim.solve.solve` over :mod:`sim.search`:
-doubling, then bisection, then a walk to the k range over which the power's Wilson interval
-straddles the target), up to ``--k-max`` or the generator's cap. A protocol that reads the
-first run only (``mcnemar``) is not searched: its power does not change with k, so the
-requested grid answers. Each k the budget reports (the crossing of every curve) gets its
-effect-0 cell as well, so the rule above covers it; the k a search passes through on its
-way do not (they only locate the crossing). Cells are cached like any other, and a cell
-drawn for one protocol is scored for every protocol searched, its other rows held back until
-asked for
+searched beyond the requested range (:func:`sim.solve.solve` over :mod:`sim.search`: steps
+up to a normal-theory guess of the crossing, each at most a doubling, then bisection, then
+a walk to the k range over which the power's Wilson interval straddles the target), up to
+``--k-max`` or the generator's cap. A protocol that reads the first run only (``mcnemar``)
+is not searched: its power does not change with k, so the requested grid answers. Each k
+the budget reports (the crossing of every curve) gets its effect-0 cell as well, so the
+rule above covers it; the k a search passes through on its way do not (they only locate
+the crossing). Cells are cached like any other, and a cell drawn for one protocol is scored
+for every protocol searched, its other rows held back until asked for
 (:func:`sharing_runner`: the same rows, a draw fewer).
 """
 

@@ -64,11 +64,19 @@ def _run(pool, out, *extra):
 
 def _scipy_median_width(generator, k, sims=400, seed=0):
     """Median width of the 95% t intervals of the cell's experiments (scores' units):
-    ``2 t_{0.975, k-1} sd / sqrt(k)``, the interval ``scipy.stats.ttest_1samp`` gives."""
+    ``2 t_{0.975, k-1} sd / sqrt(k)``, the interval ``scipy.stats.ttest_1samp`` gives.
+
+    An experiment whose k deltas are all equal and not 0 has no variance estimate and so
+    no interval (``paired_t`` reports NaN; all 0: the point 0, width 0): the median is over
+    the others, as the calibration's. The test pools' discrete deltas make such draws
+    possible (a value held by 4 of the 30 seeds), in some cells' streams and not others.
+    """
     deltas = cell_deltas(generator, k, 100 * generator.fixed_effect(), sims, seed)
+    sd = deltas.std(axis=1, ddof=1)
+    has_interval = (sd > 0) | (np.abs(deltas).max(axis=1) == 0)
     # the t interval written out (scipy.stats.t quantile): scipy's ttest_1samp warns of
     # "catastrophic cancellation" on some builds when a few experiments' deltas nearly agree
-    half = stats.t.ppf(0.975, k - 1) * deltas.std(axis=1, ddof=1) / np.sqrt(k)
+    half = stats.t.ppf(0.975, k - 1) * sd[has_interval] / np.sqrt(k)
     return float(np.median(2.0 * half))
 
 

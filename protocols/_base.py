@@ -92,6 +92,10 @@ class Protocol:
     #: why it misleads under a design it is not valid for (kind -> reason); kinds missing
     #: here fall back to :attr:`pitfall` or a generic reason
     pitfall_for: ClassVar[dict[str, str]] = {}
+    #: reads the runs' scores or per-seed metrics; ``False``: on 0/1 scores it reads only
+    #: each question's correct runs and what derives from them (a batch of counts,
+    #: ``ScoreBatch.from_counts``, serves it)
+    reads_runs: ClassVar[bool] = True
     #: needs the cluster of each question (``evaluate(..., clusters=codes)``)
     needs_clusters: ClassVar[bool] = False
     #: the evaluation harness and function whose printed output the protocol reproduces
@@ -164,7 +168,7 @@ class Protocol:
         why = self.applicable(batch.k, batch.n, batch.binary, batch.clusters)
         if why is not None:
             raise InvalidParameterError(f"protocol {self.name!r} cannot evaluate scores of shape "
-                                        f"{batch.base.shape}: it {why}")
+                                        f"{batch.shape}: it {why}")
         return self._evaluate(batch, alpha, np.random.default_rng(rng))
 
     def _evaluate(self, batch: ScoreBatch, alpha: float, rng) -> ProtocolResult:

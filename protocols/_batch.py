@@ -162,6 +162,32 @@ class ScoreBatch:
             base, variant = base.astype(float), variant.astype(float)
         return cls(base, variant, binary, clusters=clusters)
 
+    @classmethod
+    def from_counts(cls, correct_base, correct_variant, k: int, clusters=None) -> ScoreBatch:
+        """Binary experiments known by each question's correct runs (of ``k``) alone.
+
+        For protocols that read nothing but these counts and what derives from them
+        (per-question means and deltas: ``Protocol.reads_runs`` false); asking the batch
+        for its runs or per-seed metrics raises ``RuntimeError``.
+
+        Parameters
+        ----------
+        correct_base, correct_variant : ndarray of int, shape (..., n)
+            Correct runs per question, in ``0 .. k`` (not checked: a generator's draw).
+        k : int
+            Runs per arm.
+        clusters : array_like of int, shape (n,), optional
+        """
+        correct_base = np.asarray(correct_base, dtype=np.int64)
+        correct_variant = np.asarray(correct_variant, dtype=np.int64)
+        shape = correct_base.shape[:-1] + (int(k), correct_base.shape[-1])
+
+        def no_runs():
+            raise RuntimeError("this batch holds per-question counts only: a protocol that "
+                               "reads runs or per-seed metrics needs a batch of runs")
+        return cls(None, None, True, shape=shape, scores=no_runs, clusters=clusters,
+                   correct_base=correct_base, correct_variant=correct_variant)
+
     def with_clusters(self, clusters) -> ScoreBatch:
         """The same experiments with question clusters ``clusters`` (shape ``(n,)``).
 

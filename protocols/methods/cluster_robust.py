@@ -222,6 +222,7 @@ class _ClusterProtocol(Protocol):
     needs_questions = True
     needs_clusters = True
     paired = True
+    reads_runs = False
     pitfall = "clusters of questions as the only noise, seeds ignored"
     pitfall_for = {METHODS_INDEPENDENT: SEEDS_IGNORED, MODELS: NEEDS_CLUSTERS}
 

@@ -69,6 +69,8 @@ class HarnessBetaBinomial(Protocol):
     both arms) is ignored, and so are seed-to-seed variance and clustering.
     """
 
+    reads_runs = False
+
     name = "harness_beta_binomial"
     summary = "bayes_evals Beta-binomial: P(A > B) > 0.95 or < 0.05 on pooled 0/1 answers"
     harness = "bayes_evals independent_comparisons (Beta posteriors); P(A > B) > 0.95 / < 0.05"

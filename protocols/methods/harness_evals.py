@@ -86,6 +86,8 @@ class HarnessEvalsBootstrap(Protocol):
         evals' ``num_samples``.
     """
 
+    reads_runs = False
+
     n_resamples: int = 1000
 
     name = "harness_evals_bootstrap"

@@ -176,6 +176,8 @@ class HarnessInspectBootstrap(ReplicateZProtocol):
         As in :class:`~protocols._bootstrap_z.ReplicateZProtocol`.
     """
 
+    reads_runs = False
+
     name = "harness_inspect_bootstrap"
     summary = "Inspect bootstrap_stderr() per model: the 95% intervals do not overlap"
     harness = "Inspect bootstrap_stderr(num_samples=1000), interval overlap"

@@ -97,6 +97,7 @@ class _PerModelHarness(Protocol):
     """Shared attributes: per-question scores, each model summarised on its own."""
 
     needs_questions = True
+    reads_runs = False
     pitfall = SEEDS_IGNORED
     valid_for = frozenset()
 

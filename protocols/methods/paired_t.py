@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+import numpy as np
+
 from evalcal_core.designs import METHODS_INDEPENDENT, METHODS_PAIRED, MODELS, MODELS_CLUSTERED
 
 from .._base import (
@@ -73,11 +75,33 @@ class PairedTQuestions(Protocol):
     valid_for = frozenset({MODELS})
     pitfall_for = {METHODS_INDEPENDENT: SEEDS_IGNORED, MODELS_CLUSTERED: CLUSTERS_IGNORED}
 
+    reads_runs = False
+
     def _evaluate(self, batch, alpha, rng):
-        dq = batch.question_deltas
-        n = dq.shape[-1]
-        estimate = dq.mean(axis=-1)
-        se = dq.std(axis=-1, ddof=1) / n**0.5
-        scale = data_scale(batch.question_base, batch.question_variant)
-        p, lo, hi, sig = t_decision(estimate, se, n - 1, alpha, scale)
+        estimate, se, scale = question_t(batch)
+        p, lo, hi, sig = t_decision(estimate, se, batch.n - 1, alpha, scale)
         return make_result(estimate, lo, hi, p, sig)
+
+
+def question_t(batch):
+    """Mean per-question delta of the k-run means, its standard error ``sd / sqrt(n)``
+    and the data's scale (:func:`~protocols._decisions.data_scale`), arrays over the
+    batch's experiments; computed once per batch."""
+    return batch.shared("paired_t_questions:moments", lambda: _question_moments(batch))
+
+
+def _question_moments(batch):
+    n, k = batch.n, batch.k
+    if batch.binary and n * n * k * k < 2**62:
+        # 0/1 scores: exact integer sums of the correct-run deltas (no float pass over the
+        # questions, and a zero spread is exactly zero); n * sum(d^2) <= n^2 k^2 fits int64
+        d = batch.correct_deltas
+        s1 = d.sum(axis=-1)
+        s2 = np.einsum("...i,...i->...", d, d)
+        variance = (n * s2 - s1 * s1) / (n * (n - 1) * k * k)
+        scale = np.maximum(batch.correct_base.max(axis=-1),
+                           batch.correct_variant.max(axis=-1)) / k
+        return s1 / (k * n), np.sqrt(variance / n), scale
+    dq = batch.question_deltas
+    se = dq.std(axis=-1, ddof=1) / n**0.5
+    return dq.mean(axis=-1), se, data_scale(batch.question_base, batch.question_variant)

@@ -35,6 +35,8 @@ class QuestionBootstrap(ReplicateZProtocol):
         Bootstrap replicates (alias ``B``).
     """
 
+    reads_runs = False
+
     name = "question_bootstrap"
     summary = "question bootstrap, independent indices per arm"
     needs_questions = True
@@ -86,6 +88,8 @@ class PairedQuestionBootstrap(ReplicateZProtocol):
     n_resamples : int, default 1000
         Bootstrap replicates (alias ``B``).
     """
+
+    reads_runs = False
 
     name = "paired_question_bootstrap"
     summary = "question bootstrap, same indices for both arms"

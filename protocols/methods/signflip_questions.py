@@ -12,6 +12,7 @@ from evalcal_core.designs import METHODS_INDEPENDENT, MODELS, MODELS_CLUSTERED
 from .._base import SEEDS_IGNORED, Protocol, check_draws, register
 from .._resample import TIE_RTOL, _chunks, _flat, sign_flip_pvalue
 from .._result import make_result
+from .paired_t import question_t
 
 #: most non-zero deltas whose ``2**m`` sign patterns are enumerated (meet-in-the-middle
 #: kernel: ``2**(m/2)`` sums per half, as ``sign_flip``); beyond, patterns are sampled
@@ -192,6 +193,7 @@ class SignflipQuestions(Protocol):
     n_permutations: int = 9999
 
     name = "signflip_questions"
+    reads_runs = False
     summary = "studentized sign-flip test on per-question differences of k-run means"
     needs_questions = True
     paired = True
@@ -208,7 +210,7 @@ class SignflipQuestions(Protocol):
 
     def _evaluate(self, batch, alpha, rng):
         p = batch_pvalue(batch, self.n_permutations, rng)
-        return make_result(batch.question_deltas.mean(axis=-1), p_value=p,
+        return make_result(question_t(batch)[0], p_value=p,
                            significant=p < alpha)
 
 

@@ -40,6 +40,7 @@ class TSignflipQuestions(Protocol):
     n_permutations: int = 9999
 
     name = "t_signflip_questions"
+    reads_runs = False
     summary = ("paired t interval on per-question deltas; significant only if the exact "
                "sign-flip test agrees")
     needs_questions = True

@@ -32,6 +32,9 @@ class Generator:
     name: ClassVar[str] = ""
     #: scores are 0/1 per question
     binary: ClassVar[bool] = False
+    #: :meth:`draw_counts` gives the per-question correct-run counts of :meth:`draw`'s
+    #: experiments without drawing the runs (binary generators)
+    draws_counts: ClassVar[bool] = False
     #: the largest k it can draw (None: any)
     max_k: ClassVar[int | None] = None
     #: draws from a finite pool of recorded runs (it has ``pool()`` and a fixed effect)
@@ -119,7 +122,29 @@ class Generator:
         self.check_effect(delta)
         return self._draw(sims, k, float(delta), np.random.default_rng(rng))
 
+    def draw_counts(self, sims: int, k: int, delta: float, rng) -> tuple[np.ndarray,
+                                                                         np.ndarray]:
+        """Each question's correct runs (of k) in the experiments :meth:`draw` would draw
+        from the same ``rng``, without the runs (only where :attr:`draws_counts`).
+
+        Parameters are :meth:`draw`'s.
+
+        Returns
+        -------
+        base, variant : ndarray of int64, shape (sims, n)
+            ``draw(...)[arm].sum(axis=1)`` of the same stream, value for value.
+        """
+        if not self.draws_counts:
+            raise NotImplementedError(f"{self.owner} draws no per-question counts")
+        sims = check_int(sims, "sims", self.owner, low=1)
+        k = check_int(k, "k", self.owner, low=1, high=self.max_k)
+        self.check_effect(delta)
+        return self._draw_counts(sims, k, float(delta), np.random.default_rng(rng))
+
     def _draw(self, sims, k, delta, rng):
+        raise NotImplementedError
+
+    def _draw_counts(self, sims, k, delta, rng):
         raise NotImplementedError
 
 

@@ -69,7 +69,7 @@ def protocol_rng(protocol: str, protocol_params: str, generator, k: int, effect_
 
 
 def draw_cell(generator, k: int, effect_pp: float, sims: int, seed: int,
-              chunk: int | None = None) -> Iterator[ScoreBatch]:
+              chunk: int | None = None, counts: bool = False) -> Iterator[ScoreBatch]:
     """The cell's experiments, ``chunk`` at a time, as validated score batches.
 
     Parameters
@@ -86,6 +86,11 @@ def draw_cell(generator, k: int, effect_pp: float, sims: int, seed: int,
     chunk : int, optional
         Experiments per batch; default :func:`chunk_size`. It changes which draws land in
         which batch, and so the protocols' resampling streams: keep it in the cache key.
+    counts : bool, default False
+        Yield batches of per-question correct-run counts
+        (:meth:`protocols.ScoreBatch.from_counts`) of the same experiments, without their
+        runs, where the generator :attr:`~sim.generators.Generator.draws_counts`: what the
+        protocols that read no runs see is the same either way.
 
     Yields
     ------
@@ -101,6 +106,9 @@ def draw_cell(generator, k: int, effect_pp: float, sims: int, seed: int,
         if pool is not None:
             # Index sets into the pool (the same random numbers draw() would use).
             yield ScoreBatch.from_pool(pool, generator.draw_seeds(m, k, effect_pp / 100.0, rng))
+            continue
+        if counts and generator.draws_counts:
+            yield ScoreBatch.from_counts(*generator.draw_counts(m, k, effect_pp / 100.0, rng), k)
             continue
         base, variant = generator.draw(m, k, effect_pp / 100.0, rng)
         yield ScoreBatch(base, variant, generator.binary)

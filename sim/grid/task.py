@@ -77,8 +77,11 @@ def run_task(generator, k, effect_pp, specs, seed, threads=1):
     size = generator.pool_size if generator.from_pool else 0
     seeds = {spec: [np.zeros(size, np.int64), np.zeros(size, np.int64)] for spec in specs}
     codes = generator.clusters()
+    # the same experiments' counts serve protocols that read no runs: a cell's numbers do
+    # not depend on the other protocols drawn with it
+    counts = not any(protocol.reads_runs for _, protocol, _ in evaluators)
     with protocols.kernel_threads(threads):
-        for batch in draw_cell(generator, k, effect_pp, sims, seed, chunk):
+        for batch in draw_cell(generator, k, effect_pp, sims, seed, chunk, counts):
             order = batch.order
             if codes is not None:  # the cluster-robust protocols read them from the batch
                 batch = batch.with_clusters(codes)

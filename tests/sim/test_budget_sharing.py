@@ -1,6 +1,6 @@
 """The seed-budget search draws each cell once for all the protocols it searches, with the
-rows of a plain run; the question_mixture draw and the sign-flip p from counts are the same
-numbers as the computations they replace."""
+rows of a plain run; the sign-flip p from counts is the same number as the float computation
+it replaces."""
 
 from __future__ import annotations
 
@@ -13,7 +13,6 @@ from evalcal_core.options import Execution
 from protocols.methods.signflip_questions import signflip_t_pvalue
 from sim import generators
 from sim.budget import sharing_runner
-from sim.generators.question_mixture import _bernoulli_runs
 from sim.grid import CellRequest, run_cells
 
 PROTOCOLS = ("paired_t_questions", "signflip_questions", "t_signflip_questions")
@@ -59,28 +58,6 @@ def test_sharing_runner_draws_a_cell_once_and_returns_the_plain_rows(draws):
     assert draws.count((2, 0.5, 40, 3)) == 3  # drawn again for each protocol asked
     for a, b in zip(got, want):
         pd.testing.assert_frame_equal(a, b)
-
-
-@pytest.mark.parametrize("k", [1, 3, 8])
-def test_question_mixture_runs_are_the_uniforms_below_p(k):
-    """Reference: the NumPy expression the compiled loop replaces, ``rng.random((m, k)) <
-    p[:, None]`` scattered to the uncertain questions, on the same stream."""
-    rng = np.random.default_rng(k)
-    sims, n = 5, 30
-    solved = rng.random((sims, n)) < 0.4
-    uncertain = ~solved & (rng.random((sims, n)) < 0.5)
-    rows, cols = np.nonzero(uncertain)
-    p = rng.random(rows.size)
-    want = np.repeat(solved[:, None, :], k, axis=1)
-    runs = np.random.default_rng(7).random((rows.size, k)) < p[:, None]
-    want[rows, :, cols] = runs
-    stream = np.random.default_rng(7)
-    got = _bernoulli_runs(solved, rows, cols, p, k, stream)
-    np.testing.assert_array_equal(got, want)
-    # the same number of uniforms was used: the streams go on alike
-    reference = np.random.default_rng(7)
-    reference.random((rows.size, k))
-    assert stream.random() == reference.random()
 
 
 def test_signflip_p_of_integer_deltas_equals_the_float_path_bit_for_bit():

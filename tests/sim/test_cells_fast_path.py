@@ -68,3 +68,28 @@ def test_cli_exit_2_on_a_cell_too_large(tmp_path):
     res = subprocess.run(cmd, capture_output=True, text=True)
     assert res.returncode == 2, res.stderr
     assert "GiB is available" in res.stderr and len(res.stderr.strip().splitlines()) == 1
+
+
+def test_a_question_level_cell_is_the_same_drawn_alone_or_beside_a_run_protocol(monkeypatch):
+    """A cell whose protocols read no runs draws counts only; its rows equal those of the
+    same cells drawn with runs beside a protocol that reads them (the cache key holds no
+    trace of the neighbours, so the numbers must not depend on them)."""
+    from evalcal_core.options import Execution
+    from sim.grid import CellRequest, run_cells
+
+    g = generators.get("question_mixture", n_questions=300)
+    run = Execution(sims=60, seed=2, jobs=1, progress=False)
+    alone = [CellRequest(g, name, "", 3, 1.0)
+             for name in ("paired_t_questions", "t_signflip_questions")]
+    beside = alone + [CellRequest(g, "welch_t", "", 3, 1.0)]
+    b = run_cells(beside, run)
+    b = b[b["protocol"] != "welch_t"].reset_index(drop=True)
+
+    def no_runs(*args):
+        raise AssertionError("runs drawn for protocols that read counts only")
+    monkeypatch.setattr(type(g), "_draw", no_runs)
+    a = run_cells(alone, run)
+    import pandas as pd
+
+    pd.testing.assert_frame_equal(a.reset_index(drop=True), b)
+    assert a["rejections"].gt(0).all()

@@ -35,12 +35,14 @@ class QuestionMixture(Generator):
     the questions changes no statistic's law), so an experiment is drawn in blocks: the
     counts of hard, easy and uncertain questions from a multinomial, the hard ones first
     (the first ``round(delta * n)`` of them promoted: a random subset of the hard questions
-    in law), then the easy ones, then the uncertain ones. An uncertain question's correct
-    runs are drawn as a count, Binomial(k, p_q), then placed on a uniformly random subset
-    of the k runs, which is k independent Bernoulli(p_q) runs in law. ``p_q`` itself is
-    never needed: the pair of counts (baseline, variant) is drawn from its joint law with
-    ``p_q`` integrated out (:func:`count_pair_law`; one uniform per question), which is the
-    same law as drawing ``p_q`` and then two Binomial(k, p_q) counts. The counts come from
+    in law), then the easy ones, then the uncertain ones (a consumer that reads the
+    questions in order, as a streaming test would, must shuffle them first). An uncertain
+    question's correct runs are drawn as a count, Binomial(k, p_q), then placed on a
+    uniformly random subset of the k runs, which is k independent Bernoulli(p_q) runs in
+    law. ``p_q`` itself is never needed: the pair of counts (baseline, variant) is drawn
+    from its joint law with ``p_q`` integrated out (:func:`count_pair_law`; one uniform
+    per question), which is the same law as drawing ``p_q`` and then two Binomial(k, p_q)
+    counts. The counts come from
     the experiment's stream and the placements from a child stream, so
     :meth:`draw_counts` gives the per-question counts of :meth:`draw`'s runs without
     drawing them (the question-level protocols read nothing else).

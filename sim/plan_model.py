@@ -165,7 +165,22 @@ def power(comp: Components, design: str, k, n, r, effect, alpha: float = 0.05):
         df = (n if design == MODELS else k) - 1 + 0 * (k + n)
         with np.errstate(divide="ignore", invalid="ignore"):
             return _two_sided_nct(stats.t.isf(alpha / 2, df), df, effect / se)
-    k, n, r, effect, se = np.broadcast_arrays(k, n, r, effect, se)
+    arrays = np.broadcast_arrays(k, n, r, effect, se)
+    flat = [a.ravel() for a in arrays]
+    # each design point holds a nodes x nodes grid: blocks of points bound the memory
+    # (a brute-force sweep of 27,000 designs took 2.7 GB at once)
+    out = np.concatenate([_two_level_power(comp, *(a[i:i + _POWER_BLOCK] for a in flat),
+                                           alpha)
+                          for i in range(0, max(flat[0].size, 1), _POWER_BLOCK)])
+    return out.reshape(arrays[0].shape)[()]
+
+
+#: design points whose quadrature grids (48 x 48 nodes) are held at once by :func:`power`
+_POWER_BLOCK = 1024
+
+
+def _two_level_power(comp, k, n, r, effect, se, alpha):
+    # power() of 1-d arrays of methods designs
     inner = comp.sd_inter**2 + comp.sd_repeat**2 / r
     ms_seed = inner + n * comp.sd_seed**2          # E[MS_seed], k - 1 df
     ms_question = inner + k * comp.sd_question**2  # E[MS_question], n - 1 df

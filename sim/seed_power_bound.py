@@ -195,15 +195,23 @@ def seed_power_bound(k: int, theta: float, alpha: float = 0.05, *, grid: int = 2
     check_grid = check_int(check_grid, "check_grid", low=grid)
     test = optimal_test(k, theta, alpha, grid=grid, lambdas=lams)
     z, dz, log_u, dlog_u, _, _ = _grid(k, theta, check_grid)
-    alternative = _density(z, log_u, k, 1.0, theta)
-    nulls = np.zeros_like(alternative)
-    for w, lam in zip(test.weights, lams):
-        if w > 0:
-            nulls += w * _density(z, log_u, k, lam, 0.0)
+    fz, fu = _marginals(z, log_u, k, 1.0, theta)
+    # the weighted null density is separable per lam: sum_j w_j fz_j(z) fu_j(u), a product
+    # of (z, lam) and (lam, u) matrices, taken a block of z rows at a time (a whole
+    # check_grid^2 array per lam held 0.4 GB)
+    used = [(w, lam) for w, lam in zip(test.weights, lams) if w > 0]
+    null_z = np.column_stack([_marginals(z, log_u, k, lam, 0.0)[0] for _, lam in used]
+                             or [np.zeros_like(z)])
+    null_u = np.vstack([w * _marginals(z, log_u, k, lam, 0.0)[1] for w, lam in used]
+                       or [np.zeros_like(log_u)])
+    excess = 0.0
+    for rows in range(0, z.size, 256):
+        block = fz[rows:rows + 256, None] * fu[None, :] - null_z[rows:rows + 256] @ null_u
+        excess += np.clip(block, 0.0, None).sum()
     area = dz * dlog_u
     # The alternative's mass outside the grid (< 1e-12) may all be rejected: add it.
-    outside = max(0.0, 1.0 - alternative.sum() * area)
-    bound = alpha * test.weights.sum() + np.clip(alternative - nulls, 0.0, None).sum() * area
+    outside = max(0.0, 1.0 - fz.sum() * fu.sum() * area)
+    bound = alpha * test.weights.sum() + excess * area
     return SeedPowerBound(k=k, theta=theta, alpha=alpha, bound=float(min(bound + outside, 1.0)),
                           attained=test.power, paired_t=paired_t_power(k, theta, alpha),
                           questions_only=questions_only_power(theta, alpha))
@@ -239,7 +247,14 @@ def _grid(k, theta, cells):
 
 
 def _density(z, log_u, k, lam, theta):
-    """Joint density of (|z|, log u) at nuisance ``lam`` and effect ``theta``, on the grid.
+    """Joint density of (|z|, log u) at nuisance ``lam`` and effect ``theta``, on the grid:
+    the outer product of :func:`_marginals` (z and u are independent)."""
+    fz, fu = _marginals(z, log_u, k, lam, theta)
+    return fz[:, None] * fu[None, :]
+
+
+def _marginals(z, log_u, k, lam, theta):
+    """Densities of |z| and of log u at nuisance ``lam`` and effect ``theta``.
 
     Under the alternative the z variance is 1 (seed variance 0); under the null it is lam.
     """
@@ -249,7 +264,7 @@ def _density(z, log_u, k, lam, theta):
     u = np.exp(log_u)
     spread = 1.0 if theta else lam
     fu = stats.chi2.pdf(u * df / spread, df) * df / spread * u   # d u = u d log u
-    return fz[:, None] * fu[None, :]
+    return fz, fu
 
 
 def _iv(k, theta, alpha, grid, lambdas):

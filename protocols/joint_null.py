@@ -25,7 +25,7 @@ import numpy as np
 
 from evalcal_core.validate import check_choice, check_int, fail
 
-from ._resample import _chunks, _flat
+from ._resample import CHUNK_ELEMENTS, _chunks, _flat
 from .multiplicity import _comparisons_iv, contrast_matrix
 
 
@@ -219,14 +219,19 @@ def unpaired_bootstrap_null(scores, comparisons, n_resamples: int = 10_000, *, r
     with np.errstate(divide="ignore", invalid="ignore"):
         observed = estimate / se
     flat, batch_shape = _flat(x - x.mean(axis=-1, keepdims=True), 2)
-    idx = rng.integers(0, k, size=(n_resamples, a, k))
     null = np.empty((flat.shape[0], n_resamples, len(comparisons)))
-    for sl in _chunks(flat.shape[0], n_resamples * a * k):
-        boot = np.take_along_axis(flat[sl, None, :, :], idx[None], axis=-1)
-        est, s, _ = _two_sample(boot.mean(axis=-1), boot.var(axis=-1, ddof=1), k, i, j,
-                                statistic)
-        with np.errstate(divide="ignore", invalid="ignore"):
-            null[sl] = est / s
+    # replicates a block at a time (the indices of successive blocks are the stream's next
+    # ones, as if drawn at once): memory follows CHUNK_ELEMENTS, not n_resamples
+    per_block = max(1, CHUNK_ELEMENTS // (a * k))
+    for start in range(0, n_resamples, per_block):
+        reps = slice(start, min(start + per_block, n_resamples))
+        idx = rng.integers(0, k, size=(reps.stop - reps.start, a, k))
+        for sl in _chunks(flat.shape[0], idx.size):
+            boot = np.take_along_axis(flat[sl, None, :, :], idx[None], axis=-1)
+            est, s, _ = _two_sample(boot.mean(axis=-1), boot.var(axis=-1, ddof=1), k, i, j,
+                                    statistic)
+            with np.errstate(divide="ignore", invalid="ignore"):
+                null[sl, reps] = est / s
     return JointNull(estimate, se, df, observed,
                      null.reshape(batch_shape + null.shape[1:]), None)
 

@@ -36,7 +36,6 @@ from reports.pitfalls import (
 from reports.pitfalls.s1_single_run import section_single_run
 from reports.pitfalls.s2_pairing import section_pairing
 from reports.pitfalls.s7_many_variants import section_family
-from sim import calibrate as calibrate_cli
 from sim import generators
 from sim.grid import cell_deltas
 
@@ -147,6 +146,15 @@ def test_readme_shows_the_same_numbers(report):
             position = found + len(num["text"])
 
 
+def _run(argv) -> str:
+    """A printed ``python -m ...`` command run as the user would, in a process of its own
+    (its memory is not added to the test runner's); its standard output."""
+    proc = subprocess.run([sys.executable, *argv[1:]], cwd=REPO, capture_output=True,
+                          text=True)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    return proc.stdout
+
+
 @pytest.mark.parametrize("section, which", [(1, 1), (4, 0)])
 def test_command_prints_the_report_numbers(report, tmp_path, section, which):
     """Consistency: the printed command, run through the CLI, gives the section's rows."""
@@ -154,8 +162,7 @@ def test_command_prints_the_report_numbers(report, tmp_path, section, which):
     line = page.sections[section]["commands"][which]
     argv = shlex.split(line)
     assert argv[:3] == ["python", "-m", "sim.calibrate"]
-    assert calibrate_cli.main(argv[3:] + ["--out", str(tmp_path), "--quiet", "--no-plot",
-                                          "--jobs", "1"]) == 0
+    _run(argv + ["--out", str(tmp_path), "--quiet", "--no-plot", "--jobs", "1"])
     cli = pd.read_csv(tmp_path / "calibration.csv")
     ours = pd.read_csv(out / f"section{section}.csv")
     merged = cli.merge(ours, on=["generator_params", "protocol", "k", "effect_pp"],
@@ -167,12 +174,10 @@ def test_command_prints_the_report_numbers(report, tmp_path, section, which):
 
 def test_sequential_command_prints_the_report_numbers(report, tmp_path):
     """Consistency: section 8's printed ``sim.sequential`` command gives the section's rows."""
-    from reports import sequential
-
     out, page = report
     argv = shlex.split(page.sections[8]["commands"][0])
     assert argv[:3] == ["python", "-m", "sim.sequential"]
-    assert sequential.main(argv[3:] + ["--out", str(tmp_path), "--quiet", "--no-plot"]) == 0
+    _run(argv + ["--out", str(tmp_path), "--quiet", "--no-plot"])
     cli = pd.read_csv(tmp_path / "sequential.csv")
     ours = pd.read_csv(out / "section8.csv")
     assert len(cli) == len(ours) > 0
@@ -180,19 +185,14 @@ def test_sequential_command_prints_the_report_numbers(report, tmp_path):
         np.testing.assert_array_equal(cli[col], ours[col])
 
 
-def test_power_bound_command_prints_the_report_numbers(report, capsys):
+def test_power_bound_command_prints_the_report_numbers(report):
     """Consistency: section 9's printed ``sim.seed_power_bound`` command prints the rows of
     ``section9_bound.csv`` (powers to 0.1%)."""
-    from sim import seed_power_bound
-
     out, page = report
     argv = shlex.split(page.sections[9]["commands"][-1])
     assert argv[:3] == ["python", "-m", "sim.seed_power_bound"]
-    capsys.readouterr()
-    assert seed_power_bound.main(argv[3:]) == 0
-    printed = {int(line.split()[0]): line.split()[1:] for line in
-               capsys.readouterr().out.splitlines() if line.split()[:1] and
-               line.split()[0].isdigit()}
+    printed = {int(line.split()[0]): line.split()[1:] for line in _run(argv).splitlines()
+               if line.split()[:1] and line.split()[0].isdigit()}
     ours = pd.read_csv(out / "section9_bound.csv")
     assert sorted(printed) == sorted(ours.k) and len(ours) > 0
     for row in ours.itertuples():

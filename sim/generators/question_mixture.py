@@ -153,7 +153,7 @@ def count_pair_law(k: int, low: float, high: float) -> np.ndarray:
     if high == low:
         pmf = np.exp(log_choose + special.xlogy(a, low) + special.xlog1py(k - a, -low))
         law = np.outer(pmf, pmf)
-        return law / law.sum()
+        return _frozen(law / law.sum())
     s = a[:, None] + a[None, :]
     x, y = s + 1.0, 2.0 * k - s + 1.0
     lower = special.betainc(x, y, low)
@@ -161,14 +161,20 @@ def count_pair_law(k: int, low: float, high: float) -> np.ndarray:
                     special.betainc(x, y, high) - lower)
     law = np.exp(log_choose[:, None] + log_choose[None, :] + special.betaln(x, y))
     law = law * np.maximum(mass, 0.0) / (high - low)
-    return law / law.sum()
+    return _frozen(law / law.sum())
+
+
+def _frozen(array: np.ndarray) -> np.ndarray:
+    # a cached result is shared by every caller: none may write into it
+    array.setflags(write=False)
+    return array
 
 
 @functools.lru_cache(maxsize=32)
 def _pair_table(k: int, low: float, high: float) -> tuple[np.ndarray, np.ndarray]:
     # the flattened law's cdf (last entry exactly 1) and its guide table: guide[g] is the
     # first index whose cdf passes g / size, so inversion starts there (Chen and Asau)
-    cdf = np.cumsum(count_pair_law(k, low, high).ravel())
+    cdf = np.minimum(np.cumsum(count_pair_law(k, low, high).ravel()), 1.0)  # monotone
     cdf[-1] = 1.0
     guide = np.searchsorted(cdf, np.arange(cdf.size) / cdf.size, side="right")
     return cdf, guide.astype(np.int64)

@@ -84,6 +84,7 @@ def test_pair_law_is_the_integral_of_binomial_products(k, low, high):
     at 1e-12 absolute (quad's own error is below 1e-14 on these smooth integrands)."""
     law = count_pair_law(k, low, high)
     assert law.shape == (k + 1, k + 1) and abs(law.sum() - 1) < 1e-12
+    assert not law.flags.writeable  # cached: shared by every caller
     for a, b in [(0, 0), (0, k), (k // 2, k // 2 + 1 if k > 1 else 0), (k, k), (1, 0)]:
         want = integrate.quad(lambda p, a=a, b=b: stats.binom.pmf(a, k, p)
                               * stats.binom.pmf(b, k, p),

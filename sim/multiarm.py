@@ -443,9 +443,9 @@ def _settle(table, config, cells):
         for key in todo:
             rows = [i for i, k in enumerate(keys) if k == key]
             first = table.loc[rows[0]]
-            done = int(first["sims"] if first["fpr_sims"] != first["fpr_sims"]
-                       else first["fpr_sims"])
-            look = 1 if first["fpr_looks"] != first["fpr_looks"] else int(first["fpr_looks"])
+            # before its first extra look a row has no fpr_ counts yet (NaN)
+            done = int(first["sims"] if math.isnan(first["fpr_sims"]) else first["fpr_sims"])
+            look = 1 if math.isnan(first["fpr_looks"]) else int(first["fpr_looks"])
             chunk = rule.next_sims(done)
             counts = cells[key](chunk, look)
             for i in rows:

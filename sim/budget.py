@@ -50,7 +50,7 @@ from . import validity as _validity
 from .grid import CellRequest
 from .labels import design_of, is_reportable, pitfall_reason
 from .search import Point, crossing
-from .solve import Curve, solve
+from .solve import Curve, MeasuredPoints, solve
 from .validity import ValidityRule
 
 #: power levels the seed budget always reports (besides ``--target-power``)
@@ -418,9 +418,10 @@ def search_budget(calibration: pd.DataFrame, chosen, *, caps: dict, target_power
         # a search passes through on its way only locate the crossing; their false-positive
         # rate would judge advice never given.
         crossings = {}
+        measured = MeasuredPoints(current)
         for c in curves(current):
-            at = c.crossing(current).at
-            if at is not None and (at <= c.floor or at - 1 in c.points(current)):
+            at = c.crossing(measured).at
+            if at is not None and (at <= c.floor or at - 1 in c.points(measured)):
                 crossings.setdefault((c.generator.describe(), c.protocol), set()).add(at)
         out = set()
         for g, protocol, part, _ in groups(current):

@@ -7,7 +7,8 @@ Three checks over the README and every page of ``docs/``:
     in it or is named by the package's source (an output file a command writes);
 (b) every ``python -m MODULE ...`` shown names an importable module
     (``importlib.util.find_spec``) and every ``--option`` after it on that line appears in
-    that module's ``--help`` text (one subprocess per module, in a temporary directory);
+    that module's ``--help`` text (``python -m MODULE --help`` as runpy runs it, every
+    module in one child process in a temporary directory);
 (c) every link resolves against its page (files and folders of the checkout, and anchors
     by GitHub's heading slugs).
 
@@ -17,11 +18,11 @@ and (c) the file system; nothing here is statistical.
 from __future__ import annotations
 
 import importlib.util
+import json
 import os
 import re
 import subprocess
 import sys
-from concurrent.futures import ThreadPoolExecutor
 from functools import lru_cache
 from pathlib import Path
 
@@ -144,11 +145,35 @@ def find_commands(path):
     return found
 
 
-def _help_text(module, cwd):
+#: run in one child process: ``python -m MODULE --help`` for each module named in argv,
+#: as runpy (what ``-m`` calls), printing {module: [exit code, text]} as JSON
+_HELP_SCRIPT = """
+import contextlib, io, json, runpy, sys, warnings
+warnings.simplefilter("ignore", RuntimeWarning)  # runpy: module already imported
+texts = {}
+for module in sys.argv[1:]:
+    buffer, code = io.StringIO(), 0
+    sys.argv = [module, "--help"]
+    with contextlib.redirect_stdout(buffer), contextlib.redirect_stderr(buffer):
+        try:
+            runpy.run_module(module, run_name="__main__", alter_sys=True)
+        except SystemExit as exc:
+            code = 0 if exc.code is None else exc.code
+        except Exception as exc:
+            code, buffer = 1, io.StringIO(repr(exc))
+    texts[module] = [code, buffer.getvalue()]
+sys.stdout.write(json.dumps(texts))
+"""
+
+
+def _help_texts(modules, cwd):
+    """``{module: (exit code, --help text)}``, every module's help in one child process (a
+    process per module cost 10 s of interpreter starts on the 2-core CI machine)."""
     env = {**os.environ, "PYTHONPATH": str(ROOT), "MPLBACKEND": "Agg"}
-    proc = subprocess.run([sys.executable, "-m", module, "--help"], cwd=cwd, env=env,
-                          capture_output=True, text=True, timeout=120)
-    return proc.returncode, proc.stdout + proc.stderr
+    proc = subprocess.run([sys.executable, "-c", _HELP_SCRIPT, *modules], cwd=cwd, env=env,
+                          capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    return {m: (code, text) for m, (code, text) in json.loads(proc.stdout).items()}
 
 
 def bad_options(commands, help_texts):
@@ -217,8 +242,7 @@ def test_commands_and_options_exist(tmp_path):
     modules = sorted({m for _, m, _ in commands})
     missing = [m for m in modules if importlib.util.find_spec(m) is None]
     assert missing == []
-    with ThreadPoolExecutor(max_workers=4) as pool:
-        results = dict(zip(modules, pool.map(lambda m: _help_text(m, tmp_path), modules)))
+    results = _help_texts(modules, tmp_path)
     failed = {m: text[-300:] for m, (rc, text) in results.items() if rc != 0}
     assert failed == {}
     assert bad_options(commands, {m: text for m, (_, text) in results.items()}) == []
@@ -233,7 +257,7 @@ def test_a_wrong_option_is_caught(tmp_path):
                     encoding="utf-8")
     commands = find_commands(page)
     assert commands == [(2, "sim.calibrate", ["--k", "--no-such-option"])]
-    rc, text = _help_text("sim.calibrate", tmp_path)
+    rc, text = _help_texts(["sim.calibrate"], tmp_path)["sim.calibrate"]
     assert rc == 0
     assert bad_options(commands, {"sim.calibrate": text}) == [
         (2, "sim.calibrate", "--no-such-option")]

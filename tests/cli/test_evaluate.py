@@ -7,6 +7,7 @@ import sys
 
 import numpy as np
 import pytest
+from in_process import run_in_process
 from scipy import stats
 
 from evalcal_core.results_io import read_results_arms
@@ -14,13 +15,15 @@ from reports.evaluate import example_path, main
 
 
 def run_cli(*args):
-    return subprocess.run([sys.executable, "-m", "protocols.evaluate", *args],
-                          capture_output=True, text=True, timeout=120)
+    """The command run in this process (``tests/in_process.py``: same exit code and output)."""
+    return run_in_process(main, "python -m protocols.evaluate", *args)
 
 
 def test_json_output_matches_scipy_on_the_example():
-    """The shipped example through the CLI: paired_t and welch_t equal scipy's p-values."""
-    proc = run_cli(example_path(), "--json")
+    """The shipped example through the command, in a process of its own as a user runs it:
+    paired_t and welch_t equal scipy's p-values."""
+    proc = subprocess.run([sys.executable, "-m", "protocols.evaluate", example_path(),
+                           "--json"], capture_output=True, text=True, timeout=120)
     assert proc.returncode == 0, proc.stderr
     out = json.loads(proc.stdout)
     res = read_results_arms(example_path())

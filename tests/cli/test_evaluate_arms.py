@@ -9,8 +9,8 @@ import math
 import numpy as np
 import pandas as pd
 import pytest
+from multitest_reference import multipletests
 from scipy import stats
-from statsmodels.stats.multitest import multipletests
 
 from evalcal_core.cli import call_main
 from reports.evaluate import main

@@ -7,8 +7,8 @@ import json
 
 import numpy as np
 import pytest
+from multitest_reference import multipletests
 from scipy import stats
-from statsmodels.stats.multitest import multipletests
 
 from reports.evaluate import main
 

@@ -6,8 +6,8 @@ import numpy as np
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
+from multitest_reference import multipletests
 from scipy import stats
-from statsmodels.stats.multitest import multipletests
 
 from protocols import joint_null as jn
 from protocols import multiplicity as M

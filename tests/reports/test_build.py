@@ -240,10 +240,11 @@ def _fake_step(calls):
 def test_failed_step_exits_nonzero_and_names_the_step(tmp_path, monkeypatch, capsys):
     import reports.paper_table as paper_table
     import sim.calibrate as calibrate
+    import sim.harness_defaults as harness_defaults
     from reports import pitfalls
 
     calls = []
-    for module in (calibrate, pitfalls):
+    for module in (calibrate, pitfalls, harness_defaults):
         monkeypatch.setattr(module, "main", _fake_step(calls))
 
     def broken(argv):
@@ -256,16 +257,17 @@ def test_failed_step_exits_nonzero_and_names_the_step(tmp_path, monkeypatch, cap
     assert main(["--out", str(tmp_path), "--quick"]) == 1
     err = capsys.readouterr().err
     assert "step 'paper_table'" in err and "RuntimeError: disk on fire" in err
-    assert len(calls) == 3  # the other steps still ran
+    assert len(calls) == 4  # the other steps still ran
     assert "Failed: RuntimeError: disk on fire" in (tmp_path / "index.html").read_text()
 
 
 def test_missing_pool_is_a_documented_skip(tmp_path, monkeypatch, capsys):
     import sim.calibrate as calibrate
+    import sim.harness_defaults as harness_defaults
     from reports import pitfalls
 
     calls = []
-    for module in (calibrate, pitfalls):
+    for module in (calibrate, pitfalls, harness_defaults):
         monkeypatch.setattr(module, "main", _fake_step(calls))
     # Only the default pool may be absent (an explicit --pool that is missing is an error).
     monkeypatch.setattr("real_runs.store.DEFAULT_POOL", tmp_path / "none")
@@ -283,9 +285,10 @@ def test_a_skipped_steps_earlier_files_are_marked_not_passed_off(tmp_path, monke
     """An earlier build's paper table stays on disk but its folder is marked incomplete,
     naming the skip, so no reader takes it for this build's."""
     import sim.calibrate as calibrate
+    import sim.harness_defaults as harness_defaults
     from reports import pitfalls
 
-    for module in (calibrate, pitfalls):
+    for module in (calibrate, pitfalls, harness_defaults):
         monkeypatch.setattr(module, "main", _fake_step([]))
     earlier = tmp_path / "paper_table"
     earlier.mkdir()

@@ -85,16 +85,17 @@ def test_bad_argument_is_one_line_before_any_work(argv, words, paths, no_step, c
 def test_absent_default_pool_is_a_documented_skip(tmp_path, monkeypatch, capsys):
     """The one absence allowed: no ``--pool`` and no committed pool (any ``--profile``)."""
     import sim.calibrate as calibrate
+    import sim.harness_defaults as harness_defaults
     from reports import pitfalls
 
     monkeypatch.setattr(store, "DEFAULT_POOL", tmp_path / "no_pool")
     monkeypatch.setattr(build, "DEFAULT_POOL", tmp_path / "no_pool")
     calls = []
-    for module in (calibrate, pitfalls):
+    for module in (calibrate, pitfalls, harness_defaults):
         monkeypatch.setattr(module, "main", lambda argv: calls.append(argv) or 0)
     out = tmp_path / "out"
     assert build.main(["--out", str(out), "--quick", "--profile", "paper"]) == 0
     printed = capsys.readouterr().out
     assert "paper_table: skipped (no real-run pool of profile 'paper' under" in printed
-    assert len(calls) == 2
+    assert len(calls) == 3
     assert (out / "index.html").read_text().count("Not built: no real-run pool") == 3

@@ -22,8 +22,8 @@ import pandas as pd
 import pytest
 from _chromium import assert_not_blank, needs_chromium, screenshot
 from _synthetic_store import store_with_seeds
+from multitest_reference import multipletests
 from PIL import Image
-from statsmodels.stats.multitest import multipletests
 from tests_paths import FIXTURE_POOL
 
 from reports._many_variants import holm_adjust

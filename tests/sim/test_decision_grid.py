@@ -7,8 +7,8 @@ import types
 import numpy as np
 import pandas as pd
 import pytest
+from multitest_reference import multipletests
 from scipy import stats
-from statsmodels.stats.multitest import multipletests
 from statsmodels.stats.proportion import proportion_confint
 
 from evalcal_core.cli import call_main

@@ -8,8 +8,8 @@ import sys
 import numpy as np
 import pandas as pd
 import pytest
+from multitest_reference import multipletests
 from scipy import stats
-from statsmodels.stats.multitest import multipletests
 
 import protocols
 from evalcal_core.designs import MODELS_CLUSTERED

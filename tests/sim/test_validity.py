@@ -4,8 +4,8 @@ stated error rates, and its operating characteristics on simulated counts."""
 import numpy as np
 import pandas as pd
 import pytest
+from multitest_reference import multipletests
 from scipy import stats
-from statsmodels.stats.multitest import multipletests
 from statsmodels.stats.proportion import proportion_confint
 
 from sim.validity import (

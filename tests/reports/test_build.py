@@ -22,14 +22,8 @@ REPO = Path(__file__).resolve().parents[2]
 
 
 @pytest.fixture(scope="module")
-def built(tmp_path_factory):
-    # in a process of its own: the build's peak memory is not added to the test runner's
-    out = tmp_path_factory.mktemp("build")
-    proc = subprocess.run([sys.executable, "-m", "reports.build", "--out", str(out), "--quick",
-                           "--pool", str(FIXTURE_POOL)], cwd=REPO, capture_output=True,
-                          text=True)
-    assert proc.returncode == 0, proc.stderr[-2000:]
-    return out
+def built(quick_build):
+    return quick_build
 
 
 class _Page(HTMLParser):

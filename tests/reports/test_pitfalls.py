@@ -24,7 +24,6 @@ from _chromium import assert_not_blank, needs_chromium, screenshot
 from _synthetic_store import store_with_seeds
 from multitest_reference import multipletests
 from PIL import Image
-from tests_paths import FIXTURE_POOL
 
 from reports._many_variants import holm_adjust
 from reports.pitfalls import (
@@ -82,13 +81,10 @@ class _Page(HTMLParser):
 
 
 @pytest.fixture(scope="module")
-def report(tmp_path_factory):
-    # in a process of its own: the report's peak memory is not added to the test runner's
-    out = tmp_path_factory.mktemp("pitfalls")
-    proc = subprocess.run([sys.executable, "-m", "reports.pitfalls", "--quick", "--out",
-                           str(out), "--pool", str(FIXTURE_POOL)], cwd=REPO,
-                          capture_output=True, text=True)
-    assert proc.returncode == 0, proc.stderr[-2000:]
+def report(quick_build):
+    """The quick report on the fixture pool, as the quick build wrote it
+    (``tests/reports/conftest.py``)."""
+    out = quick_build / "pitfalls"
     page = _Page()
     page.feed((out / "index.html").read_text(encoding="utf-8"))
     return out, page

@@ -166,10 +166,10 @@ class Curve:
 class MeasuredPoints:
     """A calibration frame's measured points, grouped by curve, read by every curve.
 
-    Built once per frame: a boolean mask over the whole frame for each curve in each round
-    took 1.7 s of the 7 s of ``python -m sim.calibrate --k 3 10``. A curve sees the rows of
-    its generator setting and protocol in the frame's order (a later row of the same k or
-    effect replaces an earlier one, as a dict built from the rows would).
+    Built once per round, so a round costs one pass over the frame rather than a boolean
+    mask over the whole frame per curve (which dominated a small calibration). A curve sees
+    the rows of its generator setting and protocol in the frame's order (a later row of the
+    same k or effect replaces an earlier one, as a dict built from the rows would).
     """
 
     def __init__(self, frame: pd.DataFrame):

@@ -19,8 +19,8 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from in_process import run_in_process
 
-from evalcal_core.cli import call_main
 from evalcal_core.outdir import locked_out
 
 REPO = Path(__file__).resolve().parents[2]
@@ -280,14 +280,10 @@ def _fill(argv, files, tmp_path):
     return out
 
 
-def invoke(module: str, argv, capsys) -> tuple[int, str]:
+def invoke(module: str, argv) -> tuple[int, str]:
     """Exit code and stderr of ``python -m module argv``, run in this process."""
-    main = importlib.import_module(module).main
-    try:
-        code = call_main(main, module, argv)
-    except SystemExit as exc:  # argparse usage errors
-        code = exc.code
-    return code, capsys.readouterr().err
+    done = run_in_process(importlib.import_module(module).main, module, *argv)
+    return done.returncode, done.stderr
 
 
 def check_one_line(code, err, words):
@@ -301,46 +297,46 @@ def check_one_line(code, err, words):
 
 @pytest.mark.parametrize(("module", "argv", "words"), CASES,
                          ids=[_case_id(i, c) for i, c in enumerate(CASES)])
-def test_bad_input_is_one_line_exit_2(module, argv, words, files, tmp_path, capsys):
-    code, err = invoke(module, _fill(argv, files, tmp_path), capsys)
+def test_bad_input_is_one_line_exit_2(module, argv, words, files, tmp_path):
+    code, err = invoke(module, _fill(argv, files, tmp_path))
     check_one_line(code, err, words)
 
 
-def test_missing_torch_says_how_to_install(files, monkeypatch, capsys):
+def test_missing_torch_says_how_to_install(files, monkeypatch):
     monkeypatch.setitem(sys.modules, "torch", None)
     code, err = invoke("real_runs.train", ["--dataset", "ag_news", "--scenario", "S1",
                                            "--seeds", "0", "--data-root", files["tmp"],
-                                           "--out", files["tmp"] + "/o"], capsys)
+                                           "--out", files["tmp"] + "/o"])
     check_one_line(code, err, ["pip install '.[real]'"])
 
 
-def test_unreachable_dask_scheduler(monkeypatch, files, capsys):
+def test_unreachable_dask_scheduler(monkeypatch, files):
     pytest.importorskip("dask.distributed")
     monkeypatch.setattr("sim.grid.parallel.CONNECT_TIMEOUT_S", 1)
     code, err = invoke("sim.calibrate", ["--k", "2", "--sims", "10", "--backend", "dask",
                                          "--scheduler", "tcp://127.0.0.1:9", "--no-plot",
-                                         "--quiet", "--out", files["tmp"] + "/o"], capsys)
+                                         "--quiet", "--out", files["tmp"] + "/o"])
     check_one_line(code, err, ["cannot reach the dask scheduler", "within 1 s"])
 
 
-def test_second_run_into_a_locked_out_is_refused(files, capsys):
+def test_second_run_into_a_locked_out_is_refused(files):
     out = Path(files["tmp"]) / "o"
     with locked_out(out):
         code, err = invoke("sim.calibrate", ["--k", "2", "--sims", "10", "--out", str(out),
-                                             "--quiet", "--no-plot"], capsys)
+                                             "--quiet", "--no-plot"])
     check_one_line(code, err, ["another run is writing to", str(out)])
 
 
-def test_cache_cell_that_is_a_directory(files, capsys):
+def test_cache_cell_that_is_a_directory(files):
     out = Path(files["tmp"]) / "o"
     argv = ["--k", "2", "--sims", "10", "--effects", "0", "--protocols", "paired_t",
             "--jobs", "1", "--out", str(out), "--quiet", "--no-plot"]
-    assert invoke("sim.calibrate", argv, capsys)[0] == 0
+    assert invoke("sim.calibrate", argv)[0] == 0
     # the validity rule's sequential stop may add chunk cells: each is read on a rerun
     cell = sorted((out / "cells").glob("*.json"))[0]
     cell.unlink()
     cell.mkdir()
-    code, err = invoke("sim.calibrate", argv, capsys)
+    code, err = invoke("sim.calibrate", argv)
     check_one_line(code, err, ["is a directory", cell.name])
 
 
@@ -407,7 +403,7 @@ def _read_only_folder(tmp_path) -> Path:
     ("real_runs.gpu_batch", ["--pack", "{adir}", "--budget-s", "60", "--dataset", "cifar10",
                              "--scenarios", "S1", "--seeds", "0", "--out"]),
 ])
-def test_read_only_out_is_refused_before_any_work(module, argv, files, tmp_path, capsys):
+def test_read_only_out_is_refused_before_any_work(module, argv, files, tmp_path):
     out = _read_only_folder(tmp_path)
-    code, err = invoke(module, _fill(argv, files, tmp_path) + [str(out)], capsys)
+    code, err = invoke(module, _fill(argv, files, tmp_path) + [str(out)])
     check_one_line(code, err, ["--out", "not writable"])

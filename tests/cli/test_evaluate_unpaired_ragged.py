@@ -12,10 +12,10 @@ import json
 
 import numpy as np
 import pytest
+from in_process import run_in_process
 from scipy import stats
 from welch_reference import welch_reference
 
-from evalcal_core.cli import call_main
 from evalcal_core.results_io import read_results_arms
 from evalcal_core.scores import ArmScores
 from reports.evaluate import main
@@ -38,26 +38,22 @@ def per_seed(path, values: dict, first_seed: dict | None = None) -> str:
     return str(path)
 
 
-def run(argv, capsys):
-    try:
-        code = call_main(main, PROG, argv)
-    except SystemExit as exc:  # argparse's usage errors
-        code = exc.code
-    out, err = capsys.readouterr()
-    return code, out, err
+def run(argv):
+    done = run_in_process(main, PROG, *argv)
+    return done.returncode, done.stdout, done.stderr
 
 
-def body(argv, capsys) -> dict:
-    code, out, err = run([*argv, "--json"], capsys)
+def body(argv) -> dict:
+    code, out, err = run([*argv, "--json"])
     assert code == 0, err
     return json.loads(out)
 
 
-def test_two_arms_welch_equals_scipy(tmp_path, capsys):
+def test_two_arms_welch_equals_scipy(tmp_path):
     """p and CI of ``welch_t`` with 5 and 3 seeds: ``ttest_ind(new, base,
     equal_var=False)``; d is Cohen's d with the pooled sd of 5 + 3 seeds."""
     path = per_seed(tmp_path / "r.csv", {"base": BASE, "new": NEW})
-    out = body([path, "--unpaired"], capsys)
+    out = body([path, "--unpaired"])
     p, low, high = welch_reference(NEW, BASE, 0.05)
     (c,) = out["comparisons"]
     assert (c["base"], c["variant"], c["protocol"]) == ("base", "new", "welch_t")
@@ -73,20 +69,20 @@ def test_two_arms_welch_equals_scipy(tmp_path, capsys):
     assert out["design"]["kind"] == "methods_independent"
     assert out["design"]["runs_per_arm"] == {"base": 5, "new": 3}
     assert "rows" not in out  # the all-protocols table pairs seeds: not shown
-    code, text, err = run([path, "--unpaired"], capsys)
+    code, text, err = run([path, "--unpaired"])
     assert code == 0, err
     assert "design: methods, independent seeds: base 5, new 3, one metric per run" in text
 
 
-def test_seed_labels_need_not_overlap(tmp_path, capsys):
+def test_seed_labels_need_not_overlap(tmp_path):
     """Independent seeds: disjoint labels (1-5 and 11-13) give the same result as
     overlapping ones (reference: ``ttest_ind``)."""
     path = per_seed(tmp_path / "r.csv", {"base": BASE, "new": NEW}, {"new": 11})
-    c = body([path, "--unpaired"], capsys)["comparisons"][0]
+    c = body([path, "--unpaired"])["comparisons"][0]
     np.testing.assert_allclose(c["p_value"], welch_reference(NEW, BASE, 0.05)[0], rtol=RTOL)
 
 
-def test_per_question_seeds_use_their_own_means(tmp_path, capsys):
+def test_per_question_seeds_use_their_own_means(tmp_path):
     """Per-question scores: each seed's mean over its 4 questions, then Welch on 5 vs 3
     seed means (``ttest_ind``)."""
     rng = np.random.default_rng(3)
@@ -95,18 +91,18 @@ def test_per_question_seeds_use_their_own_means(tmp_path, capsys):
     for arm, x in scores.items():
         rows += [f"{s},{arm},q{q},{int(x[s, q])}" for s in range(len(x)) for q in range(4)]
     (tmp_path / "q.csv").write_text("\n".join(rows) + "\n")
-    c = body([str(tmp_path / "q.csv"), "--unpaired"], capsys)["comparisons"][0]
+    c = body([str(tmp_path / "q.csv"), "--unpaired"])["comparisons"][0]
     p, _, high = welch_reference(scores["new"].mean(axis=1), scores["base"].mean(axis=1),
                                  0.05)
     np.testing.assert_allclose(c["p_value"], p, rtol=RTOL)
     np.testing.assert_allclose(c["ci_high"], 100 * high, rtol=RTOL)
 
 
-def test_three_arms_holm_intervals_at_alpha_over_c(tmp_path, capsys):
+def test_three_arms_holm_intervals_at_alpha_over_c(tmp_path):
     """Holm: raw p from ``ttest_ind`` adjusted by Holm (3 comparisons, computed here), and
     Bonferroni-simultaneous intervals: ``ttest_ind``'s CI at level 1 - alpha / 3."""
     path = per_seed(tmp_path / "r.csv", {"base": BASE, "new": NEW, "big": BIG})
-    out = body([path, "--unpaired"], capsys)
+    out = body([path, "--unpaired"])
     arms = {"base": BASE, "new": NEW, "big": BIG}
     raw = []
     for c in out["comparisons"]:
@@ -124,11 +120,11 @@ def test_three_arms_holm_intervals_at_alpha_over_c(tmp_path, capsys):
                                rtol=RTOL)
 
 
-def test_maxt_all_pairs_is_tukey_kramer(tmp_path, capsys):
+def test_maxt_all_pairs_is_tukey_kramer(tmp_path):
     """``--correction maxt``, all pairs, 5/3/4 seeds: ``scipy.stats.tukey_hsd`` p-values
     and ``confidence_interval(0.95)`` (Tukey-Kramer for unequal groups)."""
     path = per_seed(tmp_path / "r.csv", {"base": BASE, "new": NEW, "big": BIG})
-    out = body([path, "--unpaired", "--correction", "maxt"], capsys)
+    out = body([path, "--unpaired", "--correction", "maxt"])
     groups = [BASE, NEW, BIG]
     res = stats.tukey_hsd(*groups)
     ci = res.confidence_interval(0.95)
@@ -142,14 +138,14 @@ def test_maxt_all_pairs_is_tukey_kramer(tmp_path, capsys):
     assert any("Tukey-Kramer" in n and "9 df" in n for n in out["comparison_notes"])
 
 
-def test_maxt_many_to_one_is_dunnett(tmp_path, capsys):
+def test_maxt_many_to_one_is_dunnett(tmp_path):
     """``--correction maxt --reference base``: ``scipy.stats.dunnett`` p-values and
     ``confidence_interval(0.95)``. Dunnett's p integrates a multivariate t by randomized
     quasi-Monte Carlo, so the reference uses the same ``rng`` (``--seed 7``): the check is
     of the pipeline against scipy, not of scipy's integration error."""
     path = per_seed(tmp_path / "r.csv", {"base": BASE, "new": NEW, "big": BIG})
     out = body([path, "--unpaired", "--correction", "maxt", "--reference", "base",
-                "--seed", "7"], capsys)
+                "--seed", "7"])
     res = stats.dunnett(NEW, BIG, control=BASE, rng=np.random.default_rng(7))
     ci = res.confidence_interval(0.95)
     assert [c["variant"] for c in out["comparisons"]] == ["new", "big"]
@@ -161,12 +157,11 @@ def test_maxt_many_to_one_is_dunnett(tmp_path, capsys):
                                100 * np.asarray(ci.high), rtol=RTOL)
 
 
-def test_claim_reads_welch_interval_at_one_minus_two_alpha(tmp_path, capsys):
+def test_claim_reads_welch_interval_at_one_minus_two_alpha(tmp_path):
     """A non-inferiority claim reads Welch's 90% interval (Hsu df: 5 vs 3 seeds) (1 - 2 alpha, one
     comparison); the verdict is the interval's against the margin."""
     path = per_seed(tmp_path / "r.csv", {"base": BASE, "new": NEW})
-    out = body([path, "--unpaired", "--claim", "non-inferiority", "--margin", "0.01"],
-               capsys)
+    out = body([path, "--unpaired", "--claim", "non-inferiority", "--margin", "0.01"])
     _, low, high = welch_reference(NEW, BASE, 0.10)
     c = out["comparisons"][0]
     np.testing.assert_allclose([c["claim_ci_low"], c["claim_ci_high"]],
@@ -175,29 +170,29 @@ def test_claim_reads_welch_interval_at_one_minus_two_alpha(tmp_path, capsys):
 
 
 @pytest.mark.parametrize("extra", [[], ["--compare", "methods"], ["--compare", "models"]])
-def test_without_unpaired_the_old_error(tmp_path, capsys, extra):
+def test_without_unpaired_the_old_error(tmp_path, extra):
     """Paired seeds (or models) still need every seed in every arm: one line naming the arm
     and the seed it lacks, exit 2."""
     path = per_seed(tmp_path / "r.csv", {"base": BASE, "new": NEW})
-    code, out, err = run([path, *extra], capsys)
+    code, out, err = run([path, *extra])
     assert code == 2 and out == "" and len(err.strip().splitlines()) == 1, err
     assert "arm 'new' has no score for seed 4: every seed needs every arm" in err
 
 
-def test_unpaired_refusals(tmp_path, capsys):
+def test_unpaired_refusals(tmp_path):
     """One seed in an arm (no variance for Welch), a seed with some questions missing, and
     --unpaired with models: one-line errors, exit 2."""
     one = per_seed(tmp_path / "one.csv", {"base": BASE, "new": [0.85]})
-    code, _, err = run([one, "--unpaired"], capsys)
+    code, _, err = run([one, "--unpaired"])
     assert code == 2 and "arm 'new' has 1" in err and "two or more seeds" in err, err
     (tmp_path / "part.csv").write_text(
         "seed,arm,question,score\n"
         + "".join(f"{s},base,q{q},1\n" for s in range(3) for q in range(2))
         + "0,new,q0,1\n0,new,q1,0\n1,new,q0,1\n")
-    code, _, err = run([str(tmp_path / "part.csv"), "--unpaired"], capsys)
+    code, _, err = run([str(tmp_path / "part.csv"), "--unpaired"])
     assert code == 2 and "arm 'new' has no score for seed 1, question 'q1'" in err, err
     path = per_seed(tmp_path / "r.csv", {"base": BASE, "new": NEW})
-    code, _, err = run([path, "--unpaired", "--compare", "models"], capsys)
+    code, _, err = run([path, "--unpaired", "--compare", "models"])
     assert code == 2 and "'--unpaired' option must be used with --compare methods" in err, err
 
 

@@ -22,9 +22,9 @@ import warnings
 import numpy as np
 import pandas as pd
 import pytest
+from in_process import run_in_process
 
 from evalcal_core.atomic import atomic_path, check_target, write_atomic
-from evalcal_core.cli import call_main
 from evalcal_core.outdir import locked_out
 
 needs_fifo = pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="needs os.mkfifo")
@@ -52,14 +52,10 @@ def _deadline(seconds: float):
         signal.signal(signal.SIGALRM, previous)
 
 
-def run_cli(main, prog, argv, capsys):
+def run_cli(main, prog, argv):
     """(exit code, stdout, stderr) of ``main(argv)`` as the command line runs it."""
-    try:
-        code = call_main(main, prog, [str(a) for a in argv])
-    except SystemExit as exc:  # argparse's usage errors
-        code = exc.code
-    out, err = capsys.readouterr()
-    return code, out, err
+    done = run_in_process(main, prog, *argv)
+    return done.returncode, done.stdout, done.stderr
 
 
 def one_line_refusal(code, err, *words):
@@ -125,14 +121,14 @@ def test_a_fifo_appearing_during_the_write_is_not_replaced(tmp_path):
 
 
 @needs_fifo
-def test_plan_figure_onto_a_fifo_is_refused(tmp_path, capsys):
+def test_plan_figure_onto_a_fifo_is_refused(tmp_path):
     from reports.plan_figure import main
 
     fifo = tmp_path / "figure.png"
     os.mkfifo(fifo)
     code, _, err = run_cli(main, "python -m reports.plan_figure",
                            ["--sd-seed", "0.5", "--effect", "0.05", "--sims", "0",
-                            "--figure", fifo], capsys)
+                            "--figure", fifo])
     one_line_refusal(code, err, str(fifo), "FIFO")
     assert stat.S_ISFIFO(os.lstat(fifo).st_mode)
 
@@ -244,15 +240,15 @@ def _evaluate():
 
 
 @pytest.mark.parametrize("value", ["", "plot", "dir/", "plot.pdf", ".png"])
-def test_forest_path_must_end_in_png(tmp_path, capsys, value):
+def test_forest_path_must_end_in_png(tmp_path, value):
     csv = _results(tmp_path / "r.csv", ("a", "b"))
     target = tmp_path / value if value else value
-    code, _, err = run_cli(_evaluate(), EVAL, [csv, "--forest", target], capsys)
+    code, _, err = run_cli(_evaluate(), EVAL, [csv, "--forest", target])
     one_line_refusal(code, err, "--forest", ".png")
     assert sorted(p.name for p in tmp_path.iterdir()) == ["r.csv"]
 
 
-def test_forest_with_hostile_names_is_written_atomically_without_warnings(tmp_path, capsys,
+def test_forest_with_hostile_names_is_written_atomically_without_warnings(tmp_path,
                                                                           monkeypatch):
     import matplotlib.axes
 
@@ -268,8 +264,7 @@ def test_forest_with_hostile_names_is_written_atomically_without_warnings(tmp_pa
     with warnings.catch_warnings():
         warnings.simplefilter("error")  # matplotlib's glyph and mathtext warnings fail it
         code, out, err = run_cli(_evaluate(), EVAL,
-                                 [csv, "--reference", HOSTILE[1], "--forest", png, "--json"],
-                                 capsys)
+                                 [csv, "--reference", HOSTILE[1], "--forest", png, "--json"])
     assert code == 0, err
     assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     assert sorted(p.name for p in tmp_path.iterdir()) == ["forest.png", "r.csv"]
@@ -295,9 +290,9 @@ def _unescaped(row: str, char: str) -> int:
     return len(re.findall(rf"(?<!\\){re.escape(char)}", row))
 
 
-def test_markdown_rows_keep_their_cells_with_hostile_names(tmp_path, capsys):
+def test_markdown_rows_keep_their_cells_with_hostile_names(tmp_path):
     csv = _results(tmp_path / "r.csv", HOSTILE[2:] + ("plain",))
-    code, out, err = run_cli(_evaluate(), EVAL, [csv, "--format", "markdown"], capsys)
+    code, out, err = run_cli(_evaluate(), EVAL, [csv, "--format", "markdown"])
     assert code == 0, err
     tables = [[line for line in block.splitlines() if line.startswith("|")]
               for block in out.split("\n\n")]
@@ -312,9 +307,9 @@ def test_markdown_rows_keep_their_cells_with_hostile_names(tmp_path, capsys):
 _TEX_SPECIAL = "${}~^#%&_"
 
 
-def test_latex_cells_escape_every_special(tmp_path, capsys):
+def test_latex_cells_escape_every_special(tmp_path):
     csv = _results(tmp_path / "r.csv", ("a", HOSTILE[6], HOSTILE[2]))
-    code, out, err = run_cli(_evaluate(), EVAL, [csv, "--format", "latex"], capsys)
+    code, out, err = run_cli(_evaluate(), EVAL, [csv, "--format", "latex"])
     assert code == 0, err
     rows = [line for line in out.splitlines() if line.endswith("\\\\")]
     header, body = rows[0], rows[1:]
@@ -332,9 +327,9 @@ def test_latex_cells_escape_every_special(tmp_path, capsys):
             .replace("\\n", ""), row
 
 
-def test_text_output_shows_a_newline_in_a_name_as_an_escape(tmp_path, capsys):
+def test_text_output_shows_a_newline_in_a_name_as_an_escape(tmp_path):
     csv = _results(tmp_path / "r.csv", ("a", "new\nline"))
-    code, out, err = run_cli(_evaluate(), EVAL, [csv], capsys)
+    code, out, err = run_cli(_evaluate(), EVAL, [csv])
     assert code == 0, err
     assert "new\\nline" in out
     assert not any(line in ("line", "new") or line.startswith("line ")
@@ -342,14 +337,14 @@ def test_text_output_shows_a_newline_in_a_name_as_an_escape(tmp_path, capsys):
 
 
 @needs_timer
-def test_all_pairs_of_many_arms_is_refused_at_once(tmp_path, capsys):
+def test_all_pairs_of_many_arms_is_refused_at_once(tmp_path):
     from reports.evaluate.compare import MAX_PAIRS
 
     m = 64  # 2,016 pairs: the first count above the cap
     assert m * (m - 1) // 2 > MAX_PAIRS >= (m - 1) * (m - 2) // 2
     csv = _results(tmp_path / "r.csv", [f"arm{i}" for i in range(m)], k=4)
     with _deadline(20.0):
-        code, _, err = run_cli(_evaluate(), EVAL, [csv], capsys)
+        code, _, err = run_cli(_evaluate(), EVAL, [csv])
     one_line_refusal(code, err, "64 arms make 2,016 pairs", "--leaderboard", "--reference")
 
 
@@ -366,10 +361,10 @@ def test_pair_cap_boundary():
 # sim.plan and sim.design_check
 
 
-def _plan(argv, capsys):
+def _plan(argv):
     from sim.plan import main
 
-    return run_cli(main, "python -m sim.plan", argv, capsys)
+    return run_cli(main, "python -m sim.plan", argv)
 
 
 @pytest.mark.parametrize(("argv", "words"), [
@@ -382,11 +377,11 @@ def _plan(argv, capsys):
     (["--k-max", "1e9"], ["--k-max", "1e9"]),
     (["--k-max", "1000000000"], ["--k-max", "<= 1000", "1000000000"]),
 ])
-def test_plan_refuses_costs_and_bounds(capsys, argv, words):
+def test_plan_refuses_costs_and_bounds(argv, words):
     with warnings.catch_warnings():
         warnings.simplefilter("error")  # an overflow warning would be a failure
         code, out, err = _plan(["--sd-seed", "0.5", "--effect", "0.05", "--sims", "0",
-                                *argv], capsys)
+                                *argv])
     one_line_refusal(code, err, *words)
     assert out == ""
 
@@ -404,25 +399,25 @@ def test_check_sims_bounds_the_simulated_cells():
 
 
 @needs_timer
-def test_plan_with_a_million_questions_reduces_sims_and_says_so(capsys):
+def test_plan_with_a_million_questions_reduces_sims_and_says_so():
     # a tiny effect on noisy questions needs n ~ 1e6: 20,000 sims would draw 2e10 cells
     # per checked design; the bound keeps each at 1e8 (about 2 s on one core)
     with _deadline(120.0):
         code, out, err = _plan(["--design", "models", "--sd-question", "0.5",
                                 "--effect", "0.001", "--n-max", "2000000", "--sims", "20000",
-                                "--show", "1"], capsys)
+                                "--show", "1"])
     assert code == 0, err
     assert "note: sims reduced" in out and "cost 0 " not in out
     n = int(re.search(r"chosen: n = ([\d,]+) questions", out).group(1).replace(",", ""))
     assert n > 10**5  # large enough that the unbounded check would have taken minutes
 
 
-def test_design_check_with_more_clusters_than_questions_is_refused(tmp_path, capsys):
+def test_design_check_with_more_clusters_than_questions_is_refused(tmp_path):
     from sim.design_check import main
 
     out = tmp_path / "dc"
     code, _, err = run_cli(main, "python -m sim.design_check",
                            ["--kinds", "models_clustered", "--questions", "10",
-                            "--clusters", "20", "--quiet", "--out", out], capsys)
+                            "--clusters", "20", "--quiet", "--out", out])
     one_line_refusal(code, err, "clusters", "[20]")
     assert not (out / "design_check.csv").exists()

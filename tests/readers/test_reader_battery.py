@@ -17,9 +17,9 @@ import zipfile
 import numpy as np
 import pandas as pd
 import pytest
+from in_process import run_in_process
 
 from evalcal_core import readers
-from evalcal_core.cli import call_main
 from evalcal_core.readers import _files
 from evalcal_core.results_io import read_results_arms
 
@@ -79,12 +79,12 @@ def _helm(folder, stats: list, run_spec: dict | None = None):
     return path
 
 
-def _cli(argv, capsys) -> tuple[int, str]:
+def _cli(argv) -> tuple[int, str]:
     """Exit code and stderr of ``python -m protocols.evaluate argv``, run in this process."""
     from protocols.evaluate import main
 
-    code = call_main(main, "protocols.evaluate", [str(a) for a in argv])
-    return code, capsys.readouterr().err
+    done = run_in_process(main, "protocols.evaluate", *argv)
+    return done.returncode, done.stderr
 
 
 # --- an integer past the float range: a traceback before --------------------------------------
@@ -200,7 +200,7 @@ def test_dots_inside_a_member_name_are_not_traversal(tmp_path):
 
 @pytest.mark.parametrize("case", ["inspect-huge", "lm-eval-huge", "helm-huge", "helm-count",
                                   "traversal"])
-def test_command_line_gives_one_line_exit_2(tmp_path, capsys, case):
+def test_command_line_gives_one_line_exit_2(tmp_path, case):
     if case == "inspect-huge":
         bad = _inspect_eval(tmp_path / "bad.eval", {"a": 1, "b": HUGE})
         good = _inspect_eval(tmp_path / "good.eval", {"a": 1, "b": 0})
@@ -218,7 +218,7 @@ def test_command_line_gives_one_line_exit_2(tmp_path, capsys, case):
         bad = _inspect_eval(tmp_path / "bad.eval", {"a": 1},
                             {"samples/../../x_epoch_1.json": sample})
         good = _inspect_eval(tmp_path / "good.eval", {"a": 1})
-    code, err = _cli(["--baseline", bad, "--variant", good], capsys)
+    code, err = _cli(["--baseline", bad, "--variant", good])
     lines = err.strip().splitlines()
     assert code == 2 and len(lines) == 1, err
     assert "Traceback" not in err and str(bad) in err, err
@@ -271,11 +271,11 @@ def test_empty_arm_is_still_refused(tmp_path):
     _one_line(info, path)
 
 
-def test_na_arms_with_cluster_through_the_command_line(tmp_path, capsys):
+def test_na_arms_with_cluster_through_the_command_line(tmp_path):
     """The ``--cluster`` pre-check (reports/evaluate/load.py) reads names as text too."""
     path = tmp_path / "r.csv"
     _tidy(path, ("NA", "null"), clusters=["a", "b", "a", "b"], seeds=4, questions=4)
-    code, err = _cli([path, "--cluster", "grp", "--compare", "models"], capsys)
+    code, err = _cli([path, "--cluster", "grp", "--compare", "models"])
     assert code == 0, err
 
 
@@ -304,11 +304,11 @@ def test_task_column_is_the_cluster_with_cluster_task(tmp_path):
     assert one.questions == ("0", "1", "2") and one.clusters == ("beta",) * 3
 
 
-def test_task_cluster_through_the_command_line(tmp_path, capsys):
+def test_task_cluster_through_the_command_line(tmp_path):
     base = _tasks_csv(tmp_path / "b.csv")
     variant = _tasks_csv(tmp_path / "v.csv")
     code, err = _cli(["--baseline", base, "--variant", variant, "--cluster", "task",
-                      "--compare", "models"], capsys)
+                      "--compare", "models"])
     assert code == 0, err
 
 

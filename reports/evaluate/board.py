@@ -8,49 +8,9 @@ mean, so a cluster is one unit). Independent seeds have no pairing to exploit: r
 
 from __future__ import annotations
 
-import sys
-
 import numpy as np
 
-from evalcal_core.designs import METHODS_INDEPENDENT, METHODS_PAIRED, MODELS_CLUSTERED, Design
-from evalcal_core.scores import ArmScores
-from evalcal_core.validate import InvalidParameterError
-from protocols import leaderboard as lb
-
 from .render import Units
-
-
-def board_units(scores: ArmScores, design: Design, codes) -> tuple[np.ndarray, str]:
-    """``(x, unit)``: each system's score per paired unit, shape (systems, units)."""
-    x = scores.scores
-    if design.kind == METHODS_INDEPENDENT:
-        raise InvalidParameterError("--leaderboard compares systems on paired units (questions, "
-                                    "paired seeds or clusters); with --unpaired seeds there is "
-                                    "none: compare the arms without --leaderboard")
-    if design.kind == METHODS_PAIRED:
-        return x.mean(axis=2), "seeds"
-    q = x.mean(axis=1)
-    if design.kind == MODELS_CLUSTERED:
-        g = int(codes.max()) + 1
-        sums = np.stack([np.bincount(codes, weights=row, minlength=g) for row in q])
-        return sums / np.bincount(codes, minlength=g), "clusters"
-    return q, "questions"
-
-
-def rank_board(scores: ArmScores, design: Design, codes, *, alpha: float, seed: int):
-    """The :class:`protocols.leaderboard.Leaderboard` of the arms, and the unit's name."""
-    x, unit = board_units(scores, design, codes)
-    if x.shape[1] < 3:
-        raise InvalidParameterError(f"--leaderboard needs at least 3 paired {unit}; got "
-                                    f"{x.shape[1]}")
-    from tqdm import tqdm
-
-    # a bar on stderr only when it is a terminal (tqdm's disable=None) and only after 1 s:
-    # 500 systems take seconds, not the minutes of --correction on 124,750 pairs
-    with tqdm(total=lb.DEFAULT_DRAWS, desc=f"max-T over {x.shape[0]} systems' pairs",
-              unit="draw", file=sys.stderr, disable=None, delay=1.0, leave=False) as bar:
-        board = lb.leaderboard(x, alpha, rng=np.random.default_rng(seed), progress=bar.update)
-    return board, unit
 
 
 def board_rows(board, names, units: Units) -> list[dict]:

@@ -8,21 +8,19 @@ import sys
 from dataclasses import asdict, dataclass
 from importlib import resources
 
-import numpy as np
-
 from evalcal_core.cli import run_main
 from evalcal_core.results_io import check_arm_scores
 from evalcal_core.validate import InvalidParameterError, check_alpha
-from protocols.claims import EXIT_STATUS
+from protocols.analysis import Analysis, Plan, analyze, is_binary
+from protocols.analysis.design import infer_design
 
-from .board import board_json, board_summary, board_text, rank_board
-from .compare import compare_arms
-from .design import cluster_codes, design_json, design_line, infer_design
+from .board import board_json, board_summary, board_text
+from .design import design_json, design_line
 from .load import read_log_arms, read_tidy
 from .options import EvalConfig, build_parser, config_from_args
-from .protocols_table import evaluate_protocols, format_table, notes_for
+from .protocols_table import format_table
 from .render import Units, as_json, clean, header_lines, latex, markdown, text, visible
-from .stream import stream_lines, stream_summary
+from .stream import stream_lines
 
 __all__ = ["EvalConfig", "Evaluation", "build_parser", "config_from_args", "evaluate",
            "example_path", "main", "run", "run_config"]
@@ -54,19 +52,17 @@ def _load(config: EvalConfig):
 
 @dataclass(frozen=True)
 class Evaluation:
-    """Everything one evaluation computed, before it is written in any format.
+    """One evaluation: what was read, and the :class:`protocols.analysis.Analysis` of it,
+    before it is written in any format.
 
     Attributes
     ----------
     config : EvalConfig
-    analysis : reports.evaluate.compare.Analysis
-        The design, the comparisons, the claim and gate.
+    result : protocols.analysis.Analysis
+        The design, the comparisons (or the leaderboard), the stream, the claim and gate,
+        and the two-arm table of every protocol.
     units : reports.evaluate.render.Units
     scores : evalcal_core.scores.ArmScores
-    rows, skipped, notes : list, dict, list
-        The two-arm table of every applicable protocol (empty with more arms).
-    table : str
-        That table as text.
     pre : list of str
         Lines the text output prints before the comparisons (log matching, reader notes).
     paired_logs : object or None
@@ -74,30 +70,64 @@ class Evaluation:
     """
 
     config: EvalConfig
-    analysis: object
+    result: Analysis
     units: Units
     scores: object
-    rows: list
-    skipped: dict
-    notes: list
-    table: str
     pre: list
     paired_logs: object = None
-    board: object = None
-    board_unit: str = ""
-    design: object = None
-    stream: dict | None = None
+
+    @property
+    def analysis(self):
+        """The comparisons of the arms (``None`` with ``--leaderboard``)."""
+        return self.result.comparisons
+
+    @property
+    def design(self):
+        return self.result.design
+
+    @property
+    def board(self):
+        return self.result.board
+
+    @property
+    def board_unit(self) -> str:
+        return self.result.board_unit
+
+    @property
+    def stream(self):
+        return self.result.stream
+
+    @property
+    def rows(self) -> list:
+        return self.result.rows
+
+    @property
+    def skipped(self) -> dict:
+        return self.result.skipped
+
+    @property
+    def notes(self) -> list:
+        return self.result.table_notes
+
+    @property
+    def table(self) -> str:
+        """The two-arm table of every protocol as text ("" when there is none)."""
+        if not self.rows and not self.skipped:
+            return ""
+        # the notes name the arms: one line each in the text table (newlines escaped)
+        return format_table(self.rows, self.skipped, [visible(n) for n in self.notes],
+                            self.config.alpha, unit=self.units.short or "metric units")
 
     @property
     def exit_status(self) -> int:
         """The command's exit status: ``--gate``'s verdict (the anytime-valid one with
-        ``--stream``), else 0."""
-        if self.analysis is None:
-            return 0
-        if self.config.gate and self.stream is not None and "claim" in self.stream:
-            return EXIT_STATUS[self.stream["claim"]["verdict"]]
-        gate = self.analysis.gate
+        ``--stream``, :attr:`protocols.analysis.Analysis.gate`), else 0."""
+        gate = self.result.gate
         return gate if (self.config.gate and gate is not None) else 0
+
+    @property
+    def _streamed(self) -> bool:
+        return self.stream is not None and "claim" in self.stream
 
     def to_dict(self) -> dict:
         """The ``--json`` body."""
@@ -110,7 +140,9 @@ class Evaluation:
                     "leaderboard": board_json(self.board, list(scores.arms), units,
                                               self.board_unit),
                     **({"forest": config.forest} if config.forest else {})}
-        body = as_json(self.analysis, units, extra=extra)
+        body = as_json(self.analysis, units, extra=extra, gate=self.result.gate,
+                       gate_from=("the anytime-valid stream" if self._streamed
+                                  else "the fixed-n claim"))
         if scores.m == 2 and not scores.ragged:
             body["rows"] = clean([_row_json(r, units) for r in self.rows])
             body["not_applicable"] = self.skipped
@@ -173,58 +205,45 @@ class Evaluation:
         if self.board is not None:
             raise InvalidParameterError("--leaderboard writes text, markdown or json; not latex")
         if fmt == "markdown":
-            return markdown(self.analysis, self.units, source=self.scores.source)
+            return markdown(self.analysis, self.units, source=self.scores.source,
+                            streamed=self._streamed)
         if fmt == "latex":
             return latex(self.analysis, self.units, source=self.scores.source)
         if fmt != "text":
             raise InvalidParameterError(f"format {fmt!r} is not an output format; allowed: text, "
                                         "markdown, latex, json")
         out = text(self.analysis, self.units, source=self.scores.source, pre=self.pre,
-                   protocol_table=self.table)
+                   protocol_table=self.table, streamed=self._streamed)
         if self.stream is not None:
             out += "\n\n" + "\n".join(stream_lines(self.stream, list(self.scores.arms),
                                                     self.units, gate=self.config.gate))
         return out
 
 
+def plan_of(config: EvalConfig, fraction: bool, binary: bool) -> Plan:
+    """The statistical options of ``config`` as a :class:`protocols.analysis.Plan`."""
+    return Plan(alpha=check_alpha(config.alpha), correction=config.correction,
+                reference=config.reference, claim=config.claim, margin=config.margin,
+                leaderboard=bool(config.leaderboard), stream=bool(config.stream),
+                stream_method=config.stream_method,
+                protocols=None if config.protocols is None else tuple(config.protocols),
+                params=config.params, seed=config.seed, fraction=fraction, binary=binary)
+
+
 def evaluate(config: EvalConfig) -> Evaluation:
-    """Load, infer the design, compare the arms and tabulate the protocols: no output."""
+    """Load, infer the design and :func:`protocols.analysis.analyze`: no output."""
     loaded = _load(config)
     scores = loaded.scores
     design = infer_design(scores, compare=config.compare, unpaired=config.unpaired,
                           runs_from=loaded.runs_from)
-    binary = bool(np.isin(scores.scores, (0.0, 1.0)).all()) and loaded.per_question
     fraction = config.metric_range is None
-    if config.leaderboard:
-        board, unit = rank_board(scores, design, cluster_codes(scores),
-                                 alpha=check_alpha(config.alpha), seed=config.seed)
-        return Evaluation(config, None, Units(fraction, scores.metric), scores, [], {}, [],
-                          "", list(scores.notes), loaded.paired_logs, board, unit, design)
-    analysis = compare_arms(scores, design, alpha=check_alpha(config.alpha),
-                            correction=config.correction, reference=config.reference,
-                            claim=config.claim, margin=config.margin, fraction=fraction,
-                            seed=config.seed, binary=binary)
-    units = Units(fraction, scores.metric)
+    plan = plan_of(config, fraction, is_binary(scores, loaded.per_question))
+    result = analyze(scores, design, plan)
     pre = list(scores.notes)
-    if loaded.paired_logs is not None:
+    if loaded.paired_logs is not None and not plan.leaderboard:
         pre = loaded.paired_logs.summary_lines() + pre
-    table, rows, skipped, notes = "", [], {}, []
-    if scores.m == 2 and not scores.ragged:  # ragged: unequal seed counts cannot be paired
-        base, var = scores.arm(scores.arms[0]), scores.arm(scores.arms[1])
-        rows, skipped = evaluate_protocols(
-            base, var, kind=design.kind, alpha=config.alpha, protocols=config.protocols,
-            rng=config.seed, params=config.params, clusters=cluster_codes(scores),
-            factor=units.factor)
-        notes = notes_for(base, var, config.alpha, rows, kind=design.kind,
-                          factor=units.factor, unit=units.name, names_=scores.arms)
-        # the notes name the arms: one line each in the text table (newlines escaped)
-        table = format_table(rows, skipped, [visible(n) for n in notes], config.alpha,
-                             unit=units.short or "metric units")
-    stream = (stream_summary(scores, design, check_alpha(config.alpha), units,
-                             method=config.stream_method, claim=config.claim,
-                             margin=config.margin) if config.stream else None)
-    return Evaluation(config, analysis, units, scores, rows, skipped, notes, table, pre,
-                      loaded.paired_logs, design=design, stream=stream)
+    return Evaluation(config, result, Units(fraction, scores.metric), scores, pre,
+                      loaded.paired_logs)
 
 
 def run_config(config: EvalConfig, out=None) -> int:

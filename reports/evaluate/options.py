@@ -22,11 +22,11 @@ from evalcal_core.readers import names as log_formats
 from evalcal_core.results_io import MAX_RANGE
 from evalcal_core.validate import Interval, Optional, Options, check_number, fail
 from protocols import PROTOCOLS, names, protocol_class
+from protocols.analysis.compare import CORRECTIONS
+from protocols.analysis.stream import STREAM_METHODS
 from protocols.claims import check_margin as check_claim_margin
 
-from .compare import CORRECTIONS
 from .load import parse_arm_options
-from .stream import STREAM_METHODS
 
 PROG = "python -m reports.evaluate"
 CLAIMS = ("superiority", "non-inferiority", "equivalence")

@@ -11,7 +11,8 @@ import re
 
 import numpy as np
 
-from .compare import Analysis
+from protocols.analysis.compare import Comparisons
+
 from .design import design_json, design_line
 
 #: significant digits kept in --json (no 0.7239999999999991)
@@ -107,7 +108,7 @@ _WHY_APART = {
 }
 
 
-def interval_notes(a: Analysis, units: Units) -> list[str]:
+def interval_notes(a: Comparisons, units: Units) -> list[str]:
     """One note per comparison whose verdict and simultaneous interval disagree, saying
     why (:func:`interval_agrees`); the verdict is the adjusted p's."""
     notes = []
@@ -133,7 +134,7 @@ def _claim_cell(c, units: Units) -> str:
     return f"{c.claim or ''} {ci}".strip()
 
 
-def header_lines(a: Analysis, units: Units) -> list[str]:
+def header_lines(a: Comparisons, units: Units) -> list[str]:
     """The design line, the arms and what is compared how."""
     c = len(a.comparisons)
     arms = ", ".join(f"{visible(n)} {units.level(m)}" for n, m in zip(a.arms, a.means))
@@ -151,7 +152,7 @@ def header_lines(a: Analysis, units: Units) -> list[str]:
     return lines
 
 
-def comparison_rows(a: Analysis, units: Units) -> list[list[str]]:
+def comparison_rows(a: Comparisons, units: Units) -> list[list[str]]:
     """Table cells: comparison, difference, interval, p, adjusted p, verdict."""
     rows = []
     for c in a.comparisons:
@@ -162,7 +163,7 @@ def comparison_rows(a: Analysis, units: Units) -> list[list[str]]:
     return rows
 
 
-def effect_rows(a: Analysis) -> list[list[str]]:
+def effect_rows(a: Comparisons) -> list[list[str]]:
     rows = []
     for c in a.comparisons:
         d = "n/a" if math.isnan(c.d) else f"{c.d:+.2f} {_ci(c.d_low, c.d_high)}"
@@ -172,7 +173,7 @@ def effect_rows(a: Analysis) -> list[list[str]]:
     return rows
 
 
-def comparison_headers(a: Analysis, units: Units) -> list[str]:
+def comparison_headers(a: Comparisons, units: Units) -> list[str]:
     level = f"{100 * a.sim_level:.4g}% CI ({units.name})"
     return (["comparison", f"difference ({units.name})", level, "p", f"p adj ({a.correction})",
              "verdict"] + (["claim [1 - 2 alpha CI]"] if a.claim else []))
@@ -184,18 +185,24 @@ def _table(headers, rows) -> list[str]:
     return [fmt(headers), "-" * len(fmt(headers))] + [fmt(r) for r in rows]
 
 
-def claim_line(a: Analysis, units: Units) -> str:
+def claim_line(a: Comparisons, units: Units, streamed: bool = False) -> str:
+    """The fixed-n claim's line; ``streamed``: ``--gate`` reads the anytime-valid verdict
+    instead, and the line says so rather than print a second exit status."""
     margin = 0.0 if a.margin is None else a.margin
     verdicts = ", ".join(f"{visible(c.variant)} vs {visible(c.base)}: "
                          f"{_claim_cell(c, units)}"
                          for c in a.comparisons)
     overall = {0: "shown", 1: "refuted", 3: "inconclusive"}[a.gate]
+    gate = ("fixed-n, one look; --gate reads the anytime-valid verdict below" if streamed
+            else f"--gate exit status {a.gate}")
     return (f"claim: {a.claim}, margin {units.factor * margin:g} {units.name}: {verdicts} -> "
-            f"{overall} (--gate exit status {a.gate})")
+            f"{overall} ({gate})")
 
 
-def text(a: Analysis, units: Units, *, source: str, pre=(), protocol_table: str = "") -> str:
-    """The terminal output."""
+def text(a: Comparisons, units: Units, *, source: str, pre=(), protocol_table: str = "",
+         streamed: bool = False) -> str:
+    """The terminal output (``streamed``: an anytime-valid claim follows and sets the
+    gate)."""
     head = header_lines(a, units)
     lines = [f"Results: {visible(source)}", head[0], *map(visible, pre), *head[1:], ""]
     lines += _table(comparison_headers(a, units), comparison_rows(a, units))
@@ -209,7 +216,7 @@ def text(a: Analysis, units: Units, *, source: str, pre=(), protocol_table: str 
         lines += [f"  {visible(arm):<20} {units.level(m):>10}  {a.ranking[arm]}"
                   for arm, m in sorted(zip(a.arms, a.means), key=lambda t: -t[1])]
     if a.claim:
-        lines += ["", claim_line(a, units)]
+        lines += ["", claim_line(a, units, streamed)]
     lines += [f"* {visible(n)}" for n in (*a.notes, *interval_notes(a, units))]
     if protocol_table:
         lines += ["", "All protocols on these two arms (labels for this design):",
@@ -217,8 +224,10 @@ def text(a: Analysis, units: Units, *, source: str, pre=(), protocol_table: str 
     return "\n".join(lines)
 
 
-def as_json(a: Analysis, units: Units, *, extra: dict) -> dict:
-    """The ``--json`` object (rounded, NaN as null)."""
+def as_json(a: Comparisons, units: Units, *, extra: dict, gate: int | None = None,
+            gate_from: str = "the fixed-n claim") -> dict:
+    """The ``--json`` object (rounded, NaN as null); ``gate``: the exit status the process
+    reports (:attr:`protocols.analysis.Analysis.gate`), ``gate_from`` which verdict set it."""
     comps = []
     for c in a.comparisons:
         comps.append({
@@ -250,7 +259,8 @@ def as_json(a: Analysis, units: Units, *, extra: dict) -> dict:
         out["claim"] = {"claim": a.claim, "margin": units.factor * (a.margin or 0.0),
                         "unit": units.name,
                         "verdict": {0: "shown", 1: "refuted", 3: "inconclusive"}[a.gate],
-                        "gate_exit_status": a.gate}
+                        "gate_exit_status": a.gate if gate is None else gate,
+                        "gate_from": gate_from}
     return clean(out)
 
 
@@ -265,7 +275,7 @@ def _md_row(cells) -> str:
     return "| " + " | ".join(_md_escape(x) for x in cells) + " |"
 
 
-def markdown(a: Analysis, units: Units, *, source: str) -> str:
+def markdown(a: Comparisons, units: Units, *, source: str, streamed: bool = False) -> str:
     """A Markdown section: design, comparisons, effect sizes, ranking, claim."""
     source = visible(source).replace("`", "'")  # a backtick would close the code span
     lines = [f"**{design_line(a.design)}**", "", f"Results: `{source}`; "
@@ -281,7 +291,7 @@ def markdown(a: Analysis, units: Units, *, source: str) -> str:
         lines += [_md_row([arm, units.level(m), a.ranking[arm]])
                   for arm, m in sorted(zip(a.arms, a.means), key=lambda t: -t[1])]
     if a.claim:
-        lines += ["", visible(claim_line(a, units))]
+        lines += ["", visible(claim_line(a, units, streamed))]
     lines += [f"- {visible(n)}" for n in (*a.notes, *interval_notes(a, units))]
     return "\n".join(lines)
 
@@ -299,7 +309,7 @@ def _tex(x) -> str:
     return _TEX_RE.sub(lambda m: _TEX[m.group()], visible(x))
 
 
-def latex(a: Analysis, units: Units, *, source: str) -> str:
+def latex(a: Comparisons, units: Units, *, source: str) -> str:
     """A LaTeX ``tabular`` of the comparisons, the design in the caption comment."""
     heads = comparison_headers(a, units)
     lines = [f"% {design_line(a.design)}", f"% source: {visible(source)}",

@@ -11,8 +11,9 @@ import pytest
 from in_process import run_in_process
 
 from evalcal_core.scores import ArmScores
+from protocols.analysis.design import infer_design
 from reports.evaluate import main
-from reports.evaluate.design import design_line, infer_design
+from reports.evaluate.design import design_line
 
 PROG = "python -m reports.evaluate"
 

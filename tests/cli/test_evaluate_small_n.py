@@ -12,8 +12,8 @@ import pandas as pd
 import pytest
 from scipy import stats
 
+from protocols.analysis.protocol_table import FEW_DIFFERING
 from reports.evaluate import main
-from reports.evaluate.protocols_table import FEW_DIFFERING
 
 
 def _write(path, n, seed):

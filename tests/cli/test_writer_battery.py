@@ -338,7 +338,7 @@ def test_text_output_shows_a_newline_in_a_name_as_an_escape(tmp_path):
 
 @needs_timer
 def test_all_pairs_of_many_arms_is_refused_at_once(tmp_path):
-    from reports.evaluate.compare import MAX_PAIRS
+    from protocols.analysis.compare import MAX_PAIRS
 
     m = 64  # 2,016 pairs: the first count above the cap
     assert m * (m - 1) // 2 > MAX_PAIRS >= (m - 1) * (m - 2) // 2
@@ -349,7 +349,7 @@ def test_all_pairs_of_many_arms_is_refused_at_once(tmp_path):
 
 
 def test_pair_cap_boundary():
-    from reports.evaluate.compare import MAX_PAIRS, check_pair_count
+    from protocols.analysis.compare import MAX_PAIRS, check_pair_count
 
     check_pair_count(63)  # 1,953 pairs: computed
     with pytest.raises(ValueError, match="500 arms make 124,750 pairs"):

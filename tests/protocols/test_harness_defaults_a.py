@@ -286,7 +286,7 @@ def test_null_rates_of_two_identical_models_on_iid_questions():
 def test_default_lists_leave_the_harness_protocols_out():
     """calibration's ``applicable_protocols``, ``design_check`` and ``evaluate`` select no
     harness reproduction unless named; ``--harness-defaults`` adds all of them."""
-    from reports.evaluate.protocols_table import evaluate_protocols
+    from protocols.analysis.protocol_table import evaluate_protocols
     from sim import design_check as dc
     from sim import generators
     from sim.grid.runner import applicable_protocols

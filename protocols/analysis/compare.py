@@ -101,8 +101,8 @@ class Comparison:
 
 
 @dataclass(frozen=True)
-class Analysis:
-    """Everything the renderers print."""
+class Comparisons:
+    """The comparisons of the arms, their multiplicity, claim and gate."""
 
     design: Design
     arms: tuple
@@ -276,7 +276,7 @@ def _cohen_d(a: np.ndarray, b: np.ndarray, alpha: float):
 
 def compare_arms(scores: ArmScores, design: Design, *, alpha=0.05, correction="holm",
                  reference=None, claim=None, margin=None, fraction=True, seed=0,
-                 binary=False) -> Analysis:
+                 binary=False) -> Comparisons:
     """Compare the arms of ``scores`` under ``design``.
 
     Parameters
@@ -483,7 +483,7 @@ def compare_arms(scores: ArmScores, design: Design, *, alpha=0.05, correction="h
         gate = (claims_mod.EXIT_STATUS["refuted"] if "refuted" in verdicts
                 else claims_mod.EXIT_STATUS["shown"] if all(v == "shown" for v in verdicts)
                 else claims_mod.EXIT_STATUS["inconclusive"])
-    return Analysis(design=design, arms=tuple(scores.arms), means=means,
+    return Comparisons(design=design, arms=tuple(scores.arms), means=means,
                     comparisons=tuple(out), mode=mode, reference=reference,
                     correction=correction, primary=primary, alpha=alpha,
                     sim_level=1 - sim_alpha, units=g, ranking=ranking_, claim=claim,

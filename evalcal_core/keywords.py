@@ -7,9 +7,13 @@ from __future__ import annotations
 
 import contextlib
 import io
+import re
+from pathlib import Path
 
-from .options import declared
-from .validate import InvalidParameterError
+import numpy as np
+
+from .options import Option, declared
+from .validate import InvalidParameterError, fail
 
 
 def option_flags(config_cls) -> dict[str, str]:
@@ -57,3 +61,100 @@ def parse_argv(parser, argv: list[str], caller: str):
     except SystemExit as exc:
         text = " ".join(message.getvalue().split()).replace(f"{parser.prog}: error: ", "")
         raise InvalidParameterError(f"{caller}(): {text}") from exc
+
+
+def _typed(key: str, value, f, opt: Option, caller: str):
+    """One keyword's value as its declaration reads it, or the error naming the keyword."""
+    def refuse(rule):
+        shown = f"{value!r} (a {type(value).__name__})"
+        return fail(key, rule, owner=f"{caller}()", got=shown)
+
+    if opt.switch:
+        if not isinstance(value, (bool, np.bool_)):
+            raise refuse("True or False")
+        return bool(value)
+    if opt.nargs is not None or opt.action == "append":
+        items = value
+        if isinstance(value, dict):
+            items = tuple(f"{k}={v}" for k, v in value.items())
+        elif isinstance(value, (str, Path)) or not isinstance(value, (list, tuple)):
+            items = (value,)
+        if opt.nargs not in (None, "+", "*") and len(items) != opt.nargs:
+            raise refuse(f"{opt.nargs} values")
+        if opt.nargs == "+" and not items:
+            raise refuse("one value or more")
+        return tuple(_scalar(key, v, opt, refuse) for v in items)
+    return _scalar(key, value, opt, refuse)
+
+
+def _scalar(key, value, opt: Option, refuse):
+    if opt.kind in (int, float):
+        if isinstance(value, (bool, np.bool_)) or not isinstance(
+                value, (int, float, np.integer, np.floating)):
+            raise refuse("an integer" if opt.kind is int else "a number")
+        if opt.kind is int:
+            if float(value) != int(value):
+                raise refuse("an integer")
+            return int(value)
+        return float(value)
+    if isinstance(value, Path):
+        value = str(value)
+    if not isinstance(value, str):
+        raise refuse("a string" + (f": one of {', '.join(map(str, opt.choices))}"
+                                   if opt.choices else ""))
+    if opt.choices is not None and value not in opt.choices:
+        raise refuse(f"one of {', '.join(map(str, opt.choices))}")
+    return value
+
+
+def options_from_keywords(config_cls, options: dict, caller: str, *, leave_out=(),
+                          fixed: dict | None = None):
+    """The options dataclass ``config_cls`` filled from keyword arguments, without argv.
+
+    Each keyword is a field declared with :func:`~evalcal_core.options.option` (not in
+    ``leave_out``) and is read by its declaration: a switch takes ``True``/``False``, a
+    number option a number (not a string, not a bool), a choice one of its choices, a
+    multi-value option a list, tuple or single value (a dict gives ``KEY=VALUE`` items).
+    The dataclass then checks every constraint as the command does; its messages, which
+    name the command's flags, are reworded to name the keywords (:func:`keyword_message`).
+    ``fixed`` sets fields the caller decides (never keywords: they are in ``leave_out``).
+
+    Raises
+    ------
+    InvalidParameterError
+        One line naming the keyword, the value and what is allowed.
+    """
+    fields_ = {f.name: (f, opt) for f, opt in declared(config_cls) if f.name not in leave_out}
+    unknown = sorted(set(options) - set(fields_))
+    if unknown:
+        raise InvalidParameterError(f"{caller}() got unknown option(s) {', '.join(unknown)}; "
+                                    f"allowed: {', '.join(fields_)}")
+    values = {key: (None if value is None else _typed(key, value, *fields_[key], caller))
+              for key, value in options.items()}
+    with keyword_errors(config_cls, caller):
+        return config_cls(**values, **(fixed or {}))
+
+
+@contextlib.contextmanager
+def keyword_errors(config_cls, caller: str):
+    """Re-raise a one-line error that names the command's flags naming the keywords
+    instead (:func:`keyword_message`)."""
+    try:
+        yield
+    except InvalidParameterError as exc:
+        raise InvalidParameterError(keyword_message(str(exc), config_cls, caller)) from None
+
+
+def keyword_message(text: str, config_cls, caller: str) -> str:
+    """``text`` with every flag of ``config_cls`` named as its keyword: ``The '--margin'
+    option must be ...`` becomes ``The 'margin' parameter of compare() must be ...`` and a
+    bare ``--claim`` becomes ``claim``."""
+    words = {opt.flag: f.name for f, opt in declared(config_cls)}
+
+    def keyword(match):
+        return words.get(match.group(0), match.group(0))
+
+    text = re.sub(r"'(--[a-z][a-z0-9-]*)'( and '(--[a-z][a-z0-9-]*)')? options?",
+                  lambda m: m.group(0).replace(" options", f" parameters of {caller}()")
+                  .replace(" option", f" parameter of {caller}()"), text)
+    return re.sub(r"--[a-z][a-z0-9-]*", keyword, text)

@@ -36,7 +36,7 @@ from evalcal_core.score_checks import (  # noqa: F401 (re-exported for callers)
     check_arm_scores,
     check_score_arrays,
 )
-from evalcal_core.scores import ArmScores
+from evalcal_core.scores import ArmScores, Arrival
 from evalcal_core.validate import InvalidParameterError
 
 ARMS = ("baseline", "variant")
@@ -62,7 +62,49 @@ MAX_LABELS = 1 << 20
 MAX_FRAME_ROWS = 1 << 21
 
 
+class FrameSource:
+    """A pandas DataFrame given in place of a results CSV (``evalcal.compare(frame)``).
+
+    It is read by the same code as a file, chunk by chunk, with the same checks; its
+    messages name it ``name`` and its rows by position and index label (``row 3 (index
+    'q17')``; the position alone when the index is the default ``0, 1, ...``), not by the
+    line numbers a CSV would have.
+    """
+
+    def __init__(self, frame: pd.DataFrame, name: str = "results DataFrame"):
+        self.frame, self.name = frame, name
+
+    def __str__(self) -> str:
+        return self.name
+
+    def row(self, position: int) -> str:
+        """How a message names the row at ``position`` (0-based, as ``frame.iloc``)."""
+        index = self.frame.index
+        plain = isinstance(index, pd.RangeIndex) and index.start == 0 and index.step == 1
+        return (f"row {position}" if plain
+                else f"row {position} (index {_show(index[position])})")
+
+    def chunks(self, text, other, chunk_rows):
+        """The frame's rows ``chunk_rows`` at a time, as :func:`_tidy_chunks` yields a CSV's:
+        name columns (``text``) as stripped strings with a missing cell ``""``, ``other``
+        text columns stripped with missing cells kept missing, the rest as given."""
+        frame = self.frame
+        for start in range(0, len(frame), chunk_rows):
+            chunk = frame.iloc[start:start + chunk_rows].reset_index(drop=True)
+            chunk.columns = [str(c) for c in chunk.columns]
+            for column in text:
+                chunk[column] = (chunk[column].astype(object).where(chunk[column].notna(), "")
+                                 .astype(str).str.strip())
+            for column in other:
+                missing = chunk[column].isna()
+                chunk[column] = chunk[column].astype(str).str.strip().where(~missing)
+            chunk.columns = [_norm(c) for c in chunk.columns]
+            yield chunk
+
+
 def _header(path) -> list:
+    if isinstance(path, FrameSource):
+        return [str(c) for c in path.frame.columns]
     return list(pd.read_csv(path, nrows=0, skipinitialspace=True).columns)
 
 
@@ -82,6 +124,9 @@ def _tidy_chunks(path, names=(), as_text=(), chunk_rows=None):
     header = _header(path)
     text = [c for c in header if _norm(c) in wanted]
     other = [c for c in header if c not in text and _norm(c) in {_norm(n) for n in as_text}]
+    if isinstance(path, FrameSource):
+        yield from path.chunks(text, other, chunk_rows or CHUNK_ROWS)
+        return
     reader = pd.read_csv(path, skipinitialspace=True, dtype={c: str for c in text + other},
                          keep_default_na=False,
                          na_values={c: list(_NA_SPELLINGS) for c in header if c not in text},
@@ -149,7 +194,10 @@ def _show(value) -> str:
     return repr(value.item() if hasattr(value, "item") else value)
 
 
-def _row(index) -> str:
+def _row(path, index) -> str:
+    """How a message names row ``index`` (0-based) of ``path``."""
+    if isinstance(path, FrameSource):
+        return path.row(int(index))
     # +2: one for the header line, one because people count lines from 1.
     return f"row {int(index) + 2}"
 
@@ -219,8 +267,9 @@ def read_tidy_arms(path, *, arms=None, scale: float = 1.0, cluster: str | None =
 
     Parameters
     ----------
-    path : str or Path
-        A CSV in either layout of this module.
+    path : str, Path, pandas.DataFrame or FrameSource
+        A CSV in either layout of this module, or the same table as a DataFrame (read by the
+        same checks; its messages name rows by position and index label).
     arms : sequence of str, optional
         The only arm names the file may use, matched case-insensitively, in the order the
         arms should have (``ARMS``: ``baseline`` then ``variant``); every one must be present.
@@ -245,12 +294,15 @@ def read_tidy_arms(path, *, arms=None, scale: float = 1.0, cluster: str | None =
         One line naming the file and the offending row or column.
     """
     allowed = None if arms is None else tuple(str(a).lower() for a in arms)
-    path = Path(path)
-    if not path.exists() and not path.is_symlink():
-        raise InvalidParameterError(f"results file {str(path)!r} does not exist")
-    from evalcal_core.readers import check_regular
+    if isinstance(path, pd.DataFrame):
+        path = FrameSource(path)
+    if not isinstance(path, FrameSource):
+        path = Path(path)
+        if not path.exists() and not path.is_symlink():
+            raise InvalidParameterError(f"results file {str(path)!r} does not exist")
+        from evalcal_core.readers import check_regular
 
-    check_regular(path)  # names a symbolic-link loop, a broken link, a folder, a FIFO
+        check_regular(path)  # names a symbolic-link loop, a broken link, a folder, a FIFO
     try:
         return _read_stream(path, allowed, scale, cluster, ragged)
     except (pd.errors.ParserError, pd.errors.EmptyDataError, UnicodeDecodeError) as exc:
@@ -372,8 +424,8 @@ def _check_chunk(frame, offset: int, path, per_question: bool, cluster, allowed,
         if not pd.api.types.is_numeric_dtype(frame[column]):
             missing |= (frame[column].astype(str).str.strip() == "").to_numpy(dtype=bool)
         if missing.any():
-            raise InvalidParameterError(f"{path}: {_row(offset + missing.argmax())}: column "
-                                        f"{column!r} is empty")
+            at = _row(path, offset + missing.argmax())
+            raise InvalidParameterError(f"{path}: {at}: column {column!r} is empty")
     arm = frame["arm"]
     if allowed is not None:
         arm = arm.str.lower()
@@ -382,14 +434,14 @@ def _check_chunk(frame, offset: int, path, per_question: bool, cluster, allowed,
             i = int(bad_arm.argmax())
             names = [repr(a) for a in allowed]
             names = " or ".join([", ".join(names[:-1]), names[-1]] if len(names) > 1 else names)
-            raise InvalidParameterError(f"{path}: {_row(offset + i)}: column 'arm' must be "
-                                        f"{names}, got {frame['arm'].iloc[i]!r}")
+            raise InvalidParameterError(f"{path}: {_row(path, offset + i)}: column 'arm' "
+                                        f"must be {names}, got {frame['arm'].iloc[i]!r}")
     score = pd.to_numeric(frame[value], errors="coerce").to_numpy(dtype=float, na_value=np.nan)
     bad_value = ~np.isfinite(score)
     if bad_value.any():
         i = int(bad_value.argmax())
-        raise InvalidParameterError(f"{path}: {_row(offset + i)}: column {value!r} must be a "
-                                    f"finite number, got {_show(frame[value].iloc[i])}")
+        raise InvalidParameterError(f"{path}: {_row(path, offset + i)}: column {value!r} "
+                                    f"must be a finite number, got {_show(frame[value].iloc[i])}")
     return arm, score
 
 
@@ -428,8 +480,9 @@ class _Clusters:
         wrong = self.codes != self.first[question]
         if wrong.any():
             i = int(wrong.argmax())
-            self.error = (f"{self.path}: {_row(i)}: question {questions[question[i]]!r} is in "
-                          f"cluster {self.labels[self.codes[i]]!r} here but "
+            self.error = (f"{self.path}: {_row(self.path, i)}: question "
+                          f"{questions[question[i]]!r} is in cluster "
+                          f"{self.labels[self.codes[i]]!r} here but "
                           f"{self.labels[self.first[question[i]]]!r} on another row")
         self.codes = None
 
@@ -474,7 +527,9 @@ def _to_arrays(values: np.ndarray, codes: dict, per_question: bool, path, arms: 
     ``codes`` holds ``(codes, labels)`` of the ``seed``, ``arm`` (and ``question``) columns,
     labels in first-appearance order. Emptied as it goes: each row's codes are let go once
     folded into the row's place in the table."""
-    seeds, seed_place, _ = _sorted_labels(codes["seed"][1], by_type=True)
+    # codes number the labels in order of first appearance: the code at each sorted
+    # position is that label's arrival (its first row), kept for --stream
+    seeds, seed_place, seed_order = _sorted_labels(codes["seed"][1], by_type=True)
     if per_question:
         questions, question_place, question_order = _sorted_labels(codes["question"][1])
     else:
@@ -500,7 +555,7 @@ def _to_arrays(values: np.ndarray, codes: dict, per_question: bool, path, arms: 
         a, s, q = np.unravel_index(int(flat[i]), shape)
         shown = [("seed", seeds[s]), ("arm", arms[a])] + (
             [("question", questions[q])] if per_question else [])
-        raise InvalidParameterError(f"{path}: {_row(i)}: duplicate entry for "
+        raise InvalidParameterError(f"{path}: {_row(path, i)}: duplicate entry for "
                                     + ", ".join(f"{c}={_show(v)}" for c, v in shown))
     del flat
     if allowed is None and len(arms) < 2:
@@ -529,4 +584,6 @@ def _to_arrays(values: np.ndarray, codes: dict, per_question: bool, path, arms: 
                                if clusters is not None else None),
                      cluster_name=cluster, metric="score" if per_question else "metric",
                      source=str(path),
-                     runs_per_arm=tuple(counts) if min(counts) < len(seeds) else None)
+                     runs_per_arm=tuple(counts) if min(counts) < len(seeds) else None,
+                     arrival=Arrival(np.asarray(question_order, dtype=np.int64),
+                                     np.asarray(seed_order, dtype=np.int64), "file rows"))

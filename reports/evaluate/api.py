@@ -1,8 +1,9 @@
 """``compare(...)``: the ``evaluate`` command as a Python function (notebooks, harness
 plugins, scripts).
 
-The options are the command's, as keyword arguments, and go through the same parser and
-checks (a bad value is the same one-line ``ValueError``); the result is the
+The options are the command's, as keyword arguments, typed and checked by the same
+declarations (a bad value is the same one-line ``ValueError``, naming the keyword); a
+DataFrame is read in memory by the CSV's checks; the result is the
 :class:`~reports.evaluate.cli.Evaluation` the command prints, with a pandas ``frame`` of the
 comparisons and an HTML view for notebooks::
 
@@ -16,33 +17,34 @@ comparisons and an HTML view for notebooks::
 
 from __future__ import annotations
 
-import tempfile
-from pathlib import Path
-
 import pandas as pd
 
-from evalcal_core.keywords import keywords_to_argv, option_flags, parse_argv
+from evalcal_core.keywords import keyword_errors, options_from_keywords
+from evalcal_core.results_io import FrameSource
 
 from .cli import Evaluation, evaluate
-from .options import EvaluateOptions, build_parser, config_from_args
+from .options import EvaluateOptions, resolve
 
 #: options that are not keywords: ``--arm`` is the ``arms`` argument, ``--gate`` follows
 #: ``claim``, and the result renders itself (``render(fmt)``, ``to_dict()``) where the
 #: command writes ``--json``, ``--format`` and ``--forest``
 _NOT_KEYWORDS = ("arm", "gate", "json", "format", "forest")
-#: keyword -> the command's option (flags take True)
-_OPTIONS = {key: flag for key, flag in option_flags(EvaluateOptions).items()
-            if key not in _NOT_KEYWORDS}
 
 
 def compare(results=None, *, arms=None, **options) -> Evaluation:
     """Compare the arms of ``results`` (or of harness logs) as ``evaluate`` does.
 
+    The keywords fill the command's :class:`~.options.EvaluateOptions` directly (no
+    command line is built): each is typed and checked by that option's declaration and the
+    rules between options are the command's, so a value is refused exactly when the command
+    refuses it, with a message naming the keyword.
+
     Parameters
     ----------
     results : str, Path or pandas.DataFrame, optional
         A tidy results CSV (``seed,arm,metric`` or ``seed,arm,question,score``), or the same
-        table as a DataFrame; default: the shipped example.
+        table as a DataFrame (read in memory by the same checks; a message names its rows by
+        position and index label); default: the shipped example.
     arms : dict, optional
         ``{name: log path}``: harness logs, one per arm (``--arm NAME=PATH``), instead of
         ``results``.
@@ -67,22 +69,25 @@ def compare(results=None, *, arms=None, **options) -> Evaluation:
     Raises
     ------
     ValueError
-        One line naming the option, the value and what is allowed, as the command prints.
+        One line naming the keyword (or the frame's row), the value and what is allowed.
     """
-    argv = keywords_to_argv(options, _OPTIONS, "compare")
-    for name, path in (arms or {}).items():
-        argv += ["--arm", f"{name}={path}"]
-    if options.get("claim") is not None:
-        argv.append("--gate")     # the result carries the gate's exit status
+    if arms is not None and not isinstance(arms, dict):
+        raise options_error("arms", "a dict {name: log path}", arms)
+    # the result carries the gate's exit status
+    fixed = {"arm": tuple(f"{name}={path}" for name, path in (arms or {}).items()),
+             "gate": options.get("claim") is not None}
+    opts = options_from_keywords(EvaluateOptions, options, "compare", leave_out=_NOT_KEYWORDS,
+                                 fixed=fixed)
     if isinstance(results, pd.DataFrame):
-        # the same reader and checks as a file: a DataFrame is written as the CSV it stands for
-        with tempfile.TemporaryDirectory(prefix="evalcal-compare-") as folder:
-            path = Path(folder) / "results.csv"
-            results.to_csv(path, index=False)
-            return _run(argv + [str(path)])
-    return _run(argv + ([] if results is None else [str(results)]))
+        results = FrameSource(results)
+    elif results is not None:
+        results = str(results)
+    with keyword_errors(EvaluateOptions, "compare"):
+        return evaluate(resolve(opts, results))
 
 
-def _run(argv) -> Evaluation:
-    # argparse's own usage errors come back as one line
-    return evaluate(config_from_args(parse_argv(build_parser(), argv, "compare")))
+def options_error(name, rule, value):
+    """The one-line error for a bad ``compare()`` argument."""
+    from evalcal_core.validate import fail
+
+    return fail(name, rule, owner="compare()", got=f"{value!r} (a {type(value).__name__})")

@@ -19,7 +19,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from evalcal_core.results_io import read_results_arms, read_tidy_frame
+from evalcal_core.results_io import FrameSource, read_results_arms, read_tidy_frame
 from evalcal_core.scores import ArmScores
 from evalcal_core.validate import InvalidParameterError
 
@@ -50,7 +50,7 @@ def _item(x):
 
 def read_tidy(path, *, percent=False, metric_range=None, partial_credit=False,
               cluster: str | None = None) -> Loaded:
-    """A tidy CSV with any arm names, through
+    """A tidy CSV (or the same table as a DataFrame) with any arm names, through
     :func:`evalcal_core.results_io.read_results_arms` (checked scores; ``baseline`` first).
 
     With ``--cluster`` the column is checked here first, so that the message says which of
@@ -61,11 +61,14 @@ def read_tidy(path, *, percent=False, metric_range=None, partial_credit=False,
     :func:`~reports.evaluate.design.infer_design` accepts them only for independent seeds
     (``--unpaired``) and otherwise raises the reader's error naming the arm and the seed.
     """
-    if Path(path).is_dir():
+    if isinstance(path, pd.DataFrame):
+        path = FrameSource(path)
+    in_memory = isinstance(path, FrameSource)
+    if not in_memory and Path(path).is_dir():
         raise InvalidParameterError(f"{path} is a directory, not a results CSV; a harness log "
                                     "folder is one arm: --arm NAME=PATH (or --baseline and "
                                     "--variant)")
-    if cluster is not None and Path(path).is_file():
+    if cluster is not None and (in_memory or Path(path).is_file()):
         try:
             # arms, questions and clusters as written: "NA" is a name, "1" and "1.0" two
             frame = read_tidy_frame(path, (cluster,))

@@ -14,7 +14,7 @@ from evalcal_core.keywords import option_flags
 from evalcal_core.options import add_options, check_options, declared, option, to_argv
 from evalcal_core.options import config_from_args as options_from_args
 from evalcal_core.validate import InvalidParameterError
-from reports.evaluate.api import _OPTIONS
+from reports.evaluate.api import _NOT_KEYWORDS
 from reports.evaluate.options import (
     EvalConfig,
     EvaluateOptions,
@@ -85,8 +85,8 @@ def test_the_keywords_are_the_declared_fields():
     from sim import plan
 
     declared_flags = option_flags(EvaluateOptions)
-    assert set(declared_flags) - set(_OPTIONS) == {"arm", "gate", "json", "format", "forest"}
-    assert all(declared_flags[k] == flag for k, flag in _OPTIONS.items())
+    assert set(_NOT_KEYWORDS) == {"arm", "gate", "json", "format", "forest"}
+    assert set(_NOT_KEYWORDS) < set(declared_flags)
     flags = option_flags(plan.PlanOptions)
     parser = plan.build_parser()
     assert flags == {a.dest: a.option_strings[-1] for a in parser._actions
@@ -171,3 +171,42 @@ def test_options_refuse_a_bad_value_when_built_in_python():
     with pytest.raises(InvalidParameterError, match=r"^The '--seed' option must be an integer"):
         EvaluateOptions(seed=-1)
     assert dataclasses.replace(CHANGED, seed=3).seed == 3
+
+
+#: one value per keyword, and the command line that says the same
+_SAME = [
+    ({"compare": "models"}, ["--compare", "models"]),
+    ({"unpaired": True}, ["--unpaired"]),
+    ({"cluster": "topic"}, ["--cluster", "topic"]),
+    ({"reference": "base"}, ["--reference", "base"]),
+    ({"correction": "maxt"}, ["--correction", "maxt"]),
+    ({"claim": "superiority"}, ["--claim", "superiority"]),
+    ({"margin": 0.01}, ["--margin", "0.01"]),
+    ({"alpha": 0.1}, ["--alpha", "0.1"]),
+    ({"seed": 7}, ["--seed", "7"]),
+    ({"protocols": ["paired_t", "wilcoxon"]}, ["--protocols", "paired_t", "wilcoxon"]),
+    ({"protocols": "paired_t"}, ["--protocols", "paired_t"]),
+    ({"protocol_param": {"b": 99}}, ["--protocol-param", "b=99"]),
+    ({"threshold": 0.02}, ["--threshold", "0.02"]),
+    ({"percent": True}, ["--percent"]),
+    ({"metric_range": (0, 10)}, ["--metric-range", "0", "10"]),
+    ({"partial_credit": True}, ["--partial-credit"]),
+    ({"stream": True, "stream_method": "empirical-bernstein"},
+     ["--stream", "--stream-method", "empirical-bernstein"]),
+    ({"leaderboard": True}, ["--leaderboard"]),
+    ({"metric": "acc", "task": "t", "filter": "f", "log_format": "lm-eval",
+      "max_member_mb": 10}, ["--metric", "acc", "--task", "t", "--filter", "f",
+                             "--log-format", "lm-eval", "--max-member-mb", "10"]),
+    ({"baseline": "a", "variant": "b"}, ["--baseline", "a", "--variant", "b"]),
+]
+
+
+@pytest.mark.parametrize(("keywords", "argv"), _SAME)
+def test_keywords_fill_the_options_the_command_line_fills(keywords, argv):
+    """``compare()``'s keywords give the same EvaluateOptions as the command's flags (the
+    declarations type both: no command line is built from keywords)."""
+    from evalcal_core.keywords import options_from_keywords
+
+    typed = options_from_keywords(EvaluateOptions, keywords, "compare",
+                                  leave_out=_NOT_KEYWORDS)
+    assert typed == options_from_args(EvaluateOptions, build_parser().parse_args(argv))

@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import io
 import sys
+from dataclasses import dataclass
 
 from evalcal_core.validate import InvalidParameterError
 
@@ -81,6 +83,30 @@ def call_main(main, prog: str, argv=None) -> int:
     except KeyboardInterrupt:
         print(f"{prog}: interrupted", file=sys.stderr)
         return 130
+
+
+@dataclass(frozen=True)
+class Completed:
+    """Like ``subprocess.CompletedProcess``: exit code and the text of both streams."""
+
+    returncode: int
+    stdout: str
+    stderr: str
+
+
+def run_in_process(main, prog: str, *argv) -> Completed:
+    """A command run in this process as its console entry point runs it: ``main(argv)``
+    through :func:`call_main` with stdout and stderr captured; argparse's ``SystemExit``
+    (usage errors, ``--help``) gives its code. The tests and the decision grid's end-to-end
+    check (:mod:`sim.end_to_end`) run commands this way (a subprocess adds only the
+    interpreter's start)."""
+    out, err = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        try:
+            code = call_main(main, prog, [str(a) for a in argv])
+        except SystemExit as exc:
+            code = 0 if exc.code is None else exc.code
+    return Completed(code, out.getvalue(), err.getvalue())
 
 
 def one_line(exc: BaseException) -> str:

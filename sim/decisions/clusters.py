@@ -28,6 +28,7 @@ import numpy as np
 import protocols
 from evalcal_core.designs import MODELS_CLUSTERED
 from evalcal_core.validate import check_int, check_number, fail
+from sim.end_to_end import Sample, tidy
 from sim.generators.clustered_questions import ClusteredQuestions
 
 NAME = "clusters"
@@ -125,6 +126,27 @@ def generator(params: dict) -> ClusteredQuestions:
     return DominantClusters(**common, share=params["share"])
 
 
+def _draw(params: dict, sims: int, rng):
+    """The cell's generator, its ``sims`` experiments and ``cluster_cr2`` on them (what
+    ``evaluate`` prints as the comparison of a clustered design)."""
+    rng = np.random.default_rng(rng)
+    gen = generator(params)
+    base, variant = gen.draw(sims, int(params["k"]), float(params["effect"]), rng)
+    result = protocols.get("cluster_cr2").evaluate(base, variant, ALPHA,
+                                                   clusters=gen.clusters())
+    return gen, base, variant, result
+
+
+def _decisions(params: dict, result) -> dict:
+    """Each experiment's scored decisions: the verdict, the interval's coverage of the
+    true effect (fractions) and the refusal."""
+    effect = float(params["effect"])
+    given = ~result.degenerate
+    return {"significant": result.significant & given,
+            "covered": given & (result.ci_low <= effect) & (effect <= result.ci_high),
+            "refused": ~given}
+
+
 def simulate(params: dict, sims: int, rng) -> list[dict]:
     """Draw ``sims`` experiments of one cell and score ``cluster_cr2`` on them.
 
@@ -144,25 +166,41 @@ def simulate(params: dict, sims: int, rng) -> list[dict]:
         and ``"cluster_cr2 interval"`` coverage, both over the given verdicts (left out when
         none is given), and ``"cluster_cr2"`` refused over all ``sims``.
     """
-    rng = np.random.default_rng(rng)
-    gen = generator(params)
+    _, _, _, result = _draw(params, sims, rng)
+    decided = _decisions(params, result)
     effect = float(params["effect"])
-    base, variant = gen.draw(sims, int(params["k"]), effect, rng)
-    result = protocols.get("cluster_cr2").evaluate(base, variant, ALPHA, clusters=gen.clusters())
-    given = ~result.degenerate
-    n_given = int(given.sum())
+    n_given = int(sims - decided["refused"].sum())
     out = []
     if n_given:
         # The generator makes the expected gain over the population of questions exactly
         # ``effect``: the interval's target.
-        covered = given & (result.ci_low <= effect) & (effect <= result.ci_high)
         out += [
             {"decision": "cluster_cr2", "measure": "rejection" if effect == 0 else "power",
-             "hits": int((result.significant & given).sum()), "sims": n_given,
-             "alpha": ALPHA},
+             "hits": int(decided["significant"].sum()), "sims": n_given, "alpha": ALPHA},
             {"decision": "cluster_cr2 interval", "measure": "coverage",
-             "hits": int(covered.sum()), "sims": n_given, "alpha": ALPHA},
+             "hits": int(decided["covered"].sum()), "sims": n_given, "alpha": ALPHA},
         ]
     out.append({"decision": "cluster_cr2", "measure": "refused",
-                "hits": int(sims - n_given), "sims": int(sims), "alpha": ALPHA})
+                "hits": int(decided["refused"].sum()), "sims": int(sims), "alpha": ALPHA})
     return out
+
+
+def sample(params: dict, sims: int, rng) -> Sample:
+    """``sims`` experiments of the cell as users' files (:mod:`sim.end_to_end`): one run of
+    0/1 scores per model on the cell's questions, each question's cluster in a ``topic``
+    column, compared with ``--cluster topic``; the same draws and decisions as
+    :func:`simulate`."""
+    gen, base, variant, result = _draw(params, sims, rng)
+    labels = np.array([f"c{c:03d}" for c in gen.clusters()])
+    frames = [tidy({"base": base[i], "variant": variant[i]}, clusters=labels)
+              for i in range(sims)]
+    effect_pp = 100.0 * float(params["effect"])
+
+    def read(body: dict) -> dict:
+        row = body["comparisons"][0]
+        refused = bool(row["degenerate"])
+        return {"significant": bool(row["significant"]) and not refused,
+                "covered": (not refused) and row["ci_low"] <= effect_pp <= row["ci_high"],
+                "refused": refused}
+
+    return Sample(frames, {"cluster": "topic"}, _decisions(params, result), read)

@@ -7,7 +7,7 @@ import html
 import math
 from dataclasses import dataclass
 
-from evalcal_core.keywords import keywords_to_argv, option_flags, parse_argv
+from evalcal_core.keywords import keyword_errors, keywords_to_argv, option_flags, parse_argv
 from evalcal_core.validate import InvalidParameterError, fail
 
 
@@ -101,17 +101,18 @@ def calibrate(config=None, **options) -> Calibration:
                                     f"allowed: {', '.join(names)}")
     given = {key: _as_tuple(value) if key in _TUPLES else value
              for key, value in options.items()}
-    if config is None:
-        if "k" not in given:
-            raise fail("k", "given: the seeds per arm, one k or (k_min, k_max)", None,
-                       "calibrate()")
-        config = CalibrationConfig(**{**_CALIBRATE_DEFAULTS, **given})
-    elif isinstance(config, CalibrationConfig):
-        config = dataclasses.replace(config, **given)
-    else:
-        raise fail("config", "a sim.calibration.CalibrationConfig", owner="calibrate()",
-                   got=f"a {type(config).__name__}")
-    return Calibration(config, run_calibration(config))
+    with keyword_errors(CalibrationConfig, "calibrate"):
+        if config is None:
+            if "k" not in given:
+                raise fail("k", "given: the seeds per arm, one k or (k_min, k_max)", None,
+                           "calibrate()")
+            config = CalibrationConfig(**{**_CALIBRATE_DEFAULTS, **given})
+        elif isinstance(config, CalibrationConfig):
+            config = dataclasses.replace(config, **given)
+        else:
+            raise fail("config", "a sim.calibration.CalibrationConfig", owner="calibrate()",
+                       got=f"a {type(config).__name__}")
+        return Calibration(config, run_calibration(config))
 
 
 @dataclass(frozen=True)
@@ -210,14 +211,15 @@ def plan(**options) -> StudyPlan:
     Raises
     ------
     ValueError
-        One line naming the option, the value and what is allowed.
+        One line naming the keyword, the value and what is allowed.
     """
     from sim import plan as planner
 
-    argv = keywords_to_argv(options, option_flags(planner.PlanOptions), "plan")
-    args = parse_argv(planner.build_parser(), argv, "plan")
-    result = planner.run_plan_into(planner.config_from_args(args), args.out,
-                                   "python -m sim.plan")
+    with keyword_errors(planner.PlanOptions, "plan"):
+        argv = keywords_to_argv(options, option_flags(planner.PlanOptions), "plan")
+        args = parse_argv(planner.build_parser(), argv, "plan")
+        result = planner.run_plan_into(planner.config_from_args(args), args.out,
+                                       "python -m sim.plan")
     return StudyPlan(result, tuple(planner.report_lines(result)))
 
 

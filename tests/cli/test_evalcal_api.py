@@ -104,10 +104,12 @@ def test_results_are_frozen():
 @pytest.mark.parametrize(("call", "options", "message"), [
     (evalcal.calibrate, {"k": 3, "bogus": 1}, r"calibrate\(\) got unknown option\(s\) bogus"),
     (evalcal.calibrate, {"sims": 10}, r"The 'k' parameter of calibrate\(\) must be given"),
-    (evalcal.calibrate, {"k": (5, 3)}, r"'--k' option must be MIN MAX with MIN <= MAX"),
+    (evalcal.calibrate, {"k": (5, 3)},
+     r"The 'k' parameter of calibrate\(\) must be MIN MAX with MIN <= MAX"),
     (evalcal.plan, {"bogus": 1}, r"plan\(\) got unknown option\(s\) bogus"),
-    (evalcal.plan, {"cost": {"gpu": 1}, "sd_seed": 1}, r"'--cost' option must be KEY=VALUE"),
-    (evalcal.plan, {"k_max": "x"}, r"plan\(\): argument --k-max: invalid int value: 'x'"),
+    (evalcal.plan, {"cost": {"gpu": 1}, "sd_seed": 1},
+     r"The 'cost' parameter of plan\(\) must be KEY=VALUE"),
+    (evalcal.plan, {"k_max": "x"}, r"plan\(\): argument k_max: invalid int value: 'x'"),
     (evalcal.compare, {"bogus": 1}, r"compare\(\) got unknown option\(s\) bogus"),
 ])
 def test_bad_options_are_one_line(call, options, message):

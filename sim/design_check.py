@@ -3,9 +3,9 @@
 Example::
 
     python -m sim.design_check --out reports/output/design_check
-    python -m sim.design_check --kinds models_clustered --questions 1000 --clusters 10 \
+    python -m sim.design_check --design models_clustered --questions 1000 --clusters 10 \
         --icc 0 0.3 --repeats 1 --sims 500
-    python -m sim.design_check --harness-defaults --kinds models --questions 100 1000 \
+    python -m sim.design_check --harness-defaults --design models --questions 100 1000 \
         --repeats 1 --sims 2000
 
 Each of the four design kinds (:data:`evalcal_core.designs.KINDS`) is simulated by its own
@@ -143,7 +143,9 @@ class CheckGrid:
         fit fewer than 2G questions).
     """
 
-    kinds: tuple[str, ...] = option("--kinds", KINDS, nargs="+", help="design kinds")
+    kinds: tuple[str, ...] = option("--design", KINDS, nargs="+", metavar="NAME",
+                                    help="study designs to check (registered names: "
+                                         f"{', '.join(KINDS)}; default all)")
     questions: tuple[int, ...] = option("--questions", (100, 1000, 5000), nargs="+", kind=int,
                                         help="questions per benchmark (question-level "
                                              "designs)")
@@ -199,10 +201,10 @@ def harness_protocols() -> list[str]:
 def _check_grid(grid: CheckGrid) -> None:
     # Every value is checked before anything is drawn; messages name the option.
     if not grid.kinds:
-        raise fail("kinds", "a non-empty list", list(grid.kinds), OWNER)
+        raise fail("--design", "a non-empty list", list(grid.kinds), OWNER)
     for kind in grid.kinds:
         if kind not in KINDS:
-            raise fail("kinds", f"a list of {KINDS}", kind, OWNER)
+            raise fail("--design", f"a list of {KINDS}", kind, OWNER)
     for name, low, high in (("questions", 4, MAX_QUESTIONS), ("clusters", 2, MAX_QUESTIONS),
                             ("repeats", 1, 1000), ("seeds", 2, 1000)):
         values = getattr(grid, name)

@@ -417,7 +417,7 @@ def test_design_check_with_more_clusters_than_questions_is_refused(tmp_path):
 
     out = tmp_path / "dc"
     code, _, err = run_cli(main, "python -m sim.design_check",
-                           ["--kinds", "models_clustered", "--questions", "10",
+                           ["--design", "models_clustered", "--questions", "10",
                             "--clusters", "20", "--quiet", "--out", out])
     one_line_refusal(code, err, "clusters", "[20]")
     assert not (out / "design_check.csv").exists()

@@ -330,7 +330,7 @@ def test_design_check_cli_option(tmp_path, capsys):
 
     from sim import design_check as dc
 
-    common = ["--kinds", "models", "--questions", "40", "--repeats", "1", "--sims", "30",
+    common = ["--design", "models", "--questions", "40", "--repeats", "1", "--sims", "30",
               "--protocols", "paired_t_questions", "--quiet"]
     assert dc.main([*common, "--harness-defaults", "--out", str(tmp_path / "with")]) == 0
     assert "harness_lm_eval_comparator" in capsys.readouterr().out

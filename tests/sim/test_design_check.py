@@ -151,7 +151,7 @@ def _cli(*args, tmp_path):
 
 def test_cli_writes_the_csv(tmp_path):
     out = tmp_path / "out"
-    res = _cli("--kinds", "models_clustered", "--questions", "40", "--clusters", "4",
+    res = _cli("--design", "models_clustered", "--questions", "40", "--clusters", "4",
                "--icc", "0.3", "--repeats", "1", "--sims", "30", "--out", str(out), "--quiet",
                tmp_path=tmp_path)
     assert res.returncode == 0, res.stderr
@@ -164,7 +164,7 @@ def test_cli_writes_the_csv(tmp_path):
 @pytest.mark.parametrize("args, match", [
     (["--sims", "0"], "'sims'"),
     (["--icc", "2"], "'icc'"),
-    (["--kinds", "models", "nonsense"], "'kinds'"),
+    (["--design", "models", "nonsense"], "'--design'"),
     (["--repeats", "x"], "invalid int value"),
 ])
 def test_cli_errors_are_one_line_exit_2(args, match, tmp_path, capsys):
@@ -331,7 +331,7 @@ def test_small_grid_validation(params, match):
 
 def test_cli_llm_pool_cells(tmp_path):
     out = tmp_path / "out"
-    res = _cli("--kinds", "models", "--questions", "15", "--repeats", "1", "--sims", "40",
+    res = _cli("--design", "models", "--questions", "15", "--repeats", "1", "--sims", "40",
                "--llm-pools", "matharena_aime_2025_i", "--protocols", "paired_t_questions",
                "--out", str(out), "--quiet", tmp_path=tmp_path)
     assert res.returncode == 0, res.stderr

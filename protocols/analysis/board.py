@@ -46,7 +46,9 @@ def rank_board(scores: ArmScores, design: Design, codes, *, alpha: float, seed: 
 
     # a bar on stderr only when it is a terminal (tqdm's disable=None) and only after 1 s:
     # 500 systems take seconds, not the minutes of --correction on 124,750 pairs
-    with tqdm(total=lb.DEFAULT_DRAWS, desc=f"max-T over {x.shape[0]} systems' pairs",
+    # (2^n sign vectors are enumerated when they number at most DEFAULT_DRAWS)
+    draws = min(lb.DEFAULT_DRAWS, 2 ** min(x.shape[1], 62))
+    with tqdm(total=draws, desc=f"sign flips over {x.shape[0]} systems' pairs",
               unit="draw", file=sys.stderr, disable=None, delay=1.0, leave=False) as bar:
         board = lb.leaderboard(x, alpha, rng=np.random.default_rng(seed), progress=bar.update)
     return board, unit

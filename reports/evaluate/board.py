@@ -14,22 +14,29 @@ from .render import Units
 
 
 def board_rows(board, names, units: Units) -> list[dict]:
-    """One row per system, best first: rank by mean, tier, mean, rank interval, best set."""
+    """One row per system, best first: rank by mean, tier, mean, rank interval, best set
+    and the p-value of "some rival is better" behind it."""
     return [{"rank": int(pos + 1), "system": names[i], "tier": int(board.tier[i]),
              "mean": float(board.means[i]) * (100.0 if units.fraction else 1.0),
              "rank_low": int(board.rank_low[i]), "rank_high": int(board.rank_high[i]),
-             "possibly_best": bool(board.best_set[i])}
+             "possibly_best": bool(board.best_set[i]), "p_beaten": float(board.beaten_p[i])}
             for pos, i in enumerate(board.order)]
+
+
+def _null(board) -> str:
+    return ("all 2^n sign flips" if board.exact
+            else f"{board.draws:,} sign-flip draws")
 
 
 def board_summary(board, unit: str) -> str:
     m = board.means.size
     pairs = m * (m - 1) // 2
     shown = int(board.separated.sum())
-    return (f"leaderboard: {m} systems on {board.df + 1:.0f} paired {unit}; max-T over all "
-            f"{pairs:,} pairs (multiplier {board.critical:.3g} SE, simultaneous at "
-            f"{100 * (1 - board.alpha):g}%): {shown:,} pairs separated, "
-            f"{int(board.tier.max())} tiers, {int(board.best_set.sum())} possibly best")
+    return (f"leaderboard: {m} systems on {board.units} paired {unit}; max over all "
+            f"{pairs:,} pairs of McNemar-type sign statistics (critical {board.critical:.3g}, "
+            f"{_null(board)}, simultaneous at {100 * (1 - board.alpha):g}%): {shown:,} pairs "
+            f"separated, {int(board.tier.max())} tiers, {int(board.best_set.sum())} possibly "
+            "best")
 
 
 def board_text(head_lines, board, names, units: Units, unit: str, fmt: str = "text") -> str:
@@ -49,21 +56,28 @@ def board_text(head_lines, board, names, units: Units, unit: str, fmt: str = "te
         lines.append("  ".join(h.ljust(w) for h, w in zip(head, widths)).rstrip())
         lines.append("-" * (sum(widths) + 2 * (len(widths) - 1)))
         lines += ["  ".join(v.ljust(w) for v, w in zip(r, widths)).rstrip() for r in body]
-    lines += ["", "* Tiers: a new tier starts at the first system separated from the current "
-              "tier's leader (a reading aid: a tier may hold a system truly worse than one "
-              "in the next; the separations and rank intervals are the claims). Rank "
-              "intervals hold every system's true rank at once (ties "
-              "allow any rank of their group); the possibly-best set holds the best system "
-              f"with probability >= {100 * (1 - board.alpha):g}%. Calibrated: python -m "
-              "sim.decision_grid --families leaderboard."]
+    level = f"{100 * (1 - board.alpha):g}%"
+    lines += ["", "* Tiers: the order by mean is cut only where every system above is "
+              "separated from every system below, so two systems in different tiers are a "
+              "separated pair (a wrong tier order needs a false separation). Rank intervals "
+              "hold every system's true rank at once (ties allow any rank of their group). "
+              "Possibly best: the systems that no rival beats in a test of each system "
+              f"against its {board.means.size - 1} rivals at once; the set holds the best "
+              f"system with probability >= {level}. It can hold fewer systems than the rank "
+              "intervals that start at 1: those come from the all-pairs separations, which "
+              "pay for every pair. Calibrated: python -m sim.decision_grid --families "
+              "leaderboard."]
     return "\n".join(lines)
 
 
 def board_json(board, names, units: Units, unit: str) -> dict:
     """The ``--json`` body of a leaderboard."""
     m = board.means.size
-    return {"systems": m, "units": int(board.df + 1), "unit": unit, "alpha": board.alpha,
-            "pairs": m * (m - 1) // 2, "critical": float(board.critical),
+    critical = float(board.critical)
+    return {"systems": m, "units": int(board.units), "unit": unit, "alpha": board.alpha,
+            "pairs": m * (m - 1) // 2,
+            "critical": critical if np.isfinite(critical) else None,
+            "null_draws": int(board.draws), "exact": bool(board.exact),
             "separated_pairs": int(board.separated.sum()), "tiers": int(board.tier.max()),
             "mean_unit": "percent" if units.fraction else "metric units",
             "rows": board_rows(board, names, units),

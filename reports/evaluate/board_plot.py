@@ -5,9 +5,10 @@ One row per system, best first: its simultaneous rank interval as a bar on the r
 systems in colour and each display tier on a band of its own shade. The numbers come
 from :func:`protocols.leaderboard.leaderboard`; nothing is computed here.
 
-The bars are rank intervals rather than intervals of the means because max-T is
+The bars are rank intervals rather than intervals of the means because the separations are
 simultaneous over the *differences*: the rank intervals are what those pairwise decisions
-say about every system at once (see :mod:`protocols.leaderboard`).
+say about every system at once (see :mod:`protocols.leaderboard`). Systems in different
+tiers are separated pairs.
 """
 
 from __future__ import annotations
@@ -91,7 +92,7 @@ def plot_board(board, names, *, fraction: bool = True, unit: str = "", ax=None):
                   "interval (red: possibly best); dot: rank by mean; bands: tiers T1, T2, ...",
                   fontsize=8)
     pairs = m * (m - 1) // 2
-    ax.set_title(f"{m} systems on {board.df + 1:.0f} paired {unit or 'units'}: max-T over "
+    ax.set_title(f"{m} systems on {board.units} paired {unit or 'units'}: sign-flip max over "
                  f"{pairs:,} pairs, {int(tiers.max())} tiers, {int(best.sum())} possibly best",
                  fontsize=9)
     ax.grid(axis="x", color="0.8", lw=0.5)

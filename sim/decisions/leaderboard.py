@@ -1,23 +1,30 @@
 """Whole leaderboards (:mod:`protocols.leaderboard`): false separations, simultaneous rank
-intervals and the confidence set for the best.
+intervals, tiers and the confidence set for the best.
 
 Generator (design ``models``): ``m`` fixed systems answer the same ``n`` binary questions
 once; system ``i`` answers question ``q`` right with probability ``expit(1 + a_i + u_q)``,
 ``u ~ N(0, 1)`` (shared difficulty, so the systems' answers are correlated as on a real
 board). ``null``: every ``a_i = 0``; ``tiers``: four tiers of equal systems, ``a`` spaced by
 ``gap`` logits between tiers, so the true order has ties; ``spread``: every system
-different, ``a`` evenly spaced over ``[0, gap]`` (one best, neighbours nearly tied). A
-system's true accuracy (over the population of questions) is increasing in ``a_i``: the
-true ranks and the true best follow.
+different, ``a`` evenly spaced over ``[0, gap]`` (one best, neighbours nearly tied);
+``coin``: every system answers every question right with probability 0.5, independently (no
+shared difficulty: half the questions of a pair discordant, at zero effect); ``constant``:
+system 0 answers every question wrong and system 1 every question right (``a = -inf,
++inf``), the others tied at ``a = 0``. A system's true accuracy (over the population of
+questions) is increasing in ``a_i``: the true ranks and the true best follow.
 
 Outcomes: ``any false separation`` (a pair shown ordered whose truth is tied or reversed:
 judged against alpha), ``rank intervals`` (every system's interval holds every rank its
 tie group allows: ``low <= 1 + #{better}`` and ``high >= m - #{worse}``: judged as a
-coverage), ``best set`` (it holds a truly best system: coverage), and the share of truly
-different pairs separated (power, reported). Under the global null also ``tiers`` (more
-than one display tier, i.e. tied systems split: judged against alpha); with real
-differences the greedy display tiers make no joint claim (see
-:func:`protocols.leaderboard.tiers`) and are not scored.
+coverage), ``best set`` (it holds a truly best system: coverage) and its size (the share of
+the ``m`` systems kept: reported as ``refused``, systems on which the set gives no
+verdict), ``tiers misordered`` (two systems in different tiers, the higher one not truly
+better: judged against alpha), the share of truly different pairs separated (power,
+reported), and on ``constant`` boards the all-1 system separated above the all-0 one
+(power). The ``(old)`` rows are the rules ``evaluate`` used before issue 45 on the same
+boards: one max-T critical value from multivariate-t draws shared by all boards of a block
+(2,000 draws), no separation of a pair with a constant delta, the best set as "no system
+separated above", greedy tiers cut at the current tier's leader.
 
 :data:`BOARD_CELLS` are boards at a public leaderboard's scale (135 systems x 500 binary
 items, 9,045 pairs); at about 0.2-0.4 s a board they are not grid cells (4,000 boards a
@@ -35,6 +42,9 @@ from scipy import special
 
 from evalcal_core.designs import MODELS
 from protocols import leaderboard as lb
+from protocols._decisions import SE_RTOL
+
+from . import OLD_SUFFIX
 
 NAME = "leaderboard"
 DESIGN = MODELS
@@ -46,8 +56,14 @@ CELLS = [
     {"systems": 10, "n": 1000, "scenario": "tiers", "gap": 0.15},
     {"systems": 30, "n": 500, "scenario": "null", "gap": 0.0},
     {"systems": 30, "n": 500, "scenario": "tiers", "gap": 0.2},
+    # issue 45: half the questions discordant at zero effect, constant systems, one best
+    {"systems": 10, "n": 200, "scenario": "coin", "gap": 0.0},
+    {"systems": 10, "n": 300, "scenario": "coin", "gap": 0.0},
+    {"systems": 10, "n": 500, "scenario": "coin", "gap": 0.0},
+    {"systems": 10, "n": 200, "scenario": "constant", "gap": 0.0},
+    {"systems": 10, "n": 500, "scenario": "spread", "gap": 0.5},
 ]
-QUICK_CELLS = [CELLS[1]]
+QUICK_CELLS = [CELLS[1], CELLS[8]]
 #: public-board scale (issue 37): all tied, and every system different over 1 logit
 BOARD_CELLS = [
     {"systems": 135, "n": 500, "scenario": "null", "gap": 0.0},
@@ -57,13 +73,20 @@ BOARD_CELLS = [
 BOARD_SIMS = 200
 #: boards simulated at once in :func:`board_check` (a block's x is 50 x 135 x 500 floats)
 BLOCK_BOARDS = 50
+#: (intercept, sd of the shared difficulty) of the answers' logit, by scenario
+LOGIT = {"coin": (0.0, 0.0)}
+DEFAULT_LOGIT = (1.0, 1.0)
+#: the old rule's multivariate-t draws, one set per block of boards
+OLD_DRAWS = 2_000
 
 
 def abilities(params: dict) -> np.ndarray:
-    """The systems' logit abilities ``a`` (four tiers of equal systems, or all 0)."""
+    """The systems' logit abilities ``a`` (see the module docstring)."""
     m = params["systems"]
-    if params["scenario"] == "null":
+    if params["scenario"] in ("null", "coin"):
         return np.zeros(m)
+    if params["scenario"] == "constant":
+        return np.concatenate([[-np.inf, np.inf], np.zeros(m - 2)])
     if params["scenario"] == "spread":
         return params["gap"] * np.arange(m) / (m - 1)
     return params["gap"] * (np.arange(m) * 4 // m)
@@ -74,29 +97,99 @@ def _outcome(decision, measure, hits, sims):
             "alpha": ALPHA}
 
 
-def simulate(params: dict, sims: int, rng) -> list[dict]:
-    """Score the leaderboard decisions on ``sims`` boards (see the module docstring)."""
-    a = abilities(params)
-    m, n = params["systems"], params["n"]
-    u = rng.standard_normal((sims, 1, n))
-    x = (rng.random((sims, m, n)) < special.expit(1.0 + a[:, None] + u)).astype(np.float64)
-    d = lb.simultaneous_pairs(x, ALPHA, rng=rng)
+def _greedy_tiers(means, separated):
+    """The old display tiers: a new tier starts at the first system (by mean) that the
+    current tier's leader is separated from."""
+    m = means.shape[-1]
+    order = np.argsort(-means, axis=-1, kind="stable")
+    boards = np.arange(order.shape[0])
+    tier = np.empty_like(order)
+    current = np.ones(boards.size, dtype=int)
+    leader = order[:, 0].copy()
+    for pos in range(m):                 # m steps, every board at once
+        i = order[:, pos]
+        new = separated[boards, leader, i]
+        current += new
+        leader = np.where(new, i, leader)
+        tier[boards, i] = current
+    return tier
+
+
+def old_rule(x, rng):
+    """The leaderboard before issue 45 on boards ``x`` (sims, m, n): ``(separated,
+    best_set, tier)``. Max-T over all pairs' t statistics with one critical value per
+    board from :data:`OLD_DRAWS` multivariate-t draws (``N(0, V / n)`` over one
+    ``sqrt(chi2_{n-1} / (n - 1))``) shared by every board; pairs without a variance
+    estimate never separated."""
+    b, m, n = x.shape
+    means, diff, se = lb.pair_se(x)
+    scale = np.abs(x).max(axis=(-2, -1))[:, None, None]
+    degenerate = (se <= SE_RTOL * np.maximum(np.abs(diff), scale)) | np.eye(m, dtype=bool)
+    centred = x - means[..., None]
+    lam, vec = np.linalg.eigh(centred @ np.swapaxes(centred, -1, -2) / ((n - 1) * n))
+    root = vec * np.sqrt(np.maximum(lam, 0.0))[:, None, :]
+    inv_se = np.where(degenerate, 0.0, 1.0 / np.where(se > 0, se, 1.0))
+    z_all = rng.standard_normal((OLD_DRAWS, m))
+    chi = np.sqrt(rng.chisquare(n - 1, size=OLD_DRAWS) / (n - 1))
+    maxima = np.empty((b, OLD_DRAWS))
+    step = max(1, 2**23 // (m * m * OLD_DRAWS))
+    for lo in range(0, b, step):         # blocks of boards: bounded memory
+        z = np.einsum("pk,bmk->bpm", z_all, root[lo:lo + step]) / chi[None, :, None]
+        t = np.abs(z[..., :, None] - z[..., None, :]) * inv_se[lo:lo + step, None]
+        maxima[lo:lo + step] = t.reshape(t.shape[0], OLD_DRAWS, -1).max(axis=-1)
+    rank = min(int(np.ceil((1.0 - ALPHA) * (OLD_DRAWS + 1))), OLD_DRAWS)
+    critical = np.sort(maxima, axis=-1)[:, rank - 1]
+    separated = (diff - critical[:, None, None] * se > 0) & ~degenerate
+    return separated, separated.sum(axis=-2) == 0, _greedy_tiers(means, separated)
+
+
+def _scores(name, separated, best_set, tier, a, sims):
+    """The outcomes of one rule's decisions on boards of true abilities ``a``."""
+    m = a.size
     better = a[:, None] > a[None, :]               # better[i, j]: i truly better than j
-    false = (d.separated & ~better).any(axis=(-2, -1))
+    false = (separated & ~better).any(axis=(-2, -1))
     n_better = better.sum(axis=0)                  # systems truly better than i
     n_worse = better.sum(axis=1)
-    covered = ((d.rank_low <= 1 + n_better) & (d.rank_high >= m - n_worse)).all(axis=-1)
-    best = (d.best_set & (a == a.max())).any(axis=-1)
-    out = [_outcome("leaderboard any false separation", "rejection", false.sum(), sims),
-           _outcome("leaderboard rank intervals", "coverage", covered.sum(), sims),
-           _outcome("leaderboard best set", "coverage", best.sum(), sims)]
-    if not better.any():
-        out.append(_outcome("leaderboard tiers (more than one)", "rejection",
-                            (d.tier.max(axis=-1) > 1).sum(), sims))
+    above = separated.sum(axis=-2)
+    below = separated.sum(axis=-1)
+    covered = ((1 + above <= 1 + n_better) & (m - below >= m - n_worse)).all(axis=-1)
+    best = (best_set & (a == a.max())).any(axis=-1)
+    misordered = ((tier[:, :, None] < tier[:, None, :]) & ~better).any(axis=(-2, -1))
+    out = [_outcome(f"leaderboard any false separation{name}", "rejection", false.sum(),
+                    sims),
+           _outcome(f"leaderboard rank intervals{name}", "coverage", covered.sum(), sims),
+           _outcome(f"leaderboard best set{name}", "coverage", best.sum(), sims),
+           _outcome(f"leaderboard best set: systems kept{name}", "refused", best_set.sum(),
+                    sims * m),
+           _outcome(f"leaderboard tiers misordered{name}", "rejection", misordered.sum(),
+                    sims)]
     if better.any():
-        out.append(_outcome("leaderboard true pairs separated", "power",
-                            (d.separated & better).sum(), sims * better.sum()))
+        out.append(_outcome(f"leaderboard true pairs separated{name}", "power",
+                            (separated & better).sum(), sims * better.sum()))
+    if np.isneginf(a[0]) and np.isposinf(a[1]):       # the constant systems' board
+        out.append(_outcome(f"leaderboard all-1 over all-0 separated{name}", "power",
+                            separated[:, 1, 0].sum(), sims))
     return out
+
+
+def simulate(params: dict, sims: int, rng) -> list[dict]:
+    """Score the leaderboard decisions on ``sims`` boards (see the module docstring).
+
+    The boards are drawn from ``rng`` first; the current rule's sign flips and the old
+    rule's draws then come from two streams spawned from it, so that either rule's
+    decisions do not depend on whether the other ran."""
+    a = abilities(params)
+    m, n = params["systems"], params["n"]
+    intercept, sd = LOGIT.get(params["scenario"], DEFAULT_LOGIT)
+    u = sd * rng.standard_normal((sims, 1, n))
+    # a = -inf / +inf: probability 0 / 1, and rng.random() < 1 always
+    p = special.expit(intercept + a[:, None] + u)
+    x = (rng.random((sims, m, n)) < p).astype(np.float64)
+    current_rng, old_rng = rng.spawn(2)
+    d = lb.simultaneous_pairs(x, ALPHA, rng=current_rng)
+    old = old_rule(x, old_rng)
+    return _scores("", d.separated, d.best_set, d.tier, a, sims) + _scores(
+        f" {OLD_SUFFIX}", *old, a, sims)
 
 
 def board_check(boards: int = BOARD_SIMS, *, seed: int = 0, cells=None) -> list[dict]:

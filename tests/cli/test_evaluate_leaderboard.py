@@ -42,7 +42,8 @@ def test_text_and_markdown(tmp_path, capsys):
     path, _ = _board(tmp_path)
     assert call_main(main, "evaluate", [str(path), "--leaderboard"]) == 0
     out = capsys.readouterr().out
-    assert "leaderboard: 12 systems on 150 paired questions; max-T over all 66 pairs" in out
+    assert ("leaderboard: 12 systems on 150 paired questions; max over all 66 pairs of "
+            "McNemar-type sign statistics") in out
     assert all(line == line.rstrip() for line in out.splitlines())
     assert call_main(main, "evaluate", [str(path), "--leaderboard", "--format",
                                         "markdown"]) == 0
@@ -73,3 +74,27 @@ def test_stream_reads_two_arms_in_file_order(tmp_path, capsys):
     path3, _ = _board(tmp_path, m=3, n=50)
     assert call_main(main, "evaluate", [str(path3), "--stream"]) == 2
     assert "--stream reads two arms" in capsys.readouterr().err
+
+
+def test_constant_systems_through_the_command(tmp_path, capsys):
+    """Issue 45 end to end: an all-0 and an all-1 system among coin-flip systems on 200
+    questions. The all-1 system alone is possibly best (its rivals' p of being beaten is at
+    most the smallest Monte Carlo p, 1 / 2,001, against the sign test's 2^-199), the all-0
+    system's rank interval is [m, m], and the tiers put the two at the ends."""
+    rng = np.random.default_rng(2)
+    m, n = 5, 200
+    x = np.vstack([np.zeros(n), np.ones(n), rng.random((m - 2, n)) < 0.5]).astype(int)
+    rows = [(0, f"s{i}", q, int(x[i, q])) for i in range(m) for q in range(n)]
+    path = tmp_path / "constant.csv"
+    pd.DataFrame(rows, columns=["seed", "arm", "question", "score"]).to_csv(path, index=False)
+    assert call_main(main, "evaluate", [str(path), "--leaderboard", "--json"]) == 0
+    body = json.loads(capsys.readouterr().out)["leaderboard"]
+    by_name = {r["system"]: r for r in body["rows"]}
+    assert (by_name["s0"]["rank_low"], by_name["s0"]["rank_high"]) == (m, m)
+    assert (by_name["s1"]["rank_low"], by_name["s1"]["rank_high"]) == (1, 1)
+    assert [r["system"] for r in body["rows"] if r["possibly_best"]] == ["s1"]
+    assert by_name["s0"]["p_beaten"] == pytest.approx(1 / (lb.DEFAULT_DRAWS + 1))
+    assert by_name["s1"]["tier"] == 1 and by_name["s0"]["tier"] == max(
+        r["tier"] for r in body["rows"])
+    assert ["s1", "s0"] in body["separated"]
+    assert body["null_draws"] == lb.DEFAULT_DRAWS and body["exact"] is False

@@ -4,6 +4,7 @@ law at the nominal level (scipy.stats.binom, 99.9% bounds)."""
 
 from __future__ import annotations
 
+import numpy as np
 from scipy import stats
 
 from sim.decisions import leaderboard as family
@@ -24,7 +25,7 @@ def test_board_check_is_seeded_and_anchored():
     assert rows == family.board_check(BOARDS, seed=4, cells=SMALL)
     assert rows != family.board_check(BOARDS, seed=5, cells=SMALL)
     false = _by(rows, "null", "leaderboard any false separation")
-    tiers = _by(rows, "null", "leaderboard tiers (more than one)")
+    tiers = _by(rows, "null", "leaderboard tiers misordered")
     assert false["sims"] == tiers["sims"] == BOARDS
     # a second tier needs a separation: never more often than a false separation
     assert tiers["hits"] <= false["hits"]
@@ -33,6 +34,23 @@ def test_board_check_is_seeded_and_anchored():
     assert best["hits"] >= stats.binom.ppf(0.001, BOARDS, 0.95)
     ranks = _by(rows, "spread", "leaderboard rank intervals")
     assert ranks["hits"] >= stats.binom.ppf(0.001, BOARDS, 0.95)
-    assert not [r for r in rows if r["cell"]["scenario"] == "spread"
-                and r["decision"].startswith("leaderboard tiers")]
+    # tiers are cut only between separated systems: misordered only with a false separation
+    spread_false = _by(rows, "spread", "leaderboard any false separation")
+    assert _by(rows, "spread", "leaderboard tiers misordered")["hits"] <= spread_false["hits"]
+    # the best set of one test per system is never larger than "none separated above"
+    kept = _by(rows, "spread", "leaderboard best set: systems kept")
+    assert kept["hits"] <= _by(rows, "spread", "leaderboard best set: systems kept (old)")["hits"]
 
+
+def test_constant_systems_are_separated_and_the_old_rule_was_not():
+    """Issue 45's board: an all-0 and an all-1 system among 8 tied ones, n = 200 questions.
+    The all-1 system is separated above the all-0 one on every board (p = 2^-199 by the
+    exact sign test); the old rule, which called a constant delta "no variance estimate",
+    never separated them."""
+    cell = {"systems": 10, "n": 200, "scenario": "constant", "gap": 0.0}
+    rows = {r["decision"]: r for r in family.simulate(cell, 60, np.random.default_rng(6))}
+    assert rows["leaderboard all-1 over all-0 separated"]["hits"] == 60
+    assert rows["leaderboard all-1 over all-0 separated (old)"]["hits"] == 0
+    assert rows["leaderboard best set"]["hits"] == 60
+    # the set is the all-1 system alone on every board
+    assert rows["leaderboard best set: systems kept"]["hits"] == 60

@@ -70,6 +70,9 @@ class Plan:
         Whether the scores are 0/1 per question.
     table : bool
         Whether to compute the two-arm table of every protocol.
+    equal_variances : bool
+        Independent seeds: the arms' variances are declared equal, so ``maxt`` is Dunnett's
+        or Tukey's pooled-variance test (:func:`compare_arms`).
     """
 
     alpha: float = 0.05
@@ -86,6 +89,7 @@ class Plan:
     fraction: bool = True
     binary: bool = False
     table: bool = True
+    equal_variances: bool = False
 
     @property
     def factor(self) -> float:
@@ -163,7 +167,7 @@ def analyze(scores: ArmScores, design: Design, plan: Plan) -> Analysis:
     comparisons = compare_arms(scores, design, alpha=alpha, correction=plan.correction,
                                reference=plan.reference, claim=plan.claim,
                                margin=plan.margin, fraction=plan.fraction, seed=plan.seed,
-                               binary=plan.binary)
+                               binary=plan.binary, equal_variances=plan.equal_variances)
     rows, skipped, notes = [], {}, []
     if plan.table and scores.m == 2 and not scores.ragged:
         # ragged: unequal seed counts cannot be paired

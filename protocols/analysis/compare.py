@@ -25,14 +25,17 @@ step-down max-T over joint sign flips of the paired units (seeds or clusters; th
 law for questions), with intervals ``estimate +- q * se`` from the max-|t| quantile ``q`` of
 the uncentred and the centred flips, whichever is larger (:func:`protocols.multiplicity.
 simultaneous_ci`); claims under ``maxt`` are exact one-sided max-T tests at the margin
-(:func:`protocols.maxt_claims.maxt_claim`). Independent seeds under ``maxt`` get Dunnett's
+(:func:`protocols.maxt_claims.maxt_claim`). Independent seeds under ``maxt`` get Holm's
+adjustment of the Welch p and Bonferroni Welch intervals (:data:`WELCH_MAXT_NOTE`): no max-T
+law held its level with unequal variances and 2-3 seeds per arm. Where the arms' variances
+are declared equal (``equal_variances``, ``--equal-variances``) they get Dunnett's
 (many-to-one) or Tukey's (all pairs) exact single-step tests and intervals, which hold with 2
 or 3 seeds per arm where a bootstrap of 3 values is degenerate. ``none``: raw p and intervals
 (a warning is printed).
 
 Independent seeds may be unequally many per arm (ragged :class:`ArmScores`): every arm's mean
 and spread use its own seeds, Welch's t its own ``k`` per arm (:func:`_welch_unequal`), and
-``maxt`` Tukey-Kramer / Dunnett for unequal groups (``scipy.stats.tukey_hsd``,
+``maxt`` with equal variances Tukey-Kramer / Dunnett for unequal groups (``scipy.stats.tukey_hsd``,
 ``scipy.stats.dunnett``). Every decision here is scored by ``python -m sim.decision_grid``.
 """
 
@@ -53,10 +56,10 @@ from evalcal_core.designs import (
 )
 from evalcal_core.scores import ArmScores
 from evalcal_core.validate import InvalidParameterError
+from protocols import ScoreBatch, get, protocol_class, ranking
 from protocols import claims as claims_mod
 from protocols import dunnett_tukey as dtk
 from protocols import effect_sizes as es
-from protocols import get, protocol_class, ranking
 from protocols import joint_null as jn
 from protocols import maxt_claims as mxc
 from protocols import multiplicity as mt
@@ -70,6 +73,20 @@ CORRECTIONS = ("holm", "maxt", "bh", "bonferroni", "none")
 N_FLIPS = 10_000
 #: fewer units than this get a note with d_z
 DZ_FEW = es.DZ_MIN_K
+
+#: why independent seeds under ``maxt`` get Holm's Welch p and Bonferroni Welch intervals:
+#: with one arm's sd 3 (others 1, .5, .5, .5) at 3 seeds, Dunnett's pooled variance falsely
+#: rejected in 14% of null experiments and Games-Howell's studentized range with Welch df
+#: in 7-15% at 2-3 seeds; a parametric bootstrap of the max Welch |t| in up to 6.6% (variance
+#: ratio 100); Holm's Welch held 5% at variance ratios up to 10 (``python -m
+#: sim.decision_grid --families maxt``, cells ``unpaired_unequal``)
+WELCH_MAXT_NOTE = ("max-T for independent seeds: Holm-adjusted Welch p and Bonferroni Welch "
+                   "intervals (alpha / {c}), since no joint max-T law holds its level with "
+                   "unequal variances and few seeds; --equal-variances (declared by design) "
+                   "gives {name}'s exact single-step test on the pooled variance.")
+#: the same for one comparison: max-T of one test is that test
+WELCH_ONE_NOTE = ("max-T with one comparison is Welch's t itself (p not adjusted); "
+                  "--equal-variances (declared by design) gives the pooled-variance t.")
 
 
 @dataclass(frozen=True)
@@ -98,6 +115,7 @@ class Comparison:
     rer_low: float | None = None
     rer_high: float | None = None
     claim: str | None = None
+    refusal: str | None = None
 
 
 @dataclass(frozen=True)
@@ -120,6 +138,7 @@ class Comparisons:
     margin: float | None = None
     gate: int | None = None
     notes: tuple = ()
+    p_method: str | None = None
 
 
 #: most comparisons of all pairs computed one by one (63 arms make 1,953). Each pair runs
@@ -240,6 +259,23 @@ def _unpaired_exact_unequal(scores: ArmScores, comps, reference, alpha, claim_al
     return p_adj, bounds, cl, note
 
 
+def _maxt_p(c: int) -> str:
+    """What max-T's p is: step-down adjusted over ``c > 1`` comparisons; with one, the
+    test's own p (the max of one statistic is that statistic)."""
+    return "step-down adjusted p" if c > 1 else "one comparison, so its p is unadjusted,"
+
+
+def _refusal(name: str, base, variant, codes) -> str:
+    """Why protocol ``name`` refuses a verdict on these arms (``""``: no reason beyond a
+    zero standard error), from the protocol's own ``refusal`` where it has one
+    (:meth:`protocols.methods.cluster_robust.ClusterCR2.refusal`)."""
+    why = getattr(get(name), "refusal", None)
+    if why is None:
+        return ""
+    extra = {"clusters": codes} if getattr(protocol_class(name), "needs_clusters", False) else {}
+    return why(ScoreBatch.from_arrays(base, variant, **extra))
+
+
 def _welch_unequal(base, variant, alpha):
     """(estimate, ci_low, ci_high, p, degenerate) of Welch's t on per-seed metrics of
     unequal counts ``(k_b,)`` and ``(k_v,)`` (:func:`protocols.methods.welch_t.welch_decision`)."""
@@ -276,7 +312,7 @@ def _cohen_d(a: np.ndarray, b: np.ndarray, alpha: float):
 
 def compare_arms(scores: ArmScores, design: Design, *, alpha=0.05, correction="holm",
                  reference=None, claim=None, margin=None, fraction=True, seed=0,
-                 binary=False) -> Comparisons:
+                 binary=False, equal_variances=False) -> Comparisons:
     """Compare the arms of ``scores`` under ``design``.
 
     Parameters
@@ -299,17 +335,27 @@ def compare_arms(scores: ArmScores, design: Design, *, alpha=0.05, correction="h
         Seed of the resampling (protocols and the max-T null).
     binary : bool
         Whether the scores are 0/1 per question.
+    equal_variances : bool
+        Independent seeds only: the arms' variances are equal by design, so ``maxt`` is
+        Dunnett's or Tukey's exact test on the pooled variance; otherwise ``maxt`` on
+        independent seeds is Holm's Welch (:data:`WELCH_MAXT_NOTE`).
     """
     if correction not in CORRECTIONS:
         raise InvalidParameterError(f"--correction must be one of {', '.join(CORRECTIONS)}, "
                                     f"got {correction!r}")
+    if equal_variances and design.kind != METHODS_INDEPENDENT:
+        raise InvalidParameterError("--equal-variances must be used with independent seeds "
+                                    f"(--unpaired), got the design {design.kind}")
     if reference is None:
         check_pair_count(len(scores.arms))
     pairs = pairs_of(scores.arms, reference)
     c = len(pairs)
     primary = design.study.primary_for(design, binary)
     codes = cluster_codes(scores)
-    bonf = correction in ("holm", "bonferroni", "bh")
+    # independent seeds of unequal variances: max-T is Holm's Welch (WELCH_MAXT_NOTE)
+    welch_maxt = (correction == "maxt" and design.kind == METHODS_INDEPENDENT
+                  and not equal_variances)
+    bonf = correction in ("holm", "bonferroni", "bh") or welch_maxt
     sim_alpha = alpha / c if bonf else alpha
     claim_alpha = min(2 * alpha / c if bonf else 2 * alpha, 0.999)
     raw, sim, cl = [], [], []
@@ -332,7 +378,7 @@ def compare_arms(scores: ArmScores, design: Design, *, alpha=0.05, correction="h
                                         margin or None, margin_alpha,
                                         binary_one_run=bool(binary and design.runs == 1))
             cl.append((str(r.verdict), float(r.ci_low), float(r.ci_high)))
-        elif claim is not None and correction != "maxt":
+        elif claim is not None and (correction != "maxt" or welch_maxt):
             cl.append(_run(primary, base, var, claim_alpha, seed, codes, design))
     p = np.array([r[3] for r in raw])
     notes = []
@@ -341,7 +387,7 @@ def compare_arms(scores: ArmScores, design: Design, *, alpha=0.05, correction="h
         notes.append("The claim is a score test at the margin (Tango's for one 0/1 run per "
                      "model, an empirical-likelihood score test for repeats or partial "
                      f"credit), each one-sided at {margin_alpha:g}; the interval inverts it.")
-    if correction == "maxt":
+    if correction == "maxt" and not welch_maxt:
         index = {a: i for i, a in enumerate(scores.arms)}
         comps = [(index[v], index[b]) for b, v in pairs]
         if design.kind == METHODS_INDEPENDENT:
@@ -365,15 +411,21 @@ def compare_arms(scores: ArmScores, design: Design, *, alpha=0.05, correction="h
                 # intervals are the primary protocol's at alpha / C instead.
                 bounds = [(_run(primary, scores.arm(b), scores.arm(v), alpha / c, seed,
                                 codes, design)[1:3]) for b, v in pairs]
-                notes.append(f"max-T: step-down adjusted p from joint sign flips of the "
-                             f"clusters ({how}); the intervals are {primary}'s at alpha / "
-                             f"{c} (Bonferroni), since sign-flip intervals of few clusters "
-                             "under-cover at real effects.")
+                level = f"s are {primary}'s at alpha / {c} (Bonferroni)" if c > 1 else \
+                    f" is {primary}'s"
+                notes.append(f"max-T: {_maxt_p(c)} from joint sign flips of the "
+                             f"clusters ({how}); the interval{level}, since sign-flip "
+                             "intervals of few clusters under-cover at real effects.")
             else:
                 bounds = list(zip(ci.low, ci.high))
-                notes.append(f"max-T: step-down adjusted p from the joint null of the "
-                             f"{c} comparisons ({how}); simultaneous intervals estimate +- "
-                             f"{float(np.max(ci.critical)):.3g} se.")
+                if c > 1:
+                    notes.append(f"max-T: step-down adjusted p from the joint null of the "
+                                 f"{c} comparisons ({how}); simultaneous intervals estimate "
+                                 f"+- {float(np.max(ci.critical)):.3g} se.")
+                else:
+                    notes.append(f"max-T: {_maxt_p(c)} from the resampling null of its "
+                                 f"t ({how}); "
+                                 f"interval estimate +- {float(np.max(ci.critical)):.3g} se.")
             units, unit_weights = _flip_units(scores, design, comps, codes)
             if units is not None and joint.exact:
                 smallest = mt.smallest_signflip_p(units.shape[-1])
@@ -389,12 +441,28 @@ def compare_arms(scores: ArmScores, design: Design, *, alpha=0.05, correction="h
                                        n_flips=N_FLIPS, rng=np.random.default_rng(seed),
                                        unit_weights=unit_weights)
                     decided_verdicts = [str(v) for v in mc.verdict]
-                    notes.append("max-T claims: exact one-sided sign-flip max-T tests at the "
-                                 "margin (step-down over the comparisons); the interval "
-                                 "beside them is shown for reference and may disagree.")
+                    how_claim = ("exact one-sided sign-flip max-T tests at the margin "
+                                 "(step-down over the comparisons)" if c > 1 else
+                                 "exact one-sided sign-flip t tests at the margin (max-T "
+                                 "of one comparison)")
+                    notes.append(f"max-T claims: {how_claim}; the interval beside them is "
+                                 "shown for reference and may disagree.")
     else:
-        p_adj = mt.adjust(p, correction) if c > 1 else p.copy()
+        p_adj = mt.adjust(p, "holm" if welch_maxt else correction) if c > 1 else p.copy()
         bounds = [(s_[1], s_[2]) for s_ in sim]
+        if welch_maxt:
+            name = "Dunnett" if reference is not None else "Tukey"
+            notes.append(WELCH_MAXT_NOTE.format(c=c, name=name) if c > 1 else WELCH_ONE_NOTE)
+    # a protocol that refuses its verdict on the design (not a zero SE) says why: the rows
+    # point to this note, and no adjusted p stands beside a refusal
+    refusals = [_refusal(primary, scores.arm(b), scores.arm(v), codes) if r[4] else ""
+                for (b, v), r in zip(pairs, raw)]
+    for reason in dict.fromkeys(filter(None, refusals)):
+        which = [f"{v} - {b}" for (b, v), r in zip(pairs, refusals) if r == reason]
+        notes.append(f"{primary} gives no verdict on "
+                     f"{'any comparison' if len(which) == c else ', '.join(which)}: "
+                     f"{reason}.")
+    p_adj = np.where([bool(r) for r in refusals], np.nan, p_adj)
     # Bonferroni-simultaneous relative error reductions (max-T has no joint law for them)
     rer_alpha = alpha if correction == "none" else alpha / c
     means = tuple(float(scores.arm(a).mean()) for a in scores.arms)
@@ -447,7 +515,7 @@ def compare_arms(scores: ArmScores, design: Design, *, alpha=0.05, correction="h
             significant=bool(not np.isnan(pa) and pa < alpha and not degenerate),
             degenerate=degenerate, d=float(d), d_low=float(d_lo), d_high=float(d_hi),
             d_kind=d_kind, claim_low=c_lo, claim_high=c_hi, rer=rer, rer_low=rer_lo,
-            rer_high=rer_hi, claim=verdict))
+            rer_high=rer_hi, claim=verdict, refusal=refusals[i] or None))
     # ragged (independent) seeds: the smallest arm's count
     k = min(scores.seed_counts) if scores.ragged else scores.r
     g = (k if design.compare == COMPARE_METHODS
@@ -487,4 +555,5 @@ def compare_arms(scores: ArmScores, design: Design, *, alpha=0.05, correction="h
                     comparisons=tuple(out), mode=mode, reference=reference,
                     correction=correction, primary=primary, alpha=alpha,
                     sim_level=1 - sim_alpha, units=g, ranking=ranking_, claim=claim,
-                    margin=margin, gate=gate, notes=tuple(notes))
+                    margin=margin, gate=gate, notes=tuple(notes),
+                    p_method="holm" if welch_maxt and c > 1 else None)

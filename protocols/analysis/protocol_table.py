@@ -106,7 +106,8 @@ def evaluate_protocols(base, variant, *, kind=METHODS_PAIRED, alpha=0.05, protoc
         # batch carries the clusters for the protocols that read them.
         r = protocol.evaluate(batch, alpha=alpha, rng=np.random.default_rng(rng))
         degenerate = bool(r.degenerate)
-        if degenerate:
+        # a refusal (cluster_cr2's dominant cluster) is no zero SE: its note says why
+        if degenerate and not getattr(protocol, "refusal", lambda _: "")(batch):
             note = "; ".join(filter(None, [NO_VARIANCE, note]))
         if changed:
             what = ", ".join(f"{k}={v}" for k, v in changed.items())

@@ -354,8 +354,12 @@ class ClusterCR2(_ClusterProtocol):
         check_number(self.min_effective_clusters, "min_effective_clusters", self.name, low=0)
 
     def decision_note(self, batch) -> str:
-        _, reason = dominance_check(batch.clusters, self.min_effective_clusters)
-        return "; ".join(filter(None, [super().decision_note(batch), reason]))
+        return "; ".join(filter(None, [super().decision_note(batch), self.refusal(batch)]))
+
+    def refusal(self, batch) -> str:
+        """Why no verdict is given on ``batch`` (one cluster dominates), ``""`` where one
+        is: what a comparison's row refers to instead of "no variance estimate"."""
+        return dominance_check(batch.clusters, self.min_effective_clusters)[1]
 
     def _evaluate(self, batch, alpha, rng):
         d = batch.question_deltas

@@ -227,7 +227,8 @@ def plan_of(config: EvalConfig, fraction: bool, binary: bool) -> Plan:
                 leaderboard=bool(config.leaderboard), stream=bool(config.stream),
                 stream_method=config.stream_method,
                 protocols=None if config.protocols is None else tuple(config.protocols),
-                params=config.params, seed=config.seed, fraction=fraction, binary=binary)
+                params=config.params, seed=config.seed, fraction=fraction, binary=binary,
+                equal_variances=config.equal_variances)
 
 
 def evaluate(config: EvalConfig) -> Evaluation:

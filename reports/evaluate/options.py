@@ -75,6 +75,11 @@ class EvaluateOptions:
                                       "models: fixed checkpoints, questions are the units")
     unpaired: bool = option("--unpaired", False, switch=True, group=DESIGN,
                             help="the arms' seeds are independent (methods only)")
+    equal_variances: bool = option("--equal-variances", False, switch=True, group=DESIGN,
+                                   help="with --unpaired --correction maxt: the arms' seed "
+                                        "variances are equal by design (declared, not tested), "
+                                        "so max-T is Dunnett's / Tukey's pooled-variance test "
+                                        "(default: Holm's Welch)")
     cluster: str | None = option("--cluster", None, metavar="COLUMN", group=DESIGN,
                                  help="questions are clustered by this column (models only)")
     reference: str | None = option("--reference", None, metavar="ARM", group=COMPARISONS,
@@ -169,6 +174,7 @@ class EvalConfig:
     correction: str = "holm"
     claim: str | None = None
     margin: float | None = None
+    equal_variances: bool = False
     gate: bool = False
     alpha: float = 0.05
     protocols: tuple | None = None
@@ -266,6 +272,11 @@ def _check_combinations(opts: EvaluateOptions) -> None:
     if opts.stream and opts.claim is not None and opts.alpha >= 0.5:
         raise fail("--alpha", "< 0.5 with --stream and --claim (the claim reads the "
                    "1 - 2 alpha sequence)", opts.alpha)
+    if opts.equal_variances and not (opts.unpaired and opts.correction == "maxt"):
+        raise fail("--equal-variances", "given with --unpaired and --correction maxt (it "
+                   "chooses their pooled-variance test)",
+                   got=f"--correction {opts.correction}" + ("" if opts.unpaired
+                                                             else " without --unpaired"))
     if opts.stream and opts.leaderboard:
         raise fail(("--stream", "--leaderboard"), "given one at a time: --stream reads two "
                    "arms, --leaderboard ranks many", got="both")
@@ -320,7 +331,8 @@ def resolve(opts: EvaluateOptions, results: str | None = None) -> EvalConfig:
               check_margin(opts.margin, opts.metric_range, opts.percent, opts.claim) * scale)
     return EvalConfig(
         results=results, arms=arms, metric=opts.metric, task=opts.task, filter=opts.filter,
-        compare=opts.compare, unpaired=opts.unpaired, cluster=opts.cluster,
+        compare=opts.compare, unpaired=opts.unpaired, equal_variances=opts.equal_variances,
+        cluster=opts.cluster,
         reference=opts.reference, correction=opts.correction, claim=opts.claim,
         margin=margin, gate=opts.gate, alpha=opts.alpha, protocols=opts.protocols,
         params=params, percent=opts.percent, metric_range=opts.metric_range,

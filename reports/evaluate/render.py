@@ -80,7 +80,8 @@ def _p(x) -> str:
 
 def _verdict(c) -> str:
     if c.degenerate:
-        return "no variance estimate"
+        # a refusal's reason is one of the comparison notes
+        return "no verdict (see notes)" if c.refusal else "no variance estimate"
     return "significant" if c.significant else "not significant"
 
 
@@ -115,9 +116,15 @@ def interval_notes(a: Comparisons, units: Units) -> list[str]:
     for c in a.comparisons:
         if interval_agrees(c) is not False:
             continue
-        if c.significant:
-            why = _WHY_APART.get(a.correction, "the interval and the test are different "
-                                               "procedures")
+        if c.significant and len(a.comparisons) == 1 and a.correction == "maxt":
+            # one comparison has no step-down: its interval's multiplier also holds at
+            # real effects (protocols.multiplicity.simultaneous_ci), the test's only at 0
+            why = ("the interval's multiplier covers at real effects too, so it is wider "
+                   "than the test's critical value")
+            said = "contains"
+        elif c.significant:
+            why = _WHY_APART.get(a.p_method or a.correction, "the interval and the test are "
+                                                             "different procedures")
             said = "contains"
         else:
             why = "the interval and the adjusted p are different procedures"

@@ -16,6 +16,12 @@ Decisions scored, each exactly as ``evaluate`` computes it (the functions of
   the comparisons whose true difference is 0;
 * ``welch_t (unequal k)`` — Welch's test and interval on independent seeds of unequal
   counts and spreads (``--unpaired`` with ragged arms);
+* ``unpaired_unequal`` cells — independent seeds whose arms' sds differ (one arm's variance
+  ``ratio`` times the others', or sds 1, .5, .5, .5, 3): what ``--unpaired --correction
+  maxt`` prints, ``maxt (welch, holm) any false rejection`` (Holm on each comparison's
+  ``welch_t`` p) and ``maxt (welch) interval`` (``welch_t`` at ``alpha / C``), and the
+  pooled-variance Dunnett / Tukey it printed before, as ``(old)``: it is printed now only
+  under ``--equal-variances``;
 * claims at the margin (every comparison's true difference is exactly ``-margin``):
   ``non_inferiority, maxt`` (:func:`protocols.maxt_claims.maxt_claim`),
   ``non_inferiority, holm`` (the Bonferroni ``1 - 2 alpha / C`` t interval), and the old
@@ -27,6 +33,7 @@ from __future__ import annotations
 import numpy as np
 from scipy import stats
 
+import protocols
 from evalcal_core.designs import METHODS_PAIRED
 from protocols import claims
 from protocols import dunnett_tukey as dtk
@@ -66,11 +73,27 @@ CELLS += [{"kind": "welch", "k_base": kb, "k_variant": kv, "sd_ratio": r, "effec
           for kb, kv in ((5, 3), (10, 3), (3, 2), (20, 5)) for r in (1.0, 3.0)
           for e in (0.0, 2.0)]
 
+#: one noisy arm (variance ``ratio`` times the others'), first (the control of many-to-one)
+#: or last; and the audit's sds 1, .5, .5, .5, 3 (variance ratio 36)
+_UNEQUAL_SDS = (1.0, 0.5, 0.5, 0.5, 3.0)
+CELLS += ([{"kind": "unpaired_unequal", "family": f, "arms": 5, "k": k, "sds": list(sds),
+            "effect": e}
+           for sds in (_UNEQUAL_SDS, _UNEQUAL_SDS[::-1]) for f in ("many_to_one", "all_pairs")
+           for k in (2, 3) for e in (0.0, 2.0)]
+          + [{"kind": "unpaired_unequal", "family": f, "arms": a, "k": k, "ratio": r,
+              "noisy": n, "effect": 0.0}
+             for a in (2, 3, 5, 10) for k in (2, 3, 5, 10)
+             for f in (("many_to_one",) if a == 2 else ("many_to_one", "all_pairs"))
+             for r, n in ((1.0, "first"), (10.0, "first"), (10.0, "last"))
+             if not (n == "last" and f == "all_pairs")])
+
 QUICK_CELLS = [
     {"kind": "intervals", "family": "many_to_one", "arms": 5, "k": 6, "effect": 8.0,
      "improved": "all"},
     {"kind": "claims", "claim": "non_inferiority", "arms": 2, "k": 3, "margin": 0.25},
     {"kind": "unpaired", "family": "many_to_one", "arms": 4, "k": 3, "effect": 0.0},
+    {"kind": "unpaired_unequal", "family": "many_to_one", "arms": 5, "k": 3,
+     "sds": list(_UNEQUAL_SDS), "effect": 0.0},
 ]
 
 
@@ -181,6 +204,56 @@ def _unpaired(p, sims, rng):
     return out
 
 
+def _arm_sds(p):
+    """Each arm's sd: ``p["sds"]``, or 1 with one arm at ``sqrt(ratio)`` (first or last)."""
+    if "sds" in p:
+        return np.asarray(p["sds"], dtype=float)
+    sds = np.ones(p["arms"])
+    sds[0 if p["noisy"] == "first" else -1] = np.sqrt(p["ratio"])
+    return sds
+
+
+def _unpaired_unequal(p, sims, rng):
+    """Independent seeds, unequal sds: ``--unpaired --correction maxt`` as ``evaluate``
+    computes it (``welch_t`` per comparison, Holm on its p, its interval at ``alpha / C``),
+    against the pooled-variance Dunnett / Tukey (old). Effects are in sd of a difference
+    of two sd-1 arms' means (as in the ``unpaired`` cells)."""
+    arms, k = p["arms"], p["k"]
+    comps = mt.many_to_one(arms) if p["family"] == "many_to_one" else mt.all_pairs(arms)
+    c = len(comps)
+    mu = _means(arms, p["effect"], "all") * np.sqrt(2.0)
+    truth = mt.contrast_matrix(comps, arms) @ mu
+    x = rng.standard_normal((sims, arms, k)) * _arm_sds(p)[:, None] + mu[:, None]
+    welch = protocols.get("welch_t")
+    raw = np.empty((sims, c))
+    low, high = np.empty((sims, c)), np.empty((sims, c))
+    degenerate = np.zeros((sims, c), dtype=bool)
+    for col, (i, j) in enumerate(comps):
+        # (sims, k, 1): k seeds of one per-seed metric each, as evaluate passes them
+        base, variant = x[:, j, :, None], x[:, i, :, None]
+        r = welch.evaluate(base, variant, ALPHA)
+        raw[:, col], degenerate[:, col] = r.p_value, r.degenerate
+        r_sim = welch.evaluate(base, variant, ALPHA / c) if c > 1 else r
+        low[:, col], high[:, col] = r_sim.ci_low, r_sim.ci_high
+    p_adj = mt.adjust(raw, "holm") if c > 1 else raw
+    reject = (p_adj < ALPHA) & ~degenerate
+    exact = dtk.unpaired_exact_ci(x, comps, ALPHA, p["family"])
+    out = [_outcome("maxt (welch) interval", "coverage", _covers(low, high, truth).sum(), sims),
+           _outcome("exact interval (dunnett/tukey) (old)", "coverage",
+                    _covers(exact.low, exact.high, truth).sum(), sims)]
+    null_cols = truth == 0
+    if null_cols.any():
+        out.append(_outcome("maxt (welch, holm) any false rejection", "rejection",
+                            reject[:, null_cols].any(axis=-1).sum(), sims))
+        old = (exact.low[:, null_cols] > 0) | (exact.high[:, null_cols] < 0)
+        out.append(_outcome("exact any false rejection (old)", "rejection",
+                            old.any(axis=-1).sum(), sims))
+    if (~null_cols).any():
+        out.append(_outcome("maxt (welch, holm) any true rejection", "power",
+                            reject[:, ~null_cols].any(axis=-1).sum(), sims))
+    return out
+
+
 def _welch(p, sims, rng):
     """Two arms of independent seeds, unequal counts and spreads: the base arm has sd 1,
     the variant ``sd_ratio``; the true difference ``effect`` (in sd of the base arm)."""
@@ -203,4 +276,6 @@ def simulate(params: dict, sims: int, rng) -> list[dict]:
         return _claims(params, sims, rng)
     if kind == "welch":
         return _welch(params, sims, rng)
+    if kind == "unpaired_unequal":
+        return _unpaired_unequal(params, sims, rng)
     return _unpaired(params, sims, rng)

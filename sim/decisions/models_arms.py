@@ -22,7 +22,11 @@ Decisions scored, as ``evaluate`` computes them:
   its raw p (with repeats the larger of the t's and the sign-flip test's);
 * with repeats, ``maxt any ... rejection`` needs the primary's own p to agree, as in
   ``evaluate``;
-* the family-wise errors at effect 0 and the power otherwise.
+* the family-wise errors at effect 0 and the power otherwise;
+* a dominant cluster (``sizes="dominant"``: one cluster holds ``share`` of the questions,
+  3 models): ``cluster_cr2`` refuses its verdict, and ``evaluate`` prints no adjusted p
+  beside the refusal under either correction: ``holm no verdict`` and ``maxt no verdict``
+  (``refused``), the rates over the experiments given a verdict (none).
 """
 
 from __future__ import annotations
@@ -36,6 +40,8 @@ import protocols
 from evalcal_core.designs import MODELS
 from protocols import joint_null as jn
 from protocols import multiplicity as mt
+
+from .clusters import dominant_sizes
 
 NAME = "models_arms"
 DESIGN = MODELS
@@ -55,8 +61,12 @@ CELLS = (
     + [{"clusters": 0, "n": n, "effect": e, "sd_cluster": 0.0, "sizes": "equal", "runs": r}
        for n in (30, 200) for r in (2, 4) for e in (0.0, 0.1)]
 )
+#: one cluster of 10 holds 95% of 500 questions (G* = 1.11 < 1.5): cluster_cr2 refuses
+_DOMINANT = {"clusters": 10, "n": 500, "sd_cluster": 0.7, "sizes": "dominant", "share": 0.95,
+             "arms": 3}
+CELLS += [{**_DOMINANT, "effect": e} for e in (0.0, 0.05)]
 QUICK_CELLS = [CELLS[1], {"clusters": 10, "n": 500, "effect": 0.05, "sd_cluster": 0.7,
-                          "sizes": "unequal"}]
+                          "sizes": "unequal"}, {**_DOMINANT, "effect": 0.0}]
 
 
 def expected_accuracy(shift: float, sd: float) -> float:
@@ -78,6 +88,8 @@ def _codes(p, rng):
         return np.arange(n)
     if p["sizes"] == "equal":
         return np.repeat(np.arange(g), n // g)[:n] if n % g == 0 else np.arange(n) % g
+    if p["sizes"] == "dominant":
+        return np.repeat(np.arange(g), dominant_sizes(n, g, p["share"]))
     sizes = 1 + rng.multinomial(n - g, rng.dirichlet(np.ones(g)))
     return np.repeat(np.arange(g), sizes)
 
@@ -90,8 +102,9 @@ def _outcome(decision, measure, hits, sims):
 def simulate(params: dict, sims: int, rng) -> list[dict]:
     """Score the decisions of one cell on ``sims`` experiments (see the module docstring)."""
     n, g = params["n"], params["clusters"]
+    arms = int(params.get("arms", ARMS))
     sd_total = math.hypot(1.0, params["sd_cluster"])
-    shifts = np.r_[0.0, np.full(ARMS - 1, shift_for(params["effect"], sd_total))]
+    shifts = np.r_[0.0, np.full(arms - 1, shift_for(params["effect"], sd_total))]
     codes = _codes(params, rng)          # one cluster layout per block of experiments
     groups = int(codes.max()) + 1
     u = rng.standard_normal((sims, 1, n))
@@ -102,12 +115,12 @@ def simulate(params: dict, sims: int, rng) -> list[dict]:
     if runs > 1:
         # r decoding runs per question: each arm's (runs, n) scores; the joint null and the
         # simultaneous intervals read the per-question run means, as evaluate does
-        draws = (rng.random((sims, ARMS, runs, n)) < prob[:, :, None, :]).astype(np.float64)
+        draws = (rng.random((sims, arms, runs, n)) < prob[:, :, None, :]).astype(np.float64)
         x = draws.mean(axis=2)
     else:
         draws = None
-        x = (rng.random((sims, ARMS, n)) < prob).astype(np.float64)
-    comps = mt.many_to_one(ARMS)
+        x = (rng.random((sims, arms, n)) < prob).astype(np.float64)
+    comps = mt.many_to_one(arms)
     c = len(comps)
     truth = np.full(c, params["effect"])
     if g:
@@ -160,13 +173,20 @@ def simulate(params: dict, sims: int, rng) -> list[dict]:
                     holm_cover.sum(), given.sum()),
            _outcome("holm no verdict", "refused", refused.sum(), sims)]
     p_maxt = mt.maxt_adjust(joint)
+    # a refusal of the design (not a zero SE) leaves no adjusted p under max-T either
+    why = getattr(primary, "refusal", None)
+    maxt_refused = bool(why is not None and why(protocols.ScoreBatch.from_arrays(
+        x[0, 0, None], x[0, 1, None], clusters=codes)))
+    if maxt_refused:
+        out.append(_outcome("maxt no verdict", "refused", sims, sims))
     if runs > 1 and not g:
         # evaluate's max-T for fixed models with repeats: the primary's own p must agree
         p_maxt = np.fmax(p_maxt, np.where(np.isnan(raw_p), 1.0, raw_p))
     measure = "rejection" if params["effect"] == 0 else "power"
     word = "false" if params["effect"] == 0 else "true"
     out.append(_outcome(f"maxt any {word} rejection", measure,
-                        (p_maxt < ALPHA).any(axis=-1).sum(), sims))
+                        0 if maxt_refused else (p_maxt < ALPHA).any(axis=-1).sum(),
+                        0 if maxt_refused else sims))
     out.append(_outcome(f"holm any {word} rejection", measure,
                         ((holm < ALPHA) & given[:, None]).any(axis=-1).sum(), given.sum()))
     return [o for o in out if o["sims"] > 0]

@@ -296,10 +296,12 @@ def test_run_config_is_callable_without_the_cli(tmp_path):
 
 @pytest.mark.parametrize("reference", [None, "lora"])
 def test_unpaired_maxt_is_exact_tukey_or_dunnett(tmp_path, capsys, reference):
-    """Independent seeds under max-T: scipy.stats.tukey_hsd / dunnett, p and intervals."""
+    """Independent seeds under max-T with --equal-variances: scipy.stats.tukey_hsd /
+    dunnett, p and intervals."""
     path = three_arms(tmp_path / "r.csv", k=3)
     extra = ["--reference", reference] if reference else []
-    out = body([path, "--correction", "maxt", "--unpaired", *extra], capsys)
+    out = body([path, "--correction", "maxt", "--unpaired", "--equal-variances", *extra],
+               capsys)
     frame = pd.read_csv(path)
     arms = {a: g.sort_values("seed").metric.to_numpy() for a, g in frame.groupby("arm")}
     for c in out["comparisons"]:

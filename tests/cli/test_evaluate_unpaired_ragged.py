@@ -1,8 +1,9 @@
 """``evaluate --unpaired`` with arms of different seed counts (independent seeds, Welch).
 
 References: ``scipy.stats.ttest_ind(equal_var=False)`` (p and ``confidence_interval``) for
-each comparison, ``scipy.stats.tukey_hsd`` (Tukey-Kramer) and ``scipy.stats.dunnett`` for
-``--correction maxt``. The JSON rounds to 10 significant digits, hence ``rtol=1e-8``; the
+each comparison, ``statsmodels``' Holm for ``--correction maxt`` (Welch), and
+``scipy.stats.tukey_hsd`` (Tukey-Kramer) and ``scipy.stats.dunnett`` for ``--correction maxt
+--equal-variances``. The JSON rounds to 10 significant digits, hence ``rtol=1e-8``; the
 differences are in pp (100 x the fractions' differences).
 """
 
@@ -120,11 +121,67 @@ def test_three_arms_holm_intervals_at_alpha_over_c(tmp_path):
                                rtol=RTOL)
 
 
+@pytest.mark.parametrize("extra", [[], ["--reference", "base"]])
+def test_maxt_is_holm_welch_unless_variances_are_declared_equal(tmp_path, extra):
+    """``--correction maxt`` without ``--equal-variances`` (5/3/4 seeds): each comparison's
+    Welch p (:func:`welch_reference`) adjusted by ``statsmodels``' ``multipletests(...,
+    "holm")``, intervals Welch's at 1 - alpha / C (Bonferroni); a note says why and names
+    the pooled-variance test ``--equal-variances`` gives."""
+    from statsmodels.stats.multitest import multipletests
+
+    path = per_seed(tmp_path / "r.csv", {"base": BASE, "new": NEW, "big": BIG})
+    out = body([path, "--unpaired", "--correction", "maxt", *extra])
+    arms = {"base": BASE, "new": NEW, "big": BIG}
+    c_count = len(out["comparisons"])
+    raw = []
+    for c in out["comparisons"]:
+        p, _, _ = welch_reference(arms[c["variant"]], arms[c["base"]], 0.05)
+        _, low, high = welch_reference(arms[c["variant"]], arms[c["base"]], 0.05 / c_count)
+        np.testing.assert_allclose([c["simultaneous_ci_low"], c["simultaneous_ci_high"]],
+                                   [100 * low, 100 * high], rtol=RTOL)
+        raw.append(p)
+    np.testing.assert_allclose([c["p_adjusted"] for c in out["comparisons"]],
+                               multipletests(raw, method="holm")[1], rtol=RTOL)
+    name = "Dunnett" if extra else "Tukey"
+    assert any(n.startswith("max-T for independent seeds: Holm-adjusted Welch p") and
+               f"--equal-variances (declared by design) gives {name}'s" in n
+               for n in out["comparison_notes"])
+    assert out["correction"] == "maxt"
+
+
+def test_maxt_two_arms_is_welch_and_says_so(tmp_path):
+    """One comparison under ``--correction maxt``: Welch's own p (``welch_reference``),
+    unadjusted; the note says max-T of one comparison is the test itself, no step-down."""
+    path = per_seed(tmp_path / "r.csv", {"base": BASE, "new": NEW})
+    out = body([path, "--unpaired", "--correction", "maxt"])
+    (c,) = out["comparisons"]
+    p, low, high = welch_reference(NEW, BASE, 0.05)
+    np.testing.assert_allclose([c["p_value"], c["p_adjusted"]], [p, p], rtol=RTOL)
+    np.testing.assert_allclose([c["simultaneous_ci_low"], c["simultaneous_ci_high"]],
+                               [100 * low, 100 * high], rtol=RTOL)
+    notes = " ".join(out["comparison_notes"])
+    assert "max-T with one comparison is Welch's t itself" in notes
+    assert "step-down" not in notes
+
+
+@pytest.mark.parametrize("argv, got", [
+    (["--unpaired", "--equal-variances"], "Got --correction holm instead"),
+    (["--correction", "maxt", "--equal-variances"], "without --unpaired"),
+])
+def test_equal_variances_needs_unpaired_maxt(tmp_path, argv, got):
+    """The option's rule, one line on stderr, exit 2."""
+    path = per_seed(tmp_path / "r.csv", {"base": BASE, "new": NEW, "big": BIG})
+    code, out, err = run([path, *argv])
+    assert code == 2 and out == ""
+    assert "'--equal-variances' option must be given with --unpaired and --correction maxt" in err
+    assert got in err
+
+
 def test_maxt_all_pairs_is_tukey_kramer(tmp_path):
-    """``--correction maxt``, all pairs, 5/3/4 seeds: ``scipy.stats.tukey_hsd`` p-values
+    """``--correction maxt --equal-variances``, all pairs, 5/3/4 seeds: ``tukey_hsd`` p-values
     and ``confidence_interval(0.95)`` (Tukey-Kramer for unequal groups)."""
     path = per_seed(tmp_path / "r.csv", {"base": BASE, "new": NEW, "big": BIG})
-    out = body([path, "--unpaired", "--correction", "maxt"])
+    out = body([path, "--unpaired", "--correction", "maxt", "--equal-variances"])
     groups = [BASE, NEW, BIG]
     res = stats.tukey_hsd(*groups)
     ci = res.confidence_interval(0.95)
@@ -139,13 +196,13 @@ def test_maxt_all_pairs_is_tukey_kramer(tmp_path):
 
 
 def test_maxt_many_to_one_is_dunnett(tmp_path):
-    """``--correction maxt --reference base``: ``scipy.stats.dunnett`` p-values and
+    """``--correction maxt --equal-variances --reference base``: ``scipy.stats.dunnett`` p and
     ``confidence_interval(0.95)``. Dunnett's p integrates a multivariate t by randomized
     quasi-Monte Carlo, so the reference uses the same ``rng`` (``--seed 7``): the check is
     of the pipeline against scipy, not of scipy's integration error."""
     path = per_seed(tmp_path / "r.csv", {"base": BASE, "new": NEW, "big": BIG})
-    out = body([path, "--unpaired", "--correction", "maxt", "--reference", "base",
-                "--seed", "7"])
+    out = body([path, "--unpaired", "--correction", "maxt", "--equal-variances",
+                "--reference", "base", "--seed", "7"])
     res = stats.dunnett(NEW, BIG, control=BASE, rng=np.random.default_rng(7))
     ci = res.confidence_interval(0.95)
     assert [c["variant"] for c in out["comparisons"]] == ["new", "big"]

@@ -186,3 +186,15 @@ def test_family_follows_the_contract():
             assert o["measure"] in MEASURES and 0 <= o["hits"] <= o["sims"] <= 200
         refused = next(o for o in out if o["measure"] == "refused")
         assert refused["hits"] == (200 if cell["share"] == 0.98 else 0)
+
+
+def test_refusal_is_the_dominance_reason_and_empty_otherwise():
+    """``cluster_cr2.refusal`` (what evaluate's rows refer to) is ``dominance_check``'s
+    reason for a dominant cluster and ``""`` for equal clusters (no refusal)."""
+    proto = protocols.get("cluster_cr2")
+    base = np.zeros((1, 100))
+    for sizes, refused in (([95, 1, 1, 1, 1, 1], True), ([20] * 5, False)):
+        codes = _codes(sizes)
+        batch = protocols.ScoreBatch.from_arrays(base, np.ones_like(base), clusters=codes)
+        assert proto.refusal(batch) == dominance_check(codes)[1]
+        assert bool(proto.refusal(batch)) is refused

@@ -17,6 +17,35 @@ import numpy as np
 
 from evalcal_core.validate import InvalidParameterError
 
+#: how the arrival order of units read from a file is named when nothing else set it
+GIVEN_ORDER = "as given"
+
+
+@dataclass(frozen=True)
+class Arrival:
+    """When each question and each run arrived, for ``evaluate --stream``.
+
+    A unit arrives at its first row: its first row in the file (``source="file rows"``),
+    its smallest value of an ``--order-by`` column (``"column NAME"``), or its first
+    sample in a harness log (``"log samples"``). Smaller times came first; ties are kept
+    (a stream refuses them only along the axis it reads).
+
+    Attributes
+    ----------
+    questions : ndarray, shape (n,)
+        Arrival time of each question, in :attr:`ArmScores.question_ids` order (row
+        positions, or the column's numbers or times).
+    runs : ndarray, shape (r,)
+        Arrival time of each run, in :attr:`ArmScores.run_ids` order.
+    source : str
+        Where the order came from, as the output names it.
+    """
+
+    questions: np.ndarray
+    runs: np.ndarray
+    source: str
+
+
 #: what the runs of one arm are: independent training seeds, repeated decoding of one fixed
 #: model (Inspect epochs, HELM trials, several lm-eval runs of one checkpoint), or not known
 RUN_KINDS = ("seeds", "repeats", "unknown")
@@ -57,6 +86,9 @@ class ArmScores:
         ``a`` lacks run ``run_ids[i]``, and ``runs_per_arm[a]`` (>= 1) counts the rows it
         has. :meth:`arm` returns only those rows; code that pairs runs across arms must
         refuse ragged scores (:attr:`ragged`).
+    arrival : Arrival or None
+        The order questions and runs arrived in (the file's rows, an ``--order-by``
+        column); ``None``: the order of the arrays as given.
     """
 
     arms: tuple
@@ -70,6 +102,7 @@ class ArmScores:
     source: str = ""
     notes: tuple = field(default=())
     runs_per_arm: tuple | None = None
+    arrival: Arrival | None = None
 
     def __post_init__(self):
         scores = np.asarray(self.scores, dtype=float)
@@ -87,6 +120,12 @@ class ArmScores:
         if self.clusters is not None and np.shape(self.clusters) != (n,):
             raise InvalidParameterError(f"clusters must have one label per question ({n}), got "
                                         f"shape {np.shape(self.clusters)}")
+        if self.arrival is not None and (np.shape(self.arrival.questions) != (n,)
+                                         or np.shape(self.arrival.runs) != (r,)):
+            raise InvalidParameterError(f"arrival must give one time per question ({n}) and per "
+                                        f"run ({r}), got shapes "
+                                        f"{np.shape(self.arrival.questions)} and "
+                                        f"{np.shape(self.arrival.runs)}")
         if self.runs_per_arm is not None:
             object.__setattr__(self, "runs_per_arm", _runs_per_arm(scores, self.runs_per_arm))
         scores.setflags(write=False)

@@ -14,8 +14,9 @@ accuracies or of two 0/1 scores) mapped to ``x = (d + 1) / 2`` in ``[0, 1]``:
 
 ``betting`` (the default, :mod:`protocols.streaming_betting`)
     The hedged capital process with predictable plug-in bets (Theorem 3). About half the
-    width of the empirical-Bernstein sequence once the variance is small, never wider in
-    this project's grid (``python -m sim.decision_grid --families streaming``).
+    width of the empirical-Bernstein sequence once the variance is small; not always
+    narrower: where the deltas vary most (every pair discordant) it ends about 5% wider
+    (``python benchmarks/bench_stream_cost.py --widths``).
 ``empirical-bernstein`` (:class:`EmpiricalBernsteinSequence`)
     The predictable-plug-in empirical-Bernstein sequence (Theorem 2, two-sided, ``log(2 /
     alpha)``). With ``mu_hat_t``, ``sigma2_hat_t`` as in
@@ -65,7 +66,7 @@ from .streaming_betting import BettingSequence, betting_confidence_sequence
 
 __all__ = ["METHODS", "SEQUENCES", "BettingSequence", "ConfidenceSequence",
            "EmpiricalBernsteinSequence", "MarginReading", "StreamVerdict",
-           "betting_confidence_sequence", "claim_decision", "confidence_sequence",
+           "betting_confidence_sequence", "claim_decision", "confidence_sequence", "decide_claim",
            "eb_confidence_sequence", "read_margin", "stream_claim", "three_way"]
 
 #: the claims a stream decides, as ``evaluate --claim`` spells them
@@ -187,10 +188,16 @@ class StreamVerdict:
         :func:`three_way`: ``"better"``, ``"worse"``, ``"equivalent"`` or ``"undecided"``.
     stopped_at : ndarray of int, shape (...)
         That look, 1-based; ``0`` when never decided.
+    empty_after : ndarray of int, shape (...), or None
+        :func:`stream_claim`: the look after which the sequence's running intersection
+        became empty (``0``: never); such a stream is ``"inconclusive"`` whatever it showed
+        before (its data contradict the sequence's exchangeability). ``None`` where not
+        computed (:func:`three_way`, :func:`claim_decision`).
     """
 
     verdict: np.ndarray
     stopped_at: np.ndarray
+    empty_after: np.ndarray | None = None
 
 
 def _first_of(times: dict, none: str) -> StreamVerdict:
@@ -236,8 +243,25 @@ def stream_claim(deltas, claim: str, margin: float, alpha: float = 0.05,
     check_number(alpha, "alpha", "stream_claim", high=0.5, high_open=True)
     margin = check_number(margin, "margin", "stream_claim", low=0.0, high=1.0,
                           low_open=claim != "superiority", high_open=True)
-    return claim_decision(read_margin(confidence_sequence(deltas, 2.0 * alpha, method),
-                                      margin), claim)
+    return decide_claim(confidence_sequence(deltas, 2.0 * alpha, method), claim, margin)
+
+
+def decide_claim(cs: ConfidenceSequence, claim: str, margin: float, *,
+                 locate: bool = True) -> StreamVerdict:
+    """``claim`` at ``margin`` (fractions) read off ``cs`` (the ``1 - 2 alpha`` sequence
+    for a one-sided level ``alpha``), as :func:`stream_claim` decides it: the first look
+    where it is shown or refuted, and ``"inconclusive"`` where the sequence's running
+    intersection became empty within the stream (:meth:`ConfidenceSequence.empty_after`:
+    the units' mean drifted as they arrived, so neither side's reading is valid). Voiding
+    a verdict never adds a false claim, so the level of :func:`claim_decision` holds.
+    ``locate=False`` (the decision grid) skips finding the look where it emptied
+    (:meth:`~protocols.streaming_base.ConfidenceSequence.empty_after`); the verdicts are
+    the same."""
+    decided = claim_decision(read_margin(cs, margin), claim)
+    empty = cs.empty_after(locate)
+    void = empty > 0
+    return StreamVerdict(np.where(void, "inconclusive", decided.verdict).astype(str),
+                         np.where(void, 0, decided.stopped_at), empty)
 
 
 def claim_decision(reading: MarginReading, claim: str) -> StreamVerdict:

@@ -10,7 +10,7 @@ stored bounds; the decisions read only these two.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import cached_property
 from typing import ClassVar
 
@@ -134,6 +134,58 @@ class ConfidenceSequence:
         never does), shape (...)."""
         under, over = self.sides(value)
         return first_true(under | over)
+
+    def empty_after(self, locate: bool = True) -> np.ndarray:
+        """1-based look after which the running intersection is empty (``0``: never), shape
+        (...); with ``locate=False`` the last look where it is empty by then (cheaper: no
+        bisection), enough to know whether it ever was.
+
+        Under the sequence's assumption (exchangeable units with a common mean) this
+        happens with probability at most ``alpha``; when it happens the data contradict
+        that assumption (the mean drifted as units arrived), and the sequence gives no
+        interval after it. The intersection only shrinks, so it is empty at some look iff
+        it is empty at the last one: where the final running mean is inside the sequence
+        (the usual case) nothing more is computed; elsewhere the first empty look is found
+        by bisection on :meth:`interval_at`, vectorized over experiments."""
+        return (self._first_empty if locate else self._empty_at_end).copy()
+
+    @cached_property
+    def _empty_at_end(self) -> np.ndarray:
+        lead = self.deltas.shape[:-1]
+        out = np.zeros(lead, dtype=np.int64)
+        suspect = self._excludes_at_end(np.clip(self.mean[..., -1], -1.0, 1.0))
+        if suspect.any():
+            sub = replace(self, deltas=self.deltas[suspect])
+            low, high = sub.interval_at(np.full(sub.deltas.shape[:-1], sub.n))
+            out[suspect] = np.where(low > high, sub.n, 0)
+        return out
+
+    @cached_property
+    def _first_empty(self) -> np.ndarray:
+        lead = self.deltas.shape[:-1]
+        out = np.zeros(lead, dtype=np.int64)
+        # a value inside the sequence at the last look proves it nonempty at every look
+        suspect = self._empty_at_end > 0
+        if not suspect.any():
+            return out
+        sub = replace(self, deltas=self.deltas[suspect])
+        # bisection for the first empty look: lo not empty (0: before any look), hi empty
+        lo = np.zeros(sub.deltas.shape[:-1], dtype=np.int64)
+        hi = np.full(lo.shape, sub.n, dtype=np.int64)
+        while np.any(hi - lo > 1):
+            mid = (lo + hi) // 2
+            mid = np.where(hi - lo > 1, mid, hi)
+            m_low, m_high = sub.interval_at(np.maximum(mid, 1))
+            now = m_low > m_high
+            hi = np.where(now, mid, hi)
+            lo = np.where(now, lo, mid)
+        out[suspect] = hi
+        return out
+
+    def _excludes_at_end(self, values: np.ndarray) -> np.ndarray:
+        """Whether each experiment's ``values[...]`` (fractions) lies outside the sequence
+        at some look (below or above it), shape (...)."""
+        return (self.low[..., -1] > values) | (self.high[..., -1] < values)
 
     def decision(self, value: float = 0.0) -> tuple[np.ndarray, np.ndarray]:
         """``(stopped_at, sign)``: the look where ``value`` first left the sequence (0:

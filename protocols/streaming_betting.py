@@ -163,6 +163,15 @@ class BettingSequence(ConfidenceSequence):
         over = _excluded_below(1.0 - x, lam, 1.0 - v, np.log(1.0 - THETA), self._threshold)
         return under, over
 
+    def _excludes_at_end(self, values: np.ndarray) -> np.ndarray:
+        """As :meth:`sides` at the last look, one value per experiment (exact, no grid)."""
+        x, lam = self._stream
+        v = to_unit(values)
+        under = _excluded_below(x, lam, v, np.log(THETA), self._threshold)[..., -1]
+        over = _excluded_below(1.0 - x, lam, 1.0 - v, np.log(1.0 - THETA),
+                               self._threshold)[..., -1]
+        return under | over
+
     @cached_property
     def _bounds(self) -> tuple[np.ndarray, np.ndarray]:
         x, lam = self._stream

@@ -1,12 +1,23 @@
 """``evaluate --stream``: the anytime-valid reading of two arms' paired differences in the
-order the units arrived — by question or seed id, numerically when the ids are numbers, the
-order harnesses number their samples (numbers: :mod:`protocols.streaming`).
+order the units arrived (numbers: :mod:`protocols.streaming`).
+
+The order is the one the input states, never the ids sorted: each unit arrives at its
+first row in the results file, at its smallest value of an ``--order-by`` column, or at its
+first sample in a harness log (:class:`evalcal_core.scores.Arrival`); arrays given without
+one are read in the order given. Two units at the same time along the streamed axis are
+refused (no order to read).
 
 The units are the design's: questions for fixed models, paired seeds for methods, and
-clusters (each the mean delta of its questions, in the order of its first question) when
-the questions are clustered. With ``--claim`` the claim is decided on the ``1 - 2 alpha``
-sequence at the first unit where it is shown or refuted, and ``--gate`` reads that
-verdict.
+clusters when the questions are clustered. A cluster is one unit, its mean delta, known
+once its last question is in: clusters stream in the order they are complete
+(:func:`cluster_stream`). A confidence sequence over questions is valid only if the
+questions arrived exchangeably (in random order); when a file groups them by topic, the
+valid reading streams the topics (``--cluster``), and the text says so.
+
+With ``--claim`` the claim is decided on the ``1 - 2 alpha`` sequence at the first unit
+where it is shown or refuted (:func:`protocols.streaming.decide_claim`), and ``--gate``
+reads that verdict. A running intersection that becomes empty is reported as that finding
+(``intersection_empty_after``), never as an interval, and the claim is then inconclusive.
 """
 
 from __future__ import annotations
@@ -14,16 +25,78 @@ from __future__ import annotations
 import numpy as np
 
 from evalcal_core.designs import METHODS_INDEPENDENT, METHODS_PAIRED, MODELS_CLUSTERED, Design
-from evalcal_core.scores import ArmScores
-from evalcal_core.validate import InvalidParameterError
-from protocols.streaming import METHODS, confidence_sequence, stream_claim
+from evalcal_core.scores import GIVEN_ORDER, ArmScores
+from evalcal_core.validate import InvalidParameterError, fail
+from protocols.streaming import METHODS, confidence_sequence, decide_claim
 
 #: the sequences ``--stream-method`` chooses from; the first is the default
 STREAM_METHODS = METHODS
 
 
-def stream_units(scores: ArmScores, design: Design) -> tuple[np.ndarray, str]:
-    """``(deltas, unit)``: variant minus base per paired unit, in the file's order."""
+def arrival_order(times, ids, what: str, source: str) -> np.ndarray:
+    """Positions of the units in the order they arrived: ``times`` sorted (stable).
+
+    Parameters
+    ----------
+    times : array_like, shape (n,)
+        Each unit's arrival time (row positions, or an ``--order-by`` column's values).
+    ids : sequence of str
+        The units' ids, to name two that tie.
+    what : str
+        The units' name (``questions``, ``seeds``), for the message.
+    source : str
+        Where the times came from (``file rows``, ``column t``), for the message.
+
+    Raises
+    ------
+    InvalidParameterError
+        Two units with the same time: the stream has no order to read.
+    """
+    times = np.asarray(times)
+    order = np.argsort(times, kind="stable")
+    same = times[order][1:] == times[order][:-1]
+    if same.any():
+        i = int(np.argmax(same))
+        a, b = ids[order[i]], ids[order[i + 1]]
+        raise fail("--order-by", f"a column giving each of the {len(times)} {what} its own "
+                   f"value (--stream needs one arrival order; read from {source})",
+                   got=f"the same value {times[order[i]].item()!r} for {what} {a!r} and {b!r}")
+    return order
+
+
+def cluster_stream(deltas, labels) -> tuple[np.ndarray, np.ndarray]:
+    """Cluster means of per-question deltas, in the order the clusters are complete.
+
+    Parameters
+    ----------
+    deltas : array_like, shape (..., n)
+        Paired deltas (fractions) of the questions in arrival order; leading axes are
+        independent experiments (the decision grid's batch).
+    labels : array_like, shape (n,)
+        Each question's cluster, in the same order.
+
+    Returns
+    -------
+    means : ndarray, shape (..., c)
+        Each cluster's mean delta (fractions), the cluster whose last question arrived
+        first at the front: a watcher knows a cluster's mean only once all of it is in.
+    order : ndarray of int, shape (c,)
+        The clusters' codes (:func:`numpy.unique` order of ``labels``) in that order.
+    """
+    deltas = np.asarray(deltas, dtype=float)
+    _, codes = np.unique(np.asarray(labels), return_inverse=True)
+    count = np.bincount(codes)
+    last = np.zeros(len(count), dtype=np.int64)
+    np.maximum.at(last, codes, np.arange(len(codes)))
+    order = np.argsort(last, kind="stable")
+    # one matrix product over the leading axes: column j averages cluster order[j]
+    weights = (codes[:, None] == order[None, :]) / count[order][None, :]
+    return deltas @ weights, order
+
+
+def stream_units(scores: ArmScores, design: Design) -> tuple[np.ndarray, str, str]:
+    """``(deltas, unit, order)``: variant minus base per paired unit in arrival order, the
+    units' name and where the order came from."""
     if scores.m != 2:
         raise InvalidParameterError(f"--stream reads two arms as they arrive; got {scores.m} arms "
                                     f"({', '.join(scores.arms)})")
@@ -31,56 +104,67 @@ def stream_units(scores: ArmScores, design: Design) -> tuple[np.ndarray, str]:
     if design.kind == METHODS_INDEPENDENT:
         raise InvalidParameterError("--stream needs paired units (questions or paired seeds); with "
                                     "--unpaired seeds there are none")
+    arrival = scores.arrival
+    source = GIVEN_ORDER if arrival is None else arrival.source
     if design.kind == METHODS_PAIRED:
-        return (variant.mean(axis=1) - base.mean(axis=1))[_arrival(scores.run_ids)], "seeds"
-    order = _arrival(scores.question_ids)
+        times = np.arange(scores.r) if arrival is None else arrival.runs
+        order = arrival_order(times, scores.run_ids, "seeds", source)
+        return (variant.mean(axis=1) - base.mean(axis=1))[order], "seeds", source
+    times = np.arange(scores.n) if arrival is None else arrival.questions
+    clustered = design.kind == MODELS_CLUSTERED and scores.clusters is not None
+    # clusters: a question's place only decides when its cluster is complete, so ties
+    # between questions of one cluster do not matter; ties across clusters are refused
+    # below through the clusters' completion times
+    order = (np.lexsort((np.arange(scores.n), times)) if clustered
+             else arrival_order(times, scores.question_ids, "questions", source))
     deltas = (variant.mean(axis=0) - base.mean(axis=0))[order]
-    if design.kind != MODELS_CLUSTERED or scores.clusters is None:
-        return deltas, "questions"
-    # a cluster's mean is known once its questions are in: clusters in the order their
-    # first question arrived (a CS for the mean of the cluster means)
+    if not clustered:
+        return deltas, "questions", source
     labels = np.asarray(scores.clusters)[order]
-    _, first, codes = np.unique(labels, return_index=True, return_inverse=True)
-    means = np.bincount(codes, weights=deltas) / np.bincount(codes)
-    return means[np.argsort(first, kind="stable")], "clusters"
-
-
-def _arrival(ids) -> np.ndarray:
-    """The order units arrived in: by id, numerically when every id is a number (the order
-    harnesses number their samples and seeds), else as text."""
-    ids = [str(i) for i in ids]
-    try:
-        keys = [float(i) for i in ids]
-    except ValueError:
-        keys = ids
-    return np.argsort(np.array(keys, dtype=object if keys is ids else float), kind="stable")
+    means, cluster_order = cluster_stream(deltas, labels)
+    # a cluster is complete at its last question: two complete at the same time are a tie
+    names, codes = np.unique(labels, return_inverse=True)
+    t = np.asarray(times)[order]
+    done = np.full(len(names), t.min(), dtype=t.dtype)
+    np.maximum.at(done, codes, t)
+    arrival_order(done[cluster_order], list(names[cluster_order]), "clusters", source)
+    return means, "clusters", source
 
 
 def stream_summary(scores: ArmScores, design: Design, alpha: float, fraction: bool,
                    method: str = METHODS[0], claim: str | None = None,
                    margin: float | None = None) -> dict:
     """The sequence's last interval, where 0 first left it and, with ``claim``, the
-    claim's anytime-valid verdict at ``margin`` (fractions) and the unit it was reached at."""
-    deltas, unit = stream_units(scores, design)
+    claim's anytime-valid verdict at ``margin`` (fractions) and the unit it was reached at.
+
+    ``order`` names where the arrival order came from. Where the running intersection
+    became empty (``intersection_empty_after``, the unit after which it did; ``0``: never)
+    the interval is ``None`` and so is the claim's where its own (``1 - 2 alpha``)
+    sequence did, whose verdict is then inconclusive."""
+    deltas, unit, order = stream_units(scores, design)
     if not fraction:
         raise InvalidParameterError("--stream needs differences of fractions in [-1, 1] "
                                     "(accuracies); a --metric-range metric has no such bound")
     cs = confidence_sequence(deltas, alpha, method)
     stopped, sign = cs.decision(0.0)
-    low, high = cs.interval_at(cs.n)
-    out = {"method": cs.method, "label": cs.label, "unit": unit, "n": cs.n, "alpha": alpha,
-           "low": float(low), "high": float(high), "stopped_at": int(stopped),
-           "direction": int(sign), "low_at_stop": None, "high_at_stop": None}
+    empty = int(cs.empty_after())
+    low, high = (None, None) if empty else map(float, cs.interval_at(cs.n))
+    out = {"method": cs.method, "label": cs.label, "unit": unit, "order": order, "n": cs.n,
+           "alpha": alpha, "low": low, "high": high, "intersection_empty_after": empty,
+           "stopped_at": int(stopped), "direction": int(sign), "low_at_stop": None,
+           "high_at_stop": None}
     if stopped:
         at_low, at_high = cs.interval_at(int(stopped))
         out.update(low_at_stop=float(at_low), high_at_stop=float(at_high))
     if claim is not None:
         margin = 0.0 if margin is None else float(margin)
-        verdict = stream_claim(deltas, claim, margin, alpha, method)
-        at = int(verdict.stopped_at)
         claim_cs = confidence_sequence(deltas, 2.0 * alpha, method)
-        c_low, c_high = claim_cs.interval_at(at if at else cs.n)
+        verdict = decide_claim(claim_cs, claim, margin)
+        at, claim_empty = int(verdict.stopped_at), int(verdict.empty_after)
+        c_low, c_high = ((None, None) if claim_empty
+                         else map(float, claim_cs.interval_at(at if at else cs.n)))
         out["claim"] = {"claim": claim, "margin": margin, "verdict": str(verdict.verdict),
                         "decided_at": at, "level": 1.0 - 2.0 * alpha,
-                        "low": float(c_low), "high": float(c_high)}
+                        "intersection_empty_after": claim_empty, "low": c_low,
+                        "high": c_high}
     return out

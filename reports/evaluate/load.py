@@ -14,14 +14,15 @@ Both return :class:`ArmScores` (:func:`evalcal_core.results_io.read_results_arms
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 
 from evalcal_core.results_io import FrameSource, read_results_arms, read_tidy_frame
-from evalcal_core.scores import ArmScores
-from evalcal_core.validate import InvalidParameterError
+from evalcal_core.scores import ArmScores, Arrival
+from evalcal_core.validate import InvalidParameterError, fail
 
 SEED_COLUMNS = ("seed", "arm", "metric")
 QUESTION_COLUMNS = ("seed", "arm", "question", "score")
@@ -49,7 +50,7 @@ def _item(x):
 
 
 def read_tidy(path, *, percent=False, metric_range=None, partial_credit=False,
-              cluster: str | None = None) -> Loaded:
+              cluster: str | None = None, order_by: str | None = None) -> Loaded:
     """A tidy CSV (or the same table as a DataFrame) with any arm names, through
     :func:`evalcal_core.results_io.read_results_arms` (checked scores; ``baseline`` first).
 
@@ -60,6 +61,9 @@ def read_tidy(path, *, percent=False, metric_range=None, partial_credit=False,
     Arms whose seed sets differ are read ragged (NaN-padded, ``runs_per_arm``):
     :func:`~reports.evaluate.design.infer_design` accepts them only for independent seeds
     (``--unpaired``) and otherwise raises the reader's error naming the arm and the seed.
+
+    The scores keep the order the units arrived in (:class:`evalcal_core.scores.Arrival`):
+    the file's rows, or with ``order_by`` that column (:func:`arrival_by_column`).
     """
     if isinstance(path, pd.DataFrame):
         path = FrameSource(path)
@@ -80,7 +84,55 @@ def read_tidy(path, *, percent=False, metric_range=None, partial_credit=False,
                 _clusters_of(frame, name, frame["arm"].astype(str).str.strip(), str(path))
     scores = read_results_arms(path, percent=percent, metric_range=metric_range,
                                partial_credit=partial_credit, cluster=cluster, ragged=True)
+    if order_by is not None:
+        scores = replace(scores, arrival=arrival_by_column(path, order_by, scores))
     return Loaded(scores, scores.question_ids != ("metric",), runs_from="a seed column")
+
+
+def arrival_by_column(path, column: str, scores: ArmScores) -> Arrival:
+    """The arrival order ``--order-by COLUMN`` states: each question and each seed arrives
+    at its smallest value of the column (its first row once the rows are sorted by it).
+
+    The column holds numbers (a position, a Unix time) or ISO 8601 times; either is read
+    as written, never as text sorted (``q10`` before ``q9``).
+
+    Raises
+    ------
+    InvalidParameterError
+        One line: the column is absent, or a cell is empty, not a number or time, or not
+        finite (naming the row and the value).
+    """
+    name = column.strip().lower()
+    frame = read_tidy_frame(path, (name,))
+    if name not in frame.columns:
+        raise fail("--order-by", f"a column of {path} ({', '.join(frame.columns)})", column)
+    cells = frame[name].astype(str)
+    values = pd.to_numeric(cells, errors="coerce")
+    if values.isna().any():
+        times = pd.to_datetime(cells, format="ISO8601", errors="coerce", utc=True)
+        if times.notna().all():
+            # nanoseconds since 1970: exact as int64, ordered as the times are
+            values = pd.Series((times - pd.Timestamp(0, tz="UTC")) // pd.Timedelta(1, "ns"))
+    bad = (values.isna() | ~np.isfinite(values.astype(float))).to_numpy()
+    if bad.any():
+        i = int(bad.argmax())
+        where = path.row(i) if isinstance(path, FrameSource) else _row(i)
+        raise fail("--order-by", "a column holding a finite number or an ISO 8601 time on "
+                   "every row", got=f"{cells.iloc[i]!r} in column {column!r} on {where} of "
+                   f"{path}")
+    values = values.to_numpy()
+    runs = pd.Series(values).groupby(frame["seed"].map(lambda v: str(_item(v))).to_numpy()).min()
+    run_times = runs.reindex([str(r) for r in scores.run_ids]).to_numpy()
+    if scores.question_ids == ("metric",):
+        question_times = np.zeros(1, dtype=values.dtype)
+    else:
+        questions = pd.Series(values).groupby(frame["question"].to_numpy()).min()
+        question_times = questions.reindex(list(scores.question_ids)).to_numpy()
+    unmatched = pd.isna(run_times).any() or pd.isna(question_times).any()
+    if unmatched:  # the frame's seed cells and the reader's seeds disagree on a label
+        raise InvalidParameterError(f"--order-by {column!r}: the seeds of {path} could not be "
+                                    "matched to the column's rows; write seeds as integers")
+    return Arrival(question_times, run_times, f"column {column}")
 
 
 def _clusters_of(frame, column, arm, source) -> None:
@@ -124,8 +176,6 @@ def read_log_arms(paths: dict, *, metric=None, task=None, filter=None, scale=1.0
                   max_member_bytes=None) -> Loaded:
     """Read one harness log per arm with :func:`evalcal_core.readers.read_logs` (questions
     aligned by id, runs by label or position; what was dropped is in the notes)."""
-    from dataclasses import replace
-
     from evalcal_core.readers import read_logs
 
     for name, path in paths.items():

@@ -106,6 +106,11 @@ class EvaluateOptions:
                                        group=COMPARISONS,
                                        help="the confidence sequence of --stream: betting "
                                             "(default) or empirical-bernstein (wider)")
+    order_by: str | None = option("--order-by", None, metavar="COLUMN", group=COMPARISONS,
+                                  help="with --stream: the column giving the order the units "
+                                       "arrived in (numbers or ISO 8601 times; each question "
+                                       "or seed at its smallest value); default the file's "
+                                       "row order (each at its first row)")
     leaderboard: bool = option("--leaderboard", False, switch=True, group=COMPARISONS,
                                help="many systems: every pair at once (max-T), as tiers, "
                                     "simultaneous rank intervals and the set of possibly-best "
@@ -191,6 +196,7 @@ class EvalConfig:
     leaderboard: bool = False
     stream: bool = False
     stream_method: str = STREAM_METHODS[0]
+    order_by: str | None = None
 
 
 def _epilog() -> str:
@@ -269,6 +275,11 @@ def _check_combinations(opts: EvaluateOptions) -> None:
     if opts.stream_method is not None and not opts.stream:
         raise fail("--stream-method", "given with --stream (it chooses that sequence)",
                    opts.stream_method)
+    if opts.order_by is not None and not opts.stream:
+        raise fail("--order-by", "given with --stream (it orders the stream)", opts.order_by)
+    if opts.order_by is not None and (opts.arm or opts.baseline is not None):
+        raise fail("--order-by", "used with a results CSV: harness logs stream in the order "
+                   "their samples appear", opts.order_by)
     if opts.stream and opts.claim is not None and opts.alpha >= 0.5:
         raise fail("--alpha", "< 0.5 with --stream and --claim (the claim reads the "
                    "1 - 2 alpha sequence)", opts.alpha)
@@ -339,7 +350,7 @@ def resolve(opts: EvaluateOptions, results: str | None = None) -> EvalConfig:
         partial_credit=opts.partial_credit, seed=opts.seed, json=opts.json,
         format=opts.format, log_format=opts.log_format, max_member_bytes=max_member,
         forest=opts.forest, leaderboard=opts.leaderboard, stream=opts.stream,
-        stream_method=opts.stream_method or STREAM_METHODS[0])
+        stream_method=opts.stream_method or STREAM_METHODS[0], order_by=opts.order_by)
 
 
 def check_margin(margin, metric_range, percent, claim) -> float:

@@ -14,6 +14,19 @@ arrival order):
     + e_i``, ``e_i ~ U(-h, h)``, so the paired delta is ``effect + U(-h, h)`` (sd ``h /
     sqrt(3)``); ``h = 0.052`` is their low-noise setting, ``0.173`` the high one.
 
+``topics``
+    Questions grouped by topic in the file (``topics`` topics of ``per_topic`` questions,
+    each topic's questions contiguous): topic effects ``spread (2 U - 1)`` centred to
+    average exactly 0 in every experiment, plus ``effect``, plus ``U(-h, h)`` per question.
+    ``arrival="grouped"`` keeps the topics contiguous in file order (the audit's case);
+    ``"shuffled"`` reads the same questions in random order. A sequence over questions is
+    valid only when they arrive exchangeably, so on grouped files the decision scored is
+    the one ``evaluate --cluster topic --stream`` prints: the topics' mean deltas, streamed
+    in the order they are complete (:func:`protocols.analysis.stream.cluster_stream`). The
+    question-level stream of the grouped file, which ``evaluate`` prints without
+    ``--cluster`` beside a warning that it needs random arrival, is scored beside it,
+    marked ``(old)``.
+
 Outcomes, for each sequence of :data:`protocols.streaming.METHODS`: the ``1 - alpha``
 sequence missing the truth at some look (judged); its three-way decision at the margin
 (a false declaration: "better" while ``effect <= M``, "worse" while ``effect >= -M``,
@@ -45,12 +58,12 @@ from evalcal_core.options import (
     sims_option,
 )
 from evalcal_core.validate import Interval, InvalidParameterError
+from protocols.analysis.stream import cluster_stream
 from protocols.streaming import (
     CLAIMS,
     METHODS,
-    claim_decision,
     confidence_sequence,
-    read_margin,
+    decide_claim,
     three_way,
 )
 
@@ -78,7 +91,15 @@ CELLS = ([{"data": "binary", "questions": LOOKS // 2, "discordance": dsc, "effec
           for dsc in (0.2, 0.05) for e in (0.0, -MARGIN, MARGIN, 0.04)]
          + [{"data": "uniform", "questions": LOOKS, "h": h, "effect": e}
             for h in (SEQBENCH_H, 0.173) for e in (0.0, -MARGIN, MARGIN, 0.05)])
-QUICK_CELLS = [{"data": "uniform", "questions": 300, "h": SEQBENCH_H, "effect": MARGIN}]
+#: topics of the grouped-file cells, questions per topic, the topic effects' half-range
+#: and the question noise (fractions); -0.15 is the audit's 15 pp regression
+TOPICS, PER_TOPIC, TOPIC_SPREAD, TOPIC_H = 30, 20, 0.1, 0.173
+CELLS += [{"data": "topics", "topics": TOPICS, "per_topic": PER_TOPIC, "spread": TOPIC_SPREAD,
+           "h": TOPIC_H, "effect": e, "arrival": arrival}
+          for arrival in ("grouped", "shuffled") for e in (0.0, -MARGIN, -0.15)]
+QUICK_CELLS = [{"data": "uniform", "questions": 300, "h": SEQBENCH_H, "effect": MARGIN},
+               {"data": "topics", "topics": TOPICS, "per_topic": PER_TOPIC,
+                "spread": TOPIC_SPREAD, "h": TOPIC_H, "effect": 0.0, "arrival": "grouped"}]
 
 
 def _outcome(decision, measure, hits, sims):
@@ -103,8 +124,31 @@ def draw(params: dict, sims: int, rng) -> np.ndarray:
         if abs(effect) + h > 1.0:
             raise InvalidParameterError(f"effect {effect} + h {h} must stay within [-1, 1]")
         return effect + rng.uniform(-h, h, size=(sims, t))
+    if params["data"] == "topics":
+        return draw_topics(params, sims, rng)[0]
     raise InvalidParameterError(f"data {params['data']!r} is not a generator of {NAME}; "
-                                "allowed: binary, uniform")
+                                "allowed: binary, uniform, topics")
+
+
+def draw_topics(params: dict, sims: int, rng) -> tuple[np.ndarray, np.ndarray]:
+    """``(deltas, labels)``: ``sims`` files of questions grouped by topic, deltas of shape
+    ``(sims, topics * per_topic)`` in file order, and each question's topic, shape
+    ``(topics * per_topic,)`` (``arrival="grouped"``: contiguous) or ``(sims, topics *
+    per_topic)`` (``"shuffled"``: each file in its own random order)."""
+    c, per, h = params["topics"], params["per_topic"], params["h"]
+    effect, spread = params["effect"], params["spread"]
+    if abs(effect) + 2 * spread + h > 1.0:
+        raise InvalidParameterError(f"effect {effect} + 2 spread {spread} + h {h} must stay "
+                                    "within [-1, 1]")
+    b = spread * (2.0 * rng.random((sims, c)) - 1.0)
+    # centred: the topics' effects average exactly 0 in every file
+    topic_mean = effect + b - b.mean(axis=1, keepdims=True)
+    d = np.repeat(topic_mean, per, axis=1) + rng.uniform(-h, h, size=(sims, c * per))
+    labels = np.repeat(np.arange(c), per)
+    if params["arrival"] == "grouped":
+        return d, labels
+    order = np.argsort(rng.random((sims, c * per)), axis=1)
+    return np.take_along_axis(d, order, axis=1), labels[order]
 
 
 def _false_three_way(verdict, effect):
@@ -135,6 +179,10 @@ class PeekingT:
         self.low = np.where(decided, mean - half, -np.inf)
         self.high = np.where(decided, mean + half, np.inf)
 
+    def empty_after(self, locate: bool = True) -> np.ndarray:
+        """Never: each look's interval stands alone (no running intersection)."""
+        return np.zeros(self.low.shape[:-1], dtype=np.int64)
+
     def sides(self, value):
         """``(under, over)`` at each look, running (a peeker stops at the first)."""
         return (np.logical_or.accumulate(self.low > value, axis=-1),
@@ -155,9 +203,9 @@ def _score(name, cs, cs_claims, effect, sims, seqbench=None):
         decided = (way.stopped_at > 0) & (way.stopped_at <= seqbench)
         out.append(_outcome(f"{name}: three-way decided by look {int(seqbench)} "
                             f"(seqbench median {seqbench:g})", "power", decided.sum(), sims))
-    reading = read_margin(cs_claims, MARGIN)
     for claim in CLAIMS:
-        shown = claim_decision(reading, claim).verdict == "shown"
+        # as evaluate decides it: inconclusive where the running intersection emptied
+        shown = decide_claim(cs_claims, claim, MARGIN, locate=False).verdict == "shown"
         out.append(_outcome(f"{name}: {claim} at {100 * MARGIN:g} pp shown",
                             "rejection" if _claim_null(claim, effect) else "power",
                             shown.sum(), sims))
@@ -167,17 +215,39 @@ def _score(name, cs, cs_claims, effect, sims, seqbench=None):
     return out
 
 
+def _score_all(name, d, effect, sims, median=None, old=False):
+    """Every sequence's outcomes on the streams ``d`` (units in arrival order)."""
+    out = []
+    for method in METHODS:
+        out += _score(f"{method} sequence{name}", confidence_sequence(d, ALPHA, method),
+                      confidence_sequence(d, 2 * ALPHA, method), effect, sims,
+                      None if median is None else median[method])
+    return [dict(o, decision=o["decision"] + " (old)") for o in out] if old else out
+
+
+def _simulate_topics(params: dict, sims: int, rng) -> list[dict]:
+    """The topic cells: on grouped files the topics streamed (``--cluster``) and, marked
+    old, the questions in file order; on shuffled files the questions in file order."""
+    d, labels = draw_topics(params, sims, rng)
+    effect = params["effect"]
+    if params["arrival"] == "shuffled":
+        return _score_all(" over questions in random file order", d, effect, sims)
+    means, _ = cluster_stream(d, labels)
+    return (_score_all(" over topics (--cluster, complete topics in file order)", means,
+                       effect, sims)
+            + _score_all(" over questions of a topic-grouped file (no --cluster; evaluate "
+                         "warns)", d, effect, sims, old=True))
+
+
 def simulate(params: dict, sims: int, rng) -> list[dict]:
     """Score the streaming decisions on ``sims`` evaluations watched after every item."""
+    if params["data"] == "topics":
+        return _simulate_topics(params, sims, rng)
     d = draw(params, sims, rng)
     effect = params["effect"]
     median = (SEQBENCH_MEDIAN.get(effect) if params["data"] == "uniform"
               and params.get("h") == SEQBENCH_H and params["questions"] == LOOKS else None)
-    out = []
-    for method in METHODS:
-        out += _score(f"{method} sequence", confidence_sequence(d, ALPHA, method),
-                      confidence_sequence(d, 2 * ALPHA, method), effect, sims,
-                      None if median is None else median[method])
+    out = _score_all("", d, effect, sims, median)
     out += [dict(o, decision=o["decision"] + " (old)") for o in
             _score("peeking t interval after every item", PeekingT(d, ALPHA),
                    PeekingT(d, 2 * ALPHA), effect, sims)]

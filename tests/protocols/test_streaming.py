@@ -254,3 +254,36 @@ def test_bad_input_is_one_line():
         stream_claim(np.zeros(5), "equivalence", 0.0)
     with pytest.raises(ValueError, match="'margin'"):
         three_way(eb_confidence_sequence(np.zeros(5)), -0.1)
+
+
+@pytest.mark.parametrize("method", ["betting", "empirical-bernstein"])
+def test_empty_after_is_the_first_look_whose_interval_is_empty(method):
+    """Streams whose mean drifts (wins, then losses) and honest ones, batched: the first
+    empty look equals exhaustive enumeration of ``interval_at(t)`` over every look
+    (``low > high``), with ``0`` where no look is empty; ``locate=False`` says whether."""
+    rng = np.random.default_rng(12)
+    drift = np.concatenate([rng.choice([0.0, 1.0], (3, 120), p=[0.3, 0.7]),
+                            rng.choice([0.0, -1.0], (3, 120), p=[0.3, 0.7])], axis=1)
+    honest = rng.choice([-1.0, 0.0, 1.0], (2, 240), p=[0.1, 0.7, 0.2])
+    d = np.concatenate([drift, honest])
+    cs = confidence_sequence(d, 0.05, method)
+    low, high = np.stack([np.stack(cs.interval_at(t)) for t in range(1, 241)], axis=-1)
+    empty = low > high
+    expected = np.where(empty.any(axis=-1), empty.argmax(axis=-1) + 1, 0)
+    assert (expected[:3] > 0).all() and (expected[3:] == 0).all()
+    np.testing.assert_array_equal(cs.empty_after(), expected)
+    np.testing.assert_array_equal(cs.empty_after(locate=False) > 0, expected > 0)
+
+
+def test_a_claim_on_an_emptied_sequence_is_inconclusive():
+    """Non-inferiority is shown early on the wins (the plain reading of the 0.9 sequence,
+    :func:`claim_decision`), but the sequence empties later: ``stream_claim`` says
+    inconclusive at look 0 and where it emptied."""
+    from protocols.streaming import claim_decision, read_margin
+
+    d = np.r_[np.ones(150), -np.ones(150)]
+    plain = claim_decision(read_margin(confidence_sequence(d, 0.1), 0.02), "non-inferiority")
+    assert str(plain.verdict) == "shown"
+    verdict = stream_claim(d, "non-inferiority", 0.02, 0.05)
+    assert str(verdict.verdict) == "inconclusive" and int(verdict.stopped_at) == 0
+    assert int(verdict.empty_after) == int(confidence_sequence(d, 0.1).empty_after())

@@ -27,6 +27,8 @@ from evalcal_core.validate import InvalidParameterError, fail
 SEED_COLUMNS = ("seed", "arm", "metric")
 QUESTION_COLUMNS = ("seed", "arm", "question", "score")
 #: log formats whose runs are repeated decoding of one fixed model
+#: how the stream names the order of harness logs' questions (their ids, naturally sorted)
+LOG_ID_ORDER = "log question ids"
 REPEAT_FORMATS = {"inspect": "Inspect epochs", "inspect-json": "Inspect epochs",
                   "helm": "HELM trials", "lm-eval": "lm-eval runs of one model"}
 
@@ -187,6 +189,10 @@ def read_log_arms(paths: dict, *, metric=None, task=None, filter=None, scale=1.0
     scores = aligned.scores
     if scale != 1.0:
         scores = replace(scores, scores=scores.scores * scale)
+    if scores.arrival is None:
+        # the readers keep ids, not the samples' order: say so rather than call it arrival
+        scores = replace(scores, arrival=Arrival(np.arange(scores.n), np.arange(scores.r),
+                                                 LOG_ID_ORDER))
     formats = sorted({log.format for log in aligned.logs.values()})
     runs_from = ", ".join(dict.fromkeys(REPEAT_FORMATS.get(f, f"{f} runs") for f in formats))
     return Loaded(scores, True, paired_logs=aligned, runs_from=runs_from)

@@ -18,7 +18,10 @@ from .render import Units
 #: how the text names each source of the arrival order
 _ORDER_WORDS = {"file rows": "the file's rows (each unit at its first row)",
                 "log samples": "the logs' samples (each question at its first sample)",
-                "as given": "the order of the arrays given"}
+                "as given": "the order of the arrays given",
+                "log question ids": "the logs' question ids in natural order (the samples' "
+                                    "own order is not kept: valid only if the ids were "
+                                    "assigned in random order)"}
 
 
 def _order_words(order: str, unit: str) -> str:

@@ -258,3 +258,27 @@ def test_bad_stream_options_are_one_line(tmp_path, capsys, extra, message):
     assert status == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and message in err[0]
+
+
+def test_logs_name_their_order_as_ids_not_arrival(tmp_path, capsys):
+    """Harness logs keep question ids, not the samples' order: the stream says it reads
+    the ids (``"log question ids"``) and the text that this is valid only for ids given
+    in random order (consistency check: the hand-built sequence in natural id order)."""
+    rng = np.random.default_rng(6)
+    n = 300
+    d = rng.choice([-1.0, 0.0, 1.0], n, p=[0.1, 0.6, 0.3])
+    frame = _rows(d, [str(i) for i in rng.permutation(n)])
+    paths = []
+    for arm in ("base", "new"):
+        part = frame[frame.arm == arm][["question", "score"]]
+        paths.append(tmp_path / f"{arm}.csv")
+        part.to_csv(paths[-1], index=False)
+    args = ["--baseline", str(paths[0]), "--variant", str(paths[1]), "--stream"]
+    assert call_main(main, "evaluate", [*args, "--json"]) == 0
+    body = json.loads(capsys.readouterr().out)["stream"]
+    ids = frame.question.to_numpy()[::2].astype(int)
+    low, _ = confidence_sequence(d[np.argsort(ids)], 0.05).interval_at(n)
+    assert body["order"] == "log question ids"
+    assert body["low"] == pytest.approx(low, abs=1e-12)
+    assert call_main(main, "evaluate", args) == 0
+    assert "valid only if the ids were assigned in random order" in capsys.readouterr().out

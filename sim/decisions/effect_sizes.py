@@ -4,8 +4,9 @@ Two kinds of cell, both under paired training seeds (``methods_paired``):
 
 * ``"dz"``: normal per-seed deltas with true standardized effect ``dz`` (mean ``dz``, sd 1),
   k seeds: the coverage of :func:`protocols.effect_sizes.cohens_dz`'s noncentral t interval
-  (exact for normal deltas, so it should hold at every k and ``dz``), and the share it
-  refuses (should be 0 here).
+  (exact for normal deltas, so it should hold at every k and ``dz``, including
+  ``dz = 3e4`` and ``1e6`` where it is solved from the large-t expansion), and the share
+  it refuses (should be 0 here).
 * ``"dz_rounding"``: deltas equal on paper (scores rounded to 2 digits, the variant 1 pp
   above the baseline on every seed) whose floating-point differences are not equal: the
   share of experiments where d_z says "no variance estimate" (should be 1).
@@ -34,6 +35,9 @@ TWO_LEVEL_N = 200
 
 CELLS = (
     [{"kind": "dz", "k": k, "dz": dz} for k in (3, 5, 10) for dz in (0.0, 0.5, 1.0, 2.0)]
+    # huge effects: scipy's nct.cdf fails there (NaN from d_z ~ 3e4 at k = 10), so the
+    # interval is solved from the large-t expansion
+    + [{"kind": "dz", "k": k, "dz": dz} for k in (3, 10) for dz in (3e4, 1e6)]
     + [{"kind": "dz_rounding", "k": k} for k in (3, 10)]
     + [{"kind": "two_level", "k": k, "delta": delta, "sd_seed": sd_seed}
        for k in (3, 5) for delta in (0.0, 0.03) for sd_seed in (0.05, 0.3)]

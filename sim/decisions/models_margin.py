@@ -9,9 +9,10 @@ wrong-type one (1 and 0 for one binary run, where the types are the correctness)
 
 Per cell three data sets are drawn, with ``delta = -margin``, ``0`` and ``+margin``, and
 every claim is scored on the same data, for the score tests of
-:func:`protocols.claims.models_claim` (``"tango"`` for one binary run, ``"bounded score"``
-for repeats) and for the rule they replace (``"newcombe (old)"``: Newcombe's 1 - 2 alpha
-paired interval as ``mcnemar`` prints it; ``"t on deltas (old)"``:
+:func:`protocols.claims.models_claim` (``"tango"`` for one binary run, with its critical
+value calibrated by exact enumeration, ``"bounded score"`` for repeats) and for the rules
+they replace (``"tango asymptotic (old)"``: Tango's test with the normal critical value;
+``"newcombe (old)"``: Newcombe's 1 - 2 alpha paired interval; ``"t on deltas (old)"``:
 :func:`protocols.claims.question_claim` with a t reference on the run means):
 
 * ``non_inferiority`` rejection: claim shown at ``delta = -margin`` (judged against alpha);
@@ -57,6 +58,12 @@ CELLS = [
     {**design, "n": n, "margin": 0.05, "accuracy": 0.5, "rho": rho}
     for design, rho in ((_ONE_RUN, 0.9), (_REPEATS, 0.8))
     for n in (30, 100, 1000)
+] + [
+    # Tango's size at the margin at n = 50 and 75 (n = 100 is above), where its normal
+    # critical value rejected 5.2-5.6% by exact enumeration
+    {**_ONE_RUN, "n": n, "margin": margin, "accuracy": accuracy, "rho": rho}
+    for margin, accuracy, rho in ((0.01, 0.9, 0.9), (0.05, 0.5, 0.9))
+    for n in (50, 75)
 ]
 
 QUICK_CELLS = [
@@ -143,23 +150,28 @@ def draw_fixed_models(sims: int, n: int, runs: int, accuracy: float, delta: floa
 
 
 def _intervals(base, variant, margin):
-    """(new, old) pairs of (estimate, 1 - 2 alpha CI low, high) on one chunk."""
+    """``{rule: (estimate, 1 - 2 alpha CI low, high)}`` on one chunk, the new rule first."""
     binary = base.shape[-2] == 1
     new = claims.models_claim(base, variant, "equivalence", margin, ALPHA,
                               binary_one_run=binary)
+    out = {"tango" if binary else "bounded score": (new.estimate, new.ci_low, new.ci_high)}
     if binary:
         b0, v0 = base[..., 0, :], variant[..., 0, :]
+        # Tango's normal critical value, before the exact calibration of its size
+        asym = claims.paired_proportion_claim(b0, v0, "equivalence", margin, ALPHA,
+                                              exact_size=False)
+        out["tango asymptotic (old)"] = (asym.estimate, asym.ci_low, asym.ci_high)
         a = ((b0 == 1) & (v0 == 1)).sum(-1)
         b = ((b0 == 1) & (v0 == 0)).sum(-1)
         c = ((b0 == 0) & (v0 == 1)).sum(-1)
         # mcnemar prints a two-sided (1 - level) interval: 2 alpha gives the 1 - 2 alpha CI
         low, high = newcombe_paired_interval(a, b, c, b0.shape[-1] - a - b - c, 2 * ALPHA)
-        old = ((c - b) / b0.shape[-1], low, high)
+        out["newcombe (old)"] = ((c - b) / b0.shape[-1], low, high)
     else:
         r = claims.question_claim(variant.mean(-2) - base.mean(-2), "equivalence", margin,
                                   ALPHA, reference="t")
-        old = (r.estimate, r.ci_low, r.ci_high)
-    return (new.estimate, new.ci_low, new.ci_high), old
+        out["t on deltas (old)"] = (r.estimate, r.ci_low, r.ci_high)
+    return out
 
 
 def simulate(params: dict, sims: int, rng) -> list[dict]:
@@ -181,9 +193,7 @@ def simulate(params: dict, sims: int, rng) -> list[dict]:
     """
     rng = np.random.default_rng(rng)
     margin = float(params["margin"])
-    new_name = "tango" if params["runs"] == 1 else "bounded score"
-    old_name = "newcombe (old)" if params["runs"] == 1 else "t on deltas (old)"
-    counts = {}
+    counts, names = {}, []
     for label, delta in (("low", -margin), ("zero", 0.0), ("high", margin)):
         for start in range(0, sims, CHUNK):
             size = min(CHUNK, sims - start)
@@ -191,14 +201,15 @@ def simulate(params: dict, sims: int, rng) -> list[dict]:
                 size, params["n"], params["runs"], params["accuracy"], delta, params["rho"],
                 rng, p_right=params["p_right"], p_wrong=params["p_wrong"])
             # One interval per rule; both claims read it (claim_verdict), as models_claim.
-            for name, (est, low, high) in zip((new_name, old_name),
-                                              _intervals(base, variant, margin)):
+            rules = _intervals(base, variant, margin)
+            names = list(rules)
+            for name, (est, low, high) in rules.items():
                 for claim in ("non_inferiority", "equivalence"):
                     shown = claims.claim_verdict(claim, est, low, high, margin) == "shown"
                     key = (name, claim, label)
                     counts[key] = counts.get(key, 0) + int(np.sum(shown))
     out = []
-    for name in (new_name, old_name):
+    for name in names:
         rows = [(f"non_inferiority, {name}", "rejection", ("non_inferiority", "low")),
                 (f"equivalence at -margin, {name}", "rejection", ("equivalence", "low")),
                 (f"equivalence at +margin, {name}", "rejection", ("equivalence", "high")),

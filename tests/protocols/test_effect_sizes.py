@@ -199,3 +199,54 @@ def test_messages():
         E.cohens_dz_from_mean_ci(np.arange(4.0), 0.3, 0.1)
     with pytest.raises(ValueError, match="The 'scale' parameter of cohens_dz must be finite"):
         E.cohens_dz(np.arange(4.0), scale=np.inf)
+
+
+def _nct_cdf_by_quadrature(t, df, nc):
+    """Independent reference for huge t: P(T <= t) = E Phi(t W - nc), W = sqrt(V / df),
+    V ~ chi-square(df), integrated by scipy.integrate.quad with the step of Phi near
+    W = nc / t marked (scipy's nct.cdf returns NaN there); t < 0 through T -> -T."""
+    from scipy import integrate
+
+    if t < 0:
+        return 1.0 - _nct_cdf_by_quadrature(-t, df, -nc)
+    u = nc / t
+    scale = stats.chi(df, scale=1 / np.sqrt(df))
+    f = lambda w: stats.norm.cdf(t * w - nc) * scale.pdf(w)  # noqa: E731
+    lo, hi = scale.ppf(1e-15), scale.ppf(1 - 1e-15)
+    inner = [x for x in (u - 50 / t, u, u + 50 / t) if lo < x < hi]
+    edges = [lo, *inner, hi]
+    return sum(integrate.quad(f, a, b, epsabs=1e-13, limit=200)[0]
+               for a, b in zip(edges[:-1], edges[1:])) + scale.sf(hi)
+
+
+@pytest.mark.parametrize("k", [3, 10, 30])
+@pytest.mark.parametrize("dz", [3e4, 1e6, -3e4])
+def test_dz_ci_for_huge_effects(k, dz):
+    """d_z above ~3e4 used to print a point interval (scipy's nct.cdf is NaN there). The
+    interval is nondegenerate, ~ dz * sqrt(chi2 quantiles / (k - 1)) (the sd's own
+    uncertainty), and its ends put the noncentral t cdf at 1 - alpha/2 and alpha/2: checked
+    against an independent quadrature of the noncentral t law to 1e-8."""
+    rng = np.random.default_rng(7)
+    d = rng.normal(size=k)
+    d = dz + (d - d.mean()) / d.std(ddof=1)  # sd exactly 1, mean dz
+    r = E.cohens_dz(d)
+    t = np.sqrt(k) * r.estimate
+    assert r.ci_high - r.ci_low > 0.1 * abs(r.estimate)
+    for bound, target in ((r.ci_low, 0.975), (r.ci_high, 0.025)):
+        cdf = _nct_cdf_by_quadrature(t, k - 1, np.sqrt(k) * bound)
+        assert abs(cdf - target) < 1e-8, (bound, cdf)
+
+
+def test_dz_ci_switch_to_the_expansion_is_continuous():
+    """Consistency with scipy's nct.cdf where it still works: on either side of the switch
+    (t**2 = 1e4 (df + 1)) the bounds put nct.cdf at 0.975 / 0.025 to 1e-7."""
+    k = 10
+    for t in (0.9 * np.sqrt(1e4 * k), 1.1 * np.sqrt(1e4 * k)):
+        d = np.linspace(-1.0, 1.0, k)
+        d = t / np.sqrt(k) + d / d.std(ddof=1)
+        r = E.cohens_dz(d)
+        tt = np.sqrt(k) * r.estimate
+        np.testing.assert_allclose(stats.nct.cdf(tt, k - 1, np.sqrt(k) * r.ci_low), 0.975,
+                                   atol=1e-7)
+        np.testing.assert_allclose(stats.nct.cdf(tt, k - 1, np.sqrt(k) * r.ci_high), 0.025,
+                                   atol=1e-7)

@@ -134,21 +134,22 @@ def test_fagerland_example_is_a_table_where_newcombe_and_the_exact_p_disagree():
     significant at 5%, yet Newcombe's interval excludes 0. The matched interval keeps
     Newcombe's far bound and moves the near bound to 0 (analytic: the rule of
     :func:`matched_interval`)."""
-    res = protocols.get("mcnemar").evaluate(*_scores(59, 16, 6, 80))
+    res = protocols.get("mcnemar", ci="matched").evaluate(*_scores(59, 16, 6, 80))
     ref = stats.binomtest(6, 22, 0.5).pvalue
     assert float(res.p_value) == pytest.approx(ref, rel=1e-12) and ref > 0.05
     assert round(float(res.ci_low), 4) == -0.1186 and float(res.ci_high) == 0.0
     assert not res.significant
 
 
+@pytest.mark.parametrize("ci", ["bonferroni", "matched"])
 @pytest.mark.parametrize("alpha", [0.1, 0.05, 0.01, 0.001])
-def test_matched_interval_holds_zero_exactly_when_the_exact_p_is_not_significant(alpha):
+def test_interval_holds_zero_exactly_when_the_exact_p_is_not_significant(alpha, ci):
     """Exact enumeration of every table with n = 1..30 (a, b, c, d >= 0): the exact p equals
     scipy.stats.binomtest(c, b + c).pvalue, and 0 lies in the interval iff p >= alpha; the
     plain Newcombe interval disagrees on some of them (so the check can fail)."""
     tables = np.concatenate([_outcomes(n) for n in range(1, 31)])
     a, b, c, d = tables.T
-    t = mcnemar_tables(a, b, c, d, alpha, exact=True)
+    t = mcnemar_tables(a, b, c, d, alpha, exact=True, ci=ci)
     distinct = {(int(x), int(y)) for x, y in zip(b, c)}
     ref = {bc: (stats.binomtest(bc[1], sum(bc), 0.5).pvalue if sum(bc) else 1.0)
            for bc in distinct}
@@ -162,7 +163,8 @@ def test_matched_interval_holds_zero_exactly_when_the_exact_p_is_not_significant
     assert np.any(((plain.ci_low <= 0) & (0 <= plain.ci_high)) != (plain.p_value >= alpha))
 
 
-def test_matched_interval_agrees_with_the_chi_square_verdict_and_the_cut_case():
+@pytest.mark.parametrize("ci", ["bonferroni", "matched"])
+def test_interval_agrees_with_the_chi_square_verdict_and_the_cut_case(ci):
     """Tables of n = 200 with 26-60 discordant pairs, where the default verdict is the
     chi-square form: p equals statsmodels' ``mcnemar(exact=False, correction=False)`` and 0
     lies in the interval iff p >= alpha. It includes tables where Newcombe holds 0 but the
@@ -171,7 +173,7 @@ def test_matched_interval_agrees_with_the_chi_square_verdict_and_the_cut_case():
     rows = [(a, b, c, n - a - b - c) for a in range(0, 141, 7) for b in range(61)
             for c in range(61 - b) if 26 <= b + c and a + b + c <= n]
     a, b, c, d = np.array(rows).T
-    t = mcnemar_tables(a, b, c, d, alpha)
+    t = mcnemar_tables(a, b, c, d, alpha, ci=ci)
     assert not t.exact.any()
     for i in range(0, len(rows), 97):
         ref = sm_mcnemar(np.array([[a[i], b[i]], [c[i], d[i]]]), exact=False,
@@ -196,7 +198,7 @@ def test_matched_interval_coverage_by_enumeration(n):
     Newcombe's worst."""
     tables = _outcomes(n)
     a, b, c, d = tables.T
-    matched = mcnemar_tables(a, b, c, d, 0.05, exact=True)
+    matched = mcnemar_tables(a, b, c, d, 0.05, exact=True, ci="matched")
     plain = mcnemar_tables(a, b, c, d, 0.05, exact=True, ci="newcombe")
     null_cells = [(pa, pbc, pbc, max(1.0 - pa - 2 * pbc, 0.0))
                   for pa in np.linspace(0.0, 0.9, 10) for pbc in np.linspace(0.01, 0.45, 12)
@@ -233,7 +235,7 @@ def test_protocol_equals_the_vectorized_table_function():
     variant = np.where(rng.random((60, 1, 30)) < 0.6, base, 1.0 - base)
     b0, v0 = base[:, 0], variant[:, 0]
     counts = [((b0 == x) & (v0 == y)).sum(-1) for x, y in ((1, 1), (1, 0), (0, 1), (0, 0))]
-    for ci in ("matched", "newcombe", "wald"):
+    for ci in ("bonferroni", "matched", "newcombe", "wald"):
         for exact in (None, True, False):
             res = protocols.get("mcnemar", ci=ci, exact=exact).evaluate(base, variant)
             t = mcnemar_tables(*counts, 0.05, exact=exact, ci=ci)

@@ -107,9 +107,10 @@ OLD_RULE = "old rule, "
 class GridConfig:
     """What to run and where to write it; each field a command-line option declared with
     its flag, default, help and constraint (:mod:`evalcal_core.options`), checked once when
-    built. ``sims`` left ``None`` is :data:`QUICK_SIMS` with ``quick``, else
+    built. ``families`` keeps the first of each name given twice (order kept), empty is every
+    family. ``sims`` left ``None`` is :data:`QUICK_SIMS` with ``quick``, else
     :data:`DEFAULT_SIMS`; ``max_sims`` left ``None`` is ``sims`` with ``quick`` (one look),
-    else the validity rule's cap (16 ``sims``); ``families`` empty is every family."""
+    else the validity rule's cap (16 ``sims``)."""
 
     families: tuple = option("--families", (), nargs="+", metavar="NAME",
                              help=f"families to run (default all: "
@@ -129,6 +130,9 @@ class GridConfig:
 
     def __post_init__(self):
         check_options(self)
+        # a family named twice is run once (its cells would otherwise be counted twice and
+        # enter Holm's family twice); the order given is kept
+        object.__setattr__(self, "families", tuple(dict.fromkeys(self.families)))
         if self.sims is None:
             object.__setattr__(self, "sims", QUICK_SIMS if self.quick else DEFAULT_SIMS)
         check_options(self, {"--max-sims": Optional(Interval("int", self.sims, MAX_SIMS))},

@@ -171,3 +171,23 @@ def test_unknown_family_is_one_line(capsys):
     assert call_main(dg.main, PROG, ["--families", "nope"]) == 2
     err = capsys.readouterr().err.strip()
     assert len(err.splitlines()) == 1 and "--families" in err and "nope" in err
+
+
+def test_a_family_named_twice_runs_once_in_the_order_given(monkeypatch):
+    """``--families b a b`` is ``--families b a``: each cell once (so each outcome enters
+    Holm's family once), the families in the order first named. Reference: the grid of the
+    deduplicated list, row for row."""
+    monkeypatch.setattr(decisions, "families", lambda: {"a": _fake_family([0.01, 0.2]),
+                                                         "b": _fake_family([0.05])})
+    config = dg.GridConfig(families=("b", "a", "b"), sims=400, max_sims=400, seed=3, jobs=1)
+    assert config.families == ("b", "a")
+    parsed = dg.config_from_args(dg.GridConfig, dg.build_parser().parse_args(
+        ["--families", "b", "a", "b", "--sims", "400", "--max-sims", "400"]))
+    assert parsed.families == ("b", "a")
+    got = dg.run_grid(config)
+    once = dg.run_grid(dg.GridConfig(families=("b", "a"), sims=400, max_sims=400, seed=3,
+                                     jobs=1))
+    pd.testing.assert_frame_equal(got, once)
+    assert not got.duplicated(dg.KEY).any()
+    assert list(dict.fromkeys(got.family)) == ["b", "a"]
+    assert len(got[got.measure == "rejection"]) == 3

@@ -54,9 +54,10 @@ def test_rows_are_sorted_by_design_with_reportable_first(tiny):
 
 def test_rates_intervals_and_labels(tiny):
     """Rate = rejections / sims; Wilson interval as statsmodels' ``proportion_confint``;
-    ``mc_se`` the binomial SE of the rate; ``state`` valid exactly when the exact one-sided
+    ``mc_se`` the binomial SE of the rate; ``state`` valid only when the exact one-sided
     Clopper-Pearson bound at 1 - 0.05 / looks (scipy; the rule's 5 looks: sims ... 16 sims)
-    is <= alpha + alpha / 5; the label is the protocol's own for the design."""
+    is <= alpha + alpha / 5 (and a confirmation batch agrees); the label is the protocol's
+    own for the design."""
     one = tiny["looks"] == 1
     assert (tiny.loc[one, "sims"] == TINY.sims).all()
     # only reportable protocols get more looks, each doubling the simulations
@@ -67,7 +68,10 @@ def test_rates_intervals_and_labels(tiny):
         upper = 1.0 if r["rejections"] == r["sims"] else stats.binomtest(
             int(r["rejections"]), int(r["sims"])).proportion_ci(1 - 2 * 0.05 / 5, "exact").high
         assert r["fpr_upper"] == pytest.approx(upper, rel=1e-7)
-        assert (r["state"] == "valid") == (upper <= 1.2 * TINY.alpha + 1e-12)
+        # valid needs this bound and an independent confirmation batch's (sim.validity):
+        # a first-stage valid that the confirmation does not repeat is undecided
+        shown = upper <= 1.2 * TINY.alpha + 1e-12
+        assert r["state"] in (("valid", "undecided") if shown else ("invalid", "undecided"))
         assert r["rate"] == r["rejections"] / r["sims"]
         low, high = proportion_confint(r["rejections"], r["sims"], method="wilson")
         assert r["rate_low"] == pytest.approx(low, abs=1e-12)

@@ -42,7 +42,6 @@ from scipy import special
 
 from evalcal_core.designs import MODELS
 from protocols import leaderboard as lb
-from protocols._decisions import SE_RTOL
 
 from . import OLD_SUFFIX
 
@@ -78,6 +77,9 @@ LOGIT = {"coin": (0.0, 0.0)}
 DEFAULT_LOGIT = (1.0, 1.0)
 #: the old rule's multivariate-t draws, one set per block of boards
 OLD_DRAWS = 2_000
+#: the old rule's "no variance estimate": an SE at most this fraction of the data's scale
+#: (the protocols' SE_RTOL when the rule was replaced)
+OLD_SE_RTOL = 1e-12
 
 
 def abilities(params: dict) -> np.ndarray:
@@ -124,7 +126,7 @@ def old_rule(x, rng):
     b, m, n = x.shape
     means, diff, se = lb.pair_se(x)
     scale = np.abs(x).max(axis=(-2, -1))[:, None, None]
-    degenerate = (se <= SE_RTOL * np.maximum(np.abs(diff), scale)) | np.eye(m, dtype=bool)
+    degenerate = (se <= OLD_SE_RTOL * np.maximum(np.abs(diff), scale)) | np.eye(m, dtype=bool)
     centred = x - means[..., None]
     lam, vec = np.linalg.eigh(centred @ np.swapaxes(centred, -1, -2) / ((n - 1) * n))
     root = vec * np.sqrt(np.maximum(lam, 0.0))[:, None, :]

@@ -46,7 +46,7 @@ SUBCOMMANDS = {s.name: s for s in (
                "which protocol holds its level for each study design", "calibration"),
     Subcommand("harness-defaults", "sim.harness_defaults",
                "which statistics the harnesses print can be trusted", "calibration"),
-    Subcommand("decision-grid", "sim.decision_grid",
+    Subcommand("decision-grid", "reports.decision_grid",
                "every decision evaluate prints, scored on its design's generator",
                "calibration"),
     Subcommand("multiarm", "sim.multiarm",

@@ -41,7 +41,8 @@ TORCH = {"torch", "torchvision"}
 
 #: command aliases kept under an old name: module -> the one higher module it forwards to
 ALIASES = {"protocols.evaluate": "reports.evaluate", "sim.calibrate": "reports.calibrate",
-           "sim.sequential.__main__": "reports.sequential"}
+           "sim.sequential.__main__": "reports.sequential",
+           "sim.decision_grid.__main__": "reports.decision_grid"}
 
 
 def module_name(path: Path) -> str:

@@ -12,6 +12,8 @@ from scipy import stats
 from statsmodels.stats.proportion import proportion_confint
 
 from evalcal_core.cli import call_main
+from evalcal_core.options import config_from_args as options_from_args
+from reports import decision_grid as rdg
 from sim import decision_grid as dg
 from sim import decisions
 from sim.grid import cell_seed
@@ -140,7 +142,7 @@ def test_undecided_cells_follow_the_rules_schedule(monkeypatch):
 
 
 def test_max_sims_below_sims_is_one_line(capsys):
-    assert call_main(dg.main, PROG, ["--sims", "400", "--max-sims", "200"]) == 2
+    assert call_main(rdg.main, PROG, ["--sims", "400", "--max-sims", "200"]) == 2
     err = capsys.readouterr().err.strip()
     assert len(err.splitlines()) == 1 and "--max-sims" in err and "200" in err
 
@@ -153,13 +155,13 @@ def test_quick_takes_one_look():
 def test_quick_grid_writes_its_outputs_and_depends_only_on_seed(tmp_path, capsys):
     out = tmp_path / "grid"
     argv = ["--quick", "--families", "maxt", "clusters", "--out", str(out)]
-    assert call_main(dg.main, PROG, argv) == 0
+    assert call_main(rdg.main, PROG, argv) == 0
     first = (out / "decision_grid.csv").read_bytes()
     frame = pd.read_csv(out / "decision_grid.csv")
     assert set(frame.family) == {"maxt", "clusters"}
     assert {"rate", "low", "high", "bound", "p", "verdict"} <= set(frame.columns)
     assert "judged outcomes" in (out / "decision_grid.md").read_text()
-    assert call_main(dg.main, PROG, argv) == 0
+    assert call_main(rdg.main, PROG, argv) == 0
     assert (out / "decision_grid.csv").read_bytes() == first
     # an old rule kept for contrast is labelled, never counted as a reportable decision
     old = frame[frame.decision.str.endswith("(old)") & frame.measure.isin(["rejection"])]
@@ -168,7 +170,7 @@ def test_quick_grid_writes_its_outputs_and_depends_only_on_seed(tmp_path, capsys
 
 
 def test_unknown_family_is_one_line(capsys):
-    assert call_main(dg.main, PROG, ["--families", "nope"]) == 2
+    assert call_main(rdg.main, PROG, ["--families", "nope"]) == 2
     err = capsys.readouterr().err.strip()
     assert len(err.splitlines()) == 1 and "--families" in err and "nope" in err
 
@@ -181,7 +183,7 @@ def test_a_family_named_twice_runs_once_in_the_order_given(monkeypatch):
                                                          "b": _fake_family([0.05])})
     config = dg.GridConfig(families=("b", "a", "b"), sims=400, max_sims=400, seed=3, jobs=1)
     assert config.families == ("b", "a")
-    parsed = dg.config_from_args(dg.GridConfig, dg.build_parser().parse_args(
+    parsed = options_from_args(dg.GridConfig, dg.build_parser().parse_args(
         ["--families", "b", "a", "b", "--sims", "400", "--max-sims", "400"]))
     assert parsed.families == ("b", "a")
     got = dg.run_grid(config)

@@ -128,9 +128,9 @@ def test_summary_one_line_per_design_and_protocol(tiny):
 
 
 @pytest.mark.parametrize("params, match", [
-    ({"kinds": ("models", "fixed")}, r"'kinds' parameter of sim.design_check must be a list "
+    ({"kinds": ("models", "fixed")}, r"'--design' option of sim.design_check must be a list "
                                      r"of .*Got 'fixed' instead"),
-    ({"kinds": ()}, r"'kinds'.*non-empty"),
+    ({"kinds": ()}, r"'--design'.*non-empty"),
     ({"questions": (3,)}, r"'questions'.*>= 4.*Got 3"),
     ({"clusters": (1,)}, r"'clusters'.*>= 2"),
     ({"icc": (1.0,)}, r"'icc'.*< 1"),

@@ -57,7 +57,6 @@ from __future__ import annotations
 
 import json
 import math
-import sys
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -65,13 +64,11 @@ import numpy as np
 import pandas as pd
 from joblib import Parallel, delayed
 
-from evalcal_core.atomic import write_atomic
-from evalcal_core.cli import ArgumentParser, run_main
+from evalcal_core.cli import ArgumentParser
 from evalcal_core.options import (
     MAX_SIMS,
     add_options,
     check_options,
-    config_from_args,
     jobs_option,
     max_sims_option,
     option,
@@ -79,13 +76,11 @@ from evalcal_core.options import (
     seed_option,
     sims_option,
 )
-from evalcal_core.outdir import run_outputs
 from evalcal_core.validate import Interval, InvalidParameterError, Optional, fail
 
-from . import decisions
-from .grid import cell_seed, wilson
-from .outputs import csv_text
-from .validity import DEFAULT_INVALID_LEVEL, ValidityRule, default_max_sims, holm
+from .. import decisions
+from ..grid import cell_seed, wilson
+from ..validity import DEFAULT_INVALID_LEVEL, ValidityRule, default_max_sims, holm
 
 #: simulations per cell at the first look (the issue's minimum for a reported cell)
 DEFAULT_SIMS = 4_000
@@ -93,6 +88,10 @@ DEFAULT_SIMS = 4_000
 QUICK_SIMS = 400
 #: experiments simulated at once (a cell's memory is that of one block)
 BLOCK = 1_000
+#: sampled experiments per family run end to end (:mod:`reports.end_to_end`)
+END_TO_END = 200
+#: the same with --quick
+QUICK_END_TO_END = 6
 
 #: the judged measures and the tolerance of each (fraction above alpha of the judged rate)
 JUDGED = {"rejection": decisions.REJECTION_TOLERANCE, "coverage": decisions.COVERAGE_TOLERANCE}
@@ -127,6 +126,12 @@ class GridConfig:
                                  "depend on it)")
     out: Path | None = out_option(None, help="folder for decision_grid.csv and .md (default: "
                                              "print only)")
+    end_to_end: int | None = option(
+        "--end-to-end", None, kind=int, metavar="N",
+        constraint=Optional(Interval("int", 0, 100_000)),
+        help=f"sampled experiments per family also written as users' files and run through "
+             f"evalcal.compare and the evaluate command, their decisions compared with the "
+             f"grid's (default {END_TO_END}; {QUICK_END_TO_END} with --quick; 0: none)")
 
     def __post_init__(self):
         check_options(self)
@@ -135,6 +140,9 @@ class GridConfig:
         object.__setattr__(self, "families", tuple(dict.fromkeys(self.families)))
         if self.sims is None:
             object.__setattr__(self, "sims", QUICK_SIMS if self.quick else DEFAULT_SIMS)
+        if self.end_to_end is None:
+            object.__setattr__(self, "end_to_end",
+                               QUICK_END_TO_END if self.quick else END_TO_END)
         check_options(self, {"--max-sims": Optional(Interval("int", self.sims, MAX_SIMS))},
                       only_extra=True)
         if self.max_sims is None:
@@ -389,29 +397,3 @@ def build_parser() -> ArgumentParser:
     """The options of :class:`GridConfig`, as declared there."""
     return add_options(ArgumentParser(prog="python -m sim.decision_grid", description=__doc__),
                        GridConfig)
-
-
-def main(argv=None) -> int:
-    """Command line: print the grid; write it with ``--out``. Exit 0 whatever the verdicts."""
-    config = config_from_args(GridConfig, build_parser().parse_args(argv))
-    known = ("decision_grid.csv", "decision_grid.md")
-    if config.out is None:
-        frame = run_grid(config)
-    else:
-        with run_outputs(config.out, "python -m sim.decision_grid", known=known) as outputs:
-            frame = run_grid(config)
-            write_atomic(outputs.path / "decision_grid.csv", csv_text(frame))
-            outputs.wrote("decision_grid.csv")
-            write_atomic(outputs.path / "decision_grid.md",
-                         format_table(frame, markdown=True) + "\n\n" + legend(config) + "\n\n"
-                         + summary(frame) + "\n")
-            outputs.wrote("decision_grid.md")
-    print(format_table(frame))
-    print(legend(config))
-    print(summary(frame))
-    sys.stdout.flush()
-    return 0
-
-
-if __name__ == "__main__":
-    run_main(main, "python -m sim.decision_grid")

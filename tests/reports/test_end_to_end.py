@@ -8,8 +8,8 @@ import dataclasses
 import numpy as np
 import pytest
 
+from reports.end_to_end import check, check_families
 from sim import decisions
-from sim.end_to_end import check, check_families
 
 #: experiments per family in the slow suite (the issue's sample size)
 PER_FAMILY = 200

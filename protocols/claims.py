@@ -57,7 +57,7 @@ from evalcal_core.validate import (
     check_number,
     fail,
 )
-from protocols.methods.welch_t import uses_hsu_df
+from protocols.methods.welch_t import welch_df
 
 #: the claims, in the order reports list them
 CLAIMS = ("superiority", "non_inferiority", "equivalence")
@@ -262,12 +262,11 @@ def paired_claim(deltas, claim: str, margin=None, alpha: float = 0.05) -> ClaimR
 
 
 def welch_claim(variant, base, claim: str, margin=None, alpha: float = 0.05) -> ClaimResult:
-    """Claim on unpaired per-seed metrics, Welch t with Welch–Satterthwaite df.
+    """Claim on unpaired per-seed metrics, Welch t on :func:`protocols.methods.welch_t.welch_df`.
 
     Equivalence p equals ``ttost_ind(variant, base, -margin, margin,
-    usevar="unequal")[0]``, except where
-    :func:`protocols.methods.welch_t.uses_hsu_df` (2 seeds in an arm, or 3 beside a larger
-    arm): there the df is Hsu's ``min(k_b, k_v) - 1``.
+    usevar="unequal")[0]`` where that df is Welch-Satterthwaite's; it is lower (bounded, or
+    Hsu's ``min(k_b, k_v) - 1``) where the plug-in df errs with the SE.
 
     Parameters
     ----------
@@ -278,11 +277,7 @@ def welch_claim(variant, base, claim: str, margin=None, alpha: float = 0.05) -> 
     b = _units_iv(base, "base", "welch_claim")
     vv = v.var(axis=-1, ddof=1) / v.shape[-1]
     vb = b.var(axis=-1, ddof=1) / b.shape[-1]
-    with np.errstate(divide="ignore", invalid="ignore"):
-        df = (vv + vb) ** 2 / (vv**2 / (v.shape[-1] - 1) + vb**2 / (b.shape[-1] - 1))
-    kv, kb = v.shape[-1], b.shape[-1]
-    if uses_hsu_df(kb, kv):
-        df = np.full_like(np.asarray(df, dtype=float), float(min(kv, kb) - 1))
+    df = welch_df(vb, vv, b.shape[-1], v.shape[-1])
     return claim_from_estimate(v.mean(axis=-1) - b.mean(axis=-1), np.sqrt(vv + vb), df,
                                claim, margin, alpha)
 

@@ -26,17 +26,26 @@ ALPHA = 0.05
 #: fraction units of one sd_resid (keeps 0.5 +- D / 2 inside [0, 1])
 _UNIT = 0.01
 
-#: from n = 4 questions (the protocol refuses fewer: 11-13% false positives at n = 2)
-_SHAPES = [(3, 4), (9, 4), (20, 4), (40, 5), (3, 10), (5, 10), (3, 30), (10, 30), (3, 200),
-           (10, 200)]
+#: from n = 4 questions (the protocol refuses fewer: 11-13% false positives at n = 2); the
+#: few-question, many-seed shapes (n = 4-6 beside 20-40 seeds) are where the plug-in
+#: Satterthwaite df over-rejected (issue 45)
+_SHAPES = [(3, 4), (9, 4), (20, 4), (40, 4), (40, 5), (20, 6), (40, 6), (3, 10), (5, 10),
+           (20, 10), (3, 30), (10, 30), (3, 200), (10, 200)]
 _COMPONENTS = [
     {"sd_seed": 0.05, "sd_question": 0.8},     # the README planner example, relative
     {"sd_seed": 1.0, "sd_question": 0.0},      # no question component
     {"sd_seed": 0.0, "sd_question": 1.0},      # no seed component
+    # a question component that dominates beside a seed component (k sd_question**2 =
+    # 20-40 residual variances, n sd_seed**2 = 4-10): the plug-in df's worst case
+    {"sd_seed": 1.0, "sd_question": 1.0},
+    # a question component near the residual's size (k sd_question**2 = 1.8-3.6): its
+    # mean square, on n - 1 df, often falls below the residual's and is dropped
+    {"sd_seed": 0.0, "sd_question": 0.3},
 ]
 
 CELLS = [{"k": k, "n": n, **c} for k, n in _SHAPES for c in _COMPONENTS]
-QUICK_CELLS = [{"k": 9, "n": 4, **_COMPONENTS[0]}, {"k": 10, "n": 200, **_COMPONENTS[0]}]
+QUICK_CELLS = [{"k": 9, "n": 4, **_COMPONENTS[0]}, {"k": 10, "n": 200, **_COMPONENTS[0]},
+               {"k": 40, "n": 4, **_COMPONENTS[3]}]
 
 
 def simulate(params: dict, sims: int, rng) -> list[dict]:

@@ -58,17 +58,43 @@ def _audit_like_runs(shared):
     return np.zeros((k, n), dtype=bool), variant
 
 
-def _plug_in_df(d):
-    """The Satterthwaite df without the floor, from the two-way ANOVA mean squares."""
+def _mean_squares(d):
+    """The two-way ANOVA mean squares ``(MS_seed, MS_question, MS_resid)`` of ``d[k, n]``."""
     k, n = d.shape
     grand = d.mean()
     ms_s = n * ((d.mean(1) - grand) ** 2).sum() / (k - 1)
     ms_q = k * ((d.mean(0) - grand) ** 2).sum() / (n - 1)
     resid = d - d.mean(1, keepdims=True) - d.mean(0, keepdims=True) + grand
-    ms_e = (resid**2).sum() / ((k - 1) * (n - 1))
-    assert ms_q > ms_e          # the question component is kept
+    return ms_s, ms_q, (resid**2).sum() / ((k - 1) * (n - 1))
+
+
+def _satterthwaite(ms_s, ms_q, ms_e, k, n):
+    """Satterthwaite df of ``MS_seed + MS_question - MS_resid`` (question component kept),
+    or k - 1 where ``MS_question <= MS_resid`` (dropped)."""
+    if ms_q <= ms_e * (1 + TIE_RTOL):
+        return k - 1.0
     return (ms_s + ms_q - ms_e) ** 2 / (ms_s**2 / (k - 1) + ms_q**2 / (n - 1)
                                         + ms_e**2 / ((k - 1) * (n - 1)))
+
+
+def _plug_in_df(d):
+    """The Satterthwaite df without the floor, from the two-way ANOVA mean squares."""
+    k, n = d.shape
+    ms_s, ms_q, ms_e = _mean_squares(d)
+    assert ms_q > ms_e          # the question component is kept
+    return _satterthwaite(ms_s, ms_q, ms_e, k, n)
+
+
+def _bounded_df(d):
+    """The documented df before the floor, by hand: the least of the plug-in Satterthwaite
+    df and the same with MS_question, then MS_seed, at its one-sided 75% upper chi-square
+    bound ``MS m / chi2.ppf(0.25, m)`` (scipy.stats.chi2)."""
+    k, n = d.shape
+    ms_s, ms_q, ms_e = _mean_squares(d)
+    q_high = ms_q * (n - 1) / stats.chi2.ppf(0.25, n - 1)
+    s_high = ms_s * (k - 1) / stats.chi2.ppf(0.25, k - 1)
+    return min(_satterthwaite(ms_s, ms_q, ms_e, k, n), _satterthwaite(ms_s, q_high, ms_e, k, n),
+               _satterthwaite(s_high, ms_q, ms_e, k, n))
 
 
 def test_two_level_df_below_the_model_range_is_floored():
@@ -110,19 +136,19 @@ def test_two_level_zero_seed_variance_is_no_verdict(shared):
     assert np.isnan(res.p_value) and np.isnan(res.ci_low) and np.isnan(res.ci_high)
 
 
-def test_two_level_df_is_the_plug_in_df_raised_to_the_floor():
-    """Reference: the Satterthwaite formula by hand (:func:`_plug_in_df`, or k - 1 where the
-    question component is dropped) on 200 experiments of k = 3 seeds and 40 questions with
-    a weak question component (the floor binds in some): the df equals
-    ``max(plug-in, floor)``, so nothing changes where the plug-in is in the model's range."""
+def test_two_level_df_is_the_bounded_df_raised_to_the_floor():
+    """Reference: the Satterthwaite formula by hand (:func:`_bounded_df`: the plug-in df, or
+    k - 1 where the question component is dropped, at most the df with either mean square
+    at its upper bound) on 200 experiments of k = 3 seeds and 40 questions with a weak
+    question component (the floor binds in some): the df equals ``max(bounded, floor)``."""
     rng = np.random.default_rng(5)
     d = (0.02 * rng.standard_normal((200, 3, 1)) + 0.3 * rng.standard_normal((200, 1, 40))
          + rng.standard_normal((200, 3, 40)))
     _, df, _ = two_level_variance(d)
-    plug = np.array([_plug_in_df(x) if _kept(x) else 2.0 for x in d])
+    bounded = np.array([_bounded_df(x) for x in d])
     floor = min_two_level_df(3, 40)
-    assert 0 < (plug < floor).sum() < 200
-    np.testing.assert_allclose(df, np.maximum(plug, floor), rtol=1e-10)
+    assert 0 < (bounded < floor).sum() < 200
+    np.testing.assert_allclose(df, np.maximum(bounded, floor), rtol=1e-10)
 
 
 def _kept(d):
@@ -136,8 +162,9 @@ def _kept(d):
 
 @pytest.mark.parametrize("k", [2, 3, 6])
 def test_welch_df_stays_between_its_component_dfs(k):
-    """Reference: scipy.stats.ttest_ind(equal_var=False): p and df equal scipy's, and the
-    Welch df lies in [k - 1, 2 (k - 1)] (all its terms are positive, so no floor is
+    """Reference: scipy.stats.ttest_ind(equal_var=False): p equals ``welch_reference``'s
+    (scipy's statistic on the bounded df written out), and scipy's Welch df lies in
+    [k - 1, 2 (k - 1)] (all its terms are positive, so no floor is
     needed), including with one arm nearly constant."""
     rng = np.random.default_rng(k)
     base = 0.7 + 0.01 * rng.standard_normal((500, k))

@@ -18,6 +18,10 @@ models_clustered     ``cluster_cr2`` (CR2 with Imbens-Kolesar df; holds its leve
                      where CR1 over-rejects)
 ==================== ====================================================================
 
+What else differs by design (the paired units of d_z, the joint null and the sign-flip
+units of max-T, how a protocol is called, d or d_z, the claim's test) is asked of the
+design's object, :func:`protocols.analysis.designs.of`.
+
 Multiplicity (``--correction``): Holm (default), Bonferroni and Benjamini-Hochberg adjust the
 primary protocol's p-values; their intervals are Bonferroni-simultaneous (the protocol's CI at
 level ``alpha / C`` for ``C`` comparisons; BH adjusts p only). ``maxt``: Westfall-Young
@@ -44,33 +48,23 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 import numpy as np
-from scipy import stats
 
-from evalcal_core.designs import (
-    COMPARE_METHODS,
-    METHODS_INDEPENDENT,
-    METHODS_PAIRED,
-    MODELS,
-    MODELS_CLUSTERED,
-    Design,
-)
+from evalcal_core.designs import Design
 from evalcal_core.scores import ArmScores
 from evalcal_core.validate import InvalidParameterError
 from protocols import ScoreBatch, get, protocol_class, ranking
 from protocols import claims as claims_mod
-from protocols import dunnett_tukey as dtk
 from protocols import effect_sizes as es
-from protocols import joint_null as jn
 from protocols import maxt_claims as mxc
 from protocols import multiplicity as mt
 from protocols.methods.welch_t import welch_decision
 
+from . import designs
 from .design import cluster_codes
+from .designs import N_FLIPS
 
 #: the --correction choices
 CORRECTIONS = ("holm", "maxt", "bh", "bonferroni", "none")
-#: flips drawn for the max-T null
-N_FLIPS = 10_000
 #: fewer units than this get a note with d_z
 DZ_FEW = es.DZ_MIN_K
 
@@ -172,93 +166,6 @@ def pairs_of(arms, reference: str | None) -> list[tuple[str, str]]:
     return [(arms[i], arms[j]) for i in range(len(arms)) for j in range(i + 1, len(arms))]
 
 
-def _units(base: np.ndarray, variant: np.ndarray, design: Design) -> np.ndarray:
-    """The paired units' deltas for d_z: per seed (methods) or per question (models)."""
-    if design.kind == METHODS_PAIRED:
-        return variant.mean(axis=1) - base.mean(axis=1)
-    return variant.mean(axis=0) - base.mean(axis=0)
-
-
-def joint_null(scores: ArmScores, design: Design, comps, codes, rng) -> jn.JointNull:
-    """The joint null of all comparisons for max-T (:mod:`protocols.multiplicity`).
-
-    Paired seeds: joint sign flips of the per-seed deltas; independent seeds: a bootstrap of
-    each arm's centred seeds; models: the joint normal law of the per-question z statistics;
-    clustered questions: joint sign flips of whole clusters (cluster sums scaled so that
-    their mean is the mean over questions).
-    """
-    x = scores.scores
-    if design.kind == METHODS_PAIRED:
-        return jn.paired_signflip_null(mt.pair_deltas(x.mean(axis=2), comps), N_FLIPS, rng=rng)
-    if design.kind == METHODS_INDEPENDENT:
-        return jn.unpaired_bootstrap_null(x.mean(axis=2), comps, N_FLIPS, rng=rng)
-    if design.kind == MODELS_CLUSTERED:
-        units, weights = _flip_units(scores, design, comps, codes)
-        return jn.paired_signflip_null(units, N_FLIPS, rng=rng, unit_weights=weights)
-    return jn.gaussian_null(x.mean(axis=1), comps, N_FLIPS, rng=rng)
-
-
-def _flip_units(scores: ArmScores, design: Design, comps, codes):
-    """``(deltas, weights)``: per-unit deltas ``(m, units)`` that max-T flips jointly and
-    how each unit's expectation scales with the effect (seeds: 1; clusters' sums scaled by
-    ``G / n``: ``n_g G / n``); ``(None, None)`` for designs whose null is not a sign flip."""
-    x = scores.scores
-    if design.kind == METHODS_PAIRED:
-        return mt.pair_deltas(x.mean(axis=2), comps), None
-    if design.kind == MODELS_CLUSTERED:
-        q = x.mean(axis=1)
-        g = int(codes.max()) + 1
-        n = q.shape[1]
-        sums = np.stack([np.bincount(codes, weights=row, minlength=g) for row in q])
-        sizes = np.bincount(codes, minlength=g)
-        return mt.pair_deltas(sums * g / n, comps), sizes * g / n
-    return None, None
-
-
-def _unpaired_exact(scores: ArmScores, comps, reference, alpha, claim_alpha, seed):
-    """Dunnett (many-to-one) or Tukey (all pairs) single-step p, intervals and claim
-    intervals for independent seeds: exact for normal arms with a common variance."""
-    if scores.ragged:
-        return _unpaired_exact_unequal(scores, comps, reference, alpha, claim_alpha, seed)
-    x = scores.scores.mean(axis=2)
-    family = "many_to_one" if reference is not None else "all_pairs"
-    if family == "many_to_one":
-        control = comps[0][1]
-        res = stats.dunnett(*[x[i] for i, _ in comps], control=x[control],
-                            rng=np.random.default_rng(seed))
-        p_adj = np.asarray(res.pvalue, dtype=float)
-    else:
-        res = stats.tukey_hsd(*x)
-        p_adj = np.array([res.pvalue[i, j] for i, j in comps], dtype=float)
-    ci = dtk.unpaired_exact_ci(x, comps, alpha, family)
-    cl = []
-    if claim_alpha is not None:
-        ci2 = dtk.unpaired_exact_ci(x, comps, claim_alpha, family)
-        cl = [(None, lo, hi) for lo, hi in zip(ci2.low, ci2.high)]
-    name = "Dunnett" if family == "many_to_one" else "Tukey"
-    note = (f"max-T for independent seeds: {name}'s exact single-step test and intervals "
-            f"(normal arms, variance pooled over the {x.shape[0]} arms, "
-            f"{x.shape[0] * (x.shape[1] - 1)} df).")
-    return p_adj, list(zip(ci.low, ci.high)), cl, note
-
-
-def _unpaired_exact_unequal(scores: ArmScores, comps, reference, alpha, claim_alpha, seed):
-    """:func:`_unpaired_exact` for arms of unequal seed counts: Dunnett's or Tukey-Kramer's
-    single-step p and intervals as ``scipy.stats.dunnett`` / ``tukey_hsd`` give them
-    (``confidence_interval(1 - alpha)``); no variance at all gives NaN p and intervals."""
-    x = [scores.arm(a).mean(axis=1) for a in scores.arms]
-    family = "many_to_one" if reference is not None else "all_pairs"
-    levels = [1 - alpha] + ([1 - claim_alpha] if claim_alpha is not None else [])
-    p_adj, cis = dtk.unpaired_exact_unequal(x, comps, levels, family, rng=seed)
-    df = sum(len(v) for v in x) - len(x)
-    bounds = list(zip(*cis[0]))
-    cl = [(None, lo, hi) for lo, hi in zip(*cis[1])] if claim_alpha is not None else []
-    name = "Dunnett" if family == "many_to_one" else "Tukey-Kramer"
-    note = (f"max-T for independent seeds: {name}'s single-step test and intervals for "
-            f"unequal seed counts (normal arms, variance pooled over the {len(x)} arms, {df} df).")
-    return p_adj, bounds, cl, note
-
-
 def _maxt_p(c: int) -> str:
     """What max-T's p is: step-down adjusted over ``c > 1`` comparisons; with one, the
     test's own p (the max of one statistic is that statistic)."""
@@ -288,26 +195,13 @@ def _run(name: str, base, variant, alpha, seed, codes, design):
     kwargs = {"exact": True} if name == "mcnemar" else {}
     protocol = get(name, **kwargs)
     extra = {"clusters": codes} if getattr(protocol_class(name), "needs_clusters", False) else {}
-    if design.kind == METHODS_INDEPENDENT or name in ("paired_t", "welch_t"):
-        base, variant = base.mean(axis=1), variant.mean(axis=1)
+    base, variant = designs.of(design).run_inputs(name, base, variant)
     if base.shape != variant.shape:
         # independent seeds of unequal counts: the protocols take equal shapes
         return _welch_unequal(base, variant, alpha)
     r = protocol.evaluate(base, variant, alpha, rng=np.random.default_rng(seed), **extra)
     return (float(r.estimate), float(r.ci_low), float(r.ci_high), float(r.p_value),
             bool(r.degenerate))
-
-
-def _cohen_d(a: np.ndarray, b: np.ndarray, alpha: float):
-    """Cohen's d (pooled sd) of two independent samples, with a normal-approximation CI."""
-    na, nb = a.size, b.size
-    pooled = np.sqrt(((na - 1) * a.var(ddof=1) + (nb - 1) * b.var(ddof=1)) / (na + nb - 2))
-    if pooled == 0:
-        return np.nan, np.nan, np.nan
-    d = (b.mean() - a.mean()) / pooled
-    se = np.sqrt((na + nb) / (na * nb) + d**2 / (2 * (na + nb)))
-    z = stats.norm.ppf(1 - alpha / 2)
-    return d, d - z * se, d + z * se
 
 
 def compare_arms(scores: ArmScores, design: Design, *, alpha=0.05, correction="holm",
@@ -343,7 +237,8 @@ def compare_arms(scores: ArmScores, design: Design, *, alpha=0.05, correction="h
     if correction not in CORRECTIONS:
         raise InvalidParameterError(f"--correction must be one of {', '.join(CORRECTIONS)}, "
                                     f"got {correction!r}")
-    if equal_variances and design.kind != METHODS_INDEPENDENT:
+    rules = designs.of(design)
+    if equal_variances and not rules.equal_variances_ok:
         raise InvalidParameterError("--equal-variances must be used with independent seeds "
                                     f"(--unpaired), got the design {design.kind}")
     if reference is None:
@@ -353,14 +248,12 @@ def compare_arms(scores: ArmScores, design: Design, *, alpha=0.05, correction="h
     primary = design.study.primary_for(design, binary)
     codes = cluster_codes(scores)
     # independent seeds of unequal variances: max-T is Holm's Welch (WELCH_MAXT_NOTE)
-    welch_maxt = (correction == "maxt" and design.kind == METHODS_INDEPENDENT
-                  and not equal_variances)
+    welch_maxt = rules.maxt_is_holm(correction, equal_variances)
     bonf = correction in ("holm", "bonferroni", "bh") or welch_maxt
     sim_alpha = alpha / c if bonf else alpha
     claim_alpha = min(2 * alpha / c if bonf else 2 * alpha, 0.999)
     raw, sim, cl = [], [], []
-    scored_at_margin = bool(design.kind == MODELS and fraction and claim is not None
-                            and (claim != "superiority" or margin))
+    scored_at_margin = rules.scores_claim_at_margin(fraction, claim, margin)
     # each one-sided test of a score-tested claim (Bonferroni unless uncorrected)
     margin_alpha = alpha if correction == "none" else alpha / c
     decided_verdicts = None
@@ -374,9 +267,7 @@ def compare_arms(scores: ArmScores, design: Design, *, alpha=0.05, correction="h
             # interval beside it inverts the same test), Bonferroni over the comparisons
             # under every correction (max-T has no joint law for them); superiority at
             # margin 0 keeps the primary protocol's own (exact McNemar) test
-            r = claims_mod.models_claim(base, var, claim.replace("-", "_"),
-                                        margin or None, margin_alpha,
-                                        binary_one_run=bool(binary and design.runs == 1))
+            r = rules.margin_claim(base, var, claim, margin, margin_alpha, binary, design)
             cl.append((str(r.verdict), float(r.ci_low), float(r.ci_high)))
         elif claim is not None and (correction != "maxt" or welch_maxt):
             cl.append(_run(primary, base, var, claim_alpha, seed, codes, design))
@@ -390,25 +281,18 @@ def compare_arms(scores: ArmScores, design: Design, *, alpha=0.05, correction="h
     if correction == "maxt" and not welch_maxt:
         index = {a: i for i, a in enumerate(scores.arms)}
         comps = [(index[v], index[b]) for b, v in pairs]
-        if design.kind == METHODS_INDEPENDENT:
-            p_adj, bounds, cl, note = _unpaired_exact(scores, comps, reference, alpha,
-                                                      claim_alpha if claim else None, seed)
+        exact = rules.exact_maxt(scores, comps, reference, alpha,
+                                 claim_alpha if claim else None, seed)
+        if exact is not None:
+            p_adj, bounds, cl, note = exact
             notes.append(note)
         else:
-            joint = joint_null(scores, design, comps, codes, np.random.default_rng(seed))
-            p_adj = mt.maxt_adjust(joint)
-            if primary != "mcnemar" and design.kind == MODELS:
-                # the max-T of the per-question t statistics decides, and the primary's own
-                # p (the larger of the t's and the exact sign-flip test's) must agree: the
-                # t alone over-rejects where few questions differ; an extra condition can
-                # only lower the family-wise error
-                p_adj = np.fmax(p_adj, p)
+            joint = rules.joint_null(scores, comps, codes, np.random.default_rng(seed))
+            p_adj = rules.maxt_p(mt.maxt_adjust(joint), p, primary)
             ci = mt.simultaneous_ci(joint, alpha, method="maxt")
             how = "every sign pattern (exact)" if joint.exact else f"{N_FLIPS:,} resamples"
-            if design.kind == MODELS_CLUSTERED:
-                # Sign-flip intervals of clusters' sums covered 91-93% with 3-6 effective
-                # clusters at real effects (sim.decisions.models_arms): the simultaneous
-                # intervals are the primary protocol's at alpha / C instead.
+            if not rules.sign_flip_intervals:
+                # the simultaneous intervals are the primary protocol's at alpha / C
                 bounds = [(_run(primary, scores.arm(b), scores.arm(v), alpha / c, seed,
                                 codes, design)[1:3]) for b, v in pairs]
                 level = f"s are {primary}'s at alpha / {c} (Bonferroni)" if c > 1 else \
@@ -426,7 +310,7 @@ def compare_arms(scores: ArmScores, design: Design, *, alpha=0.05, correction="h
                     notes.append(f"max-T: {_maxt_p(c)} from the resampling null of its "
                                  f"t ({how}); "
                                  f"interval estimate +- {float(np.max(ci.critical)):.3g} se.")
-            units, unit_weights = _flip_units(scores, design, comps, codes)
+            units, unit_weights = rules.flip_units(scores, comps, codes)
             if units is not None and joint.exact:
                 smallest = mt.smallest_signflip_p(units.shape[-1])
                 if smallest >= alpha:
@@ -467,40 +351,19 @@ def compare_arms(scores: ArmScores, design: Design, *, alpha=0.05, correction="h
     rer_alpha = alpha if correction == "none" else alpha / c
     means = tuple(float(scores.arm(a).mean()) for a in scores.arms)
     mean_of = dict(zip(scores.arms, means))
-    if design.kind != METHODS_INDEPENDENT:
-        # one batched interval inversion for every comparison (not one root-finding each)
-        unit_deltas = np.stack([_units(scores.arm(b), scores.arm(v), design) for b, v in pairs])
-        if design.kind == MODELS_CLUSTERED:
-            # the cluster-robust CI of the mean over the sd: never contradicts the verdict
-            dz = es.cohens_dz_from_mean_ci(unit_deltas, np.array([r[1] for r in raw]),
-                                           np.array([r[2] for r in raw]), alpha)
-        else:
-            dz = es.cohens_dz(unit_deltas, alpha)
+    d_est, d_low, d_high = rules.effect_sizes(scores, pairs, raw, alpha)
     out = []
     for i, (b, v) in enumerate(pairs):
         est, lo, hi, p_raw, degenerate = raw[i]
         sim_lo, sim_hi = (float(x) for x in bounds[i])
-        if design.kind == METHODS_INDEPENDENT:
-            d, d_lo, d_hi = _cohen_d(scores.arm(b).mean(axis=1), scores.arm(v).mean(axis=1),
-                                     alpha)
-            d_kind = "d"
-        else:
-            d, d_lo, d_hi = (float(dz.estimate[i]), float(dz.ci_low[i]), float(dz.ci_high[i]))
-            d_kind = "d_z"
+        d, d_lo, d_hi = float(d_est[i]), float(d_low[i]), float(d_high[i])
         rer = rer_lo = rer_hi = None
         err = 1.0 - mean_of[b]
         if fraction and err > 0:
-            if design.kind in (METHODS_PAIRED, MODELS):
-                # paired units (seeds, or questions of fixed models): the delta-method CI
-                # of protocols.effect_sizes, at the simultaneous level
-                axis = 1 if design.kind == METHODS_PAIRED else 0
-                r = es.relative_error_reduction(scores.arm(b).mean(axis=axis),
-                                                scores.arm(v).mean(axis=axis), rer_alpha)
-                rer, rer_lo, rer_hi = (float(r.estimate), float(r.ci_low), float(r.ci_high))
-                if r.note and r.note not in notes:
-                    notes.append(r.note)
-            else:
-                rer, rer_lo, rer_hi = est / err, sim_lo / err, sim_hi / err
+            rer, rer_lo, rer_hi, note = rules.relative_error_reduction(
+                scores.arm(b), scores.arm(v), est, sim_lo, sim_hi, err, rer_alpha)
+            if note and note not in notes:
+                notes.append(note)
         verdict, c_lo, c_hi = None, float("nan"), float("nan")
         if claim is not None:
             c_lo, c_hi = float(cl[i][1]), float(cl[i][2])
@@ -514,16 +377,15 @@ def compare_arms(scores: ArmScores, design: Design, *, alpha=0.05, correction="h
             p_value=float(p_raw), p_adjusted=pa,
             significant=bool(not np.isnan(pa) and pa < alpha and not degenerate),
             degenerate=degenerate, d=float(d), d_low=float(d_lo), d_high=float(d_hi),
-            d_kind=d_kind, claim_low=c_lo, claim_high=c_hi, rer=rer, rer_low=rer_lo,
+            d_kind=rules.d_kind, claim_low=c_lo, claim_high=c_hi, rer=rer, rer_low=rer_lo,
             rer_high=rer_hi, claim=verdict, refusal=refusals[i] or None))
     # ragged (independent) seeds: the smallest arm's count
     k = min(scores.seed_counts) if scores.ragged else scores.r
-    g = (k if design.compare == COMPARE_METHODS
-         else design.n_clusters if design.kind == MODELS_CLUSTERED else scores.n)
+    g = rules.unit_count(design, scores, k)
     # d_z (and d) are over seeds for methods, over questions for models
-    g_d = k if design.compare == COMPARE_METHODS else scores.n
+    g_d = rules.effect_count(scores, k)
     if g_d < DZ_FEW:
-        notes.append(f"{'d' if design.kind == METHODS_INDEPENDENT else 'd_z'} from "
+        notes.append(f"{rules.d_kind} from "
                      f"{g_d} units (fewer than {DZ_FEW}): its interval is wide and the point "
                      f"value unstable.")
     if scores.ragged and scores.m == 2:

@@ -13,27 +13,19 @@ import sys
 
 import numpy as np
 
-from evalcal_core.designs import METHODS_INDEPENDENT, METHODS_PAIRED, MODELS_CLUSTERED, Design
+from evalcal_core.designs import Design
 from evalcal_core.scores import ArmScores
 from evalcal_core.validate import InvalidParameterError
 from protocols import leaderboard as lb
 
+from . import designs
+
 
 def board_units(scores: ArmScores, design: Design, codes) -> tuple[np.ndarray, str]:
-    """``(x, unit)``: each system's score per paired unit, shape (systems, units)."""
-    x = scores.scores
-    if design.kind == METHODS_INDEPENDENT:
-        raise InvalidParameterError("--leaderboard compares systems on paired units (questions, "
-                                    "paired seeds or clusters); with --unpaired seeds there is "
-                                    "none: compare the arms without --leaderboard")
-    if design.kind == METHODS_PAIRED:
-        return x.mean(axis=2), "seeds"
-    q = x.mean(axis=1)
-    if design.kind == MODELS_CLUSTERED:
-        g = int(codes.max()) + 1
-        sums = np.stack([np.bincount(codes, weights=row, minlength=g) for row in q])
-        return sums / np.bincount(codes, minlength=g), "clusters"
-    return q, "questions"
+    """``(x, unit)``: each system's score per paired unit, shape (systems, units), as the
+    design's :meth:`~.designs.DesignAnalysis.board_units` gives them (refused where the
+    design has no paired units)."""
+    return designs.of(design).board_units(scores, codes)
 
 
 def rank_board(scores: ArmScores, design: Design, codes, *, alpha: float, seed: int):

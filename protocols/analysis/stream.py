@@ -24,10 +24,12 @@ from __future__ import annotations
 
 import numpy as np
 
-from evalcal_core.designs import METHODS_INDEPENDENT, METHODS_PAIRED, MODELS_CLUSTERED, Design
+from evalcal_core.designs import Design
 from evalcal_core.scores import GIVEN_ORDER, ArmScores
 from evalcal_core.validate import InvalidParameterError, fail
 from protocols.streaming import METHODS, confidence_sequence, decide_claim
+
+from . import designs
 
 #: the sequences ``--stream-method`` chooses from; the first is the default
 STREAM_METHODS = METHODS
@@ -96,31 +98,23 @@ def cluster_stream(deltas, labels) -> tuple[np.ndarray, np.ndarray]:
 
 def stream_units(scores: ArmScores, design: Design) -> tuple[np.ndarray, str, str]:
     """``(deltas, unit, order)``: variant minus base per paired unit in arrival order, the
-    units' name and where the order came from."""
+    units' name and where the order came from. The units are the design's
+    (:meth:`~.designs.DesignAnalysis.stream_units`); units that carry clusters are read
+    as clusters, each once it is complete."""
     if scores.m != 2:
         raise InvalidParameterError(f"--stream reads two arms as they arrive; got {scores.m} arms "
                                     f"({', '.join(scores.arms)})")
-    base, variant = scores.arm(scores.arms[0]), scores.arm(scores.arms[1])
-    if design.kind == METHODS_INDEPENDENT:
-        raise InvalidParameterError("--stream needs paired units (questions or paired seeds); with "
-                                    "--unpaired seeds there are none")
-    arrival = scores.arrival
-    source = GIVEN_ORDER if arrival is None else arrival.source
-    if design.kind == METHODS_PAIRED:
-        times = np.arange(scores.r) if arrival is None else arrival.runs
-        order = arrival_order(times, scores.run_ids, "seeds", source)
-        return (variant.mean(axis=1) - base.mean(axis=1))[order], "seeds", source
-    times = np.arange(scores.n) if arrival is None else arrival.questions
-    clustered = design.kind == MODELS_CLUSTERED and scores.clusters is not None
+    deltas, times, ids, what, labels = designs.of(design).stream_units(scores)
+    source = GIVEN_ORDER if scores.arrival is None else scores.arrival.source
+    if labels is None:
+        order = arrival_order(times, ids, what, source)
+        return deltas[order], what, source
     # clusters: a question's place only decides when its cluster is complete, so ties
     # between questions of one cluster do not matter; ties across clusters are refused
     # below through the clusters' completion times
-    order = (np.lexsort((np.arange(scores.n), times)) if clustered
-             else arrival_order(times, scores.question_ids, "questions", source))
-    deltas = (variant.mean(axis=0) - base.mean(axis=0))[order]
-    if not clustered:
-        return deltas, "questions", source
-    labels = np.asarray(scores.clusters)[order]
+    order = np.lexsort((np.arange(len(times)), times))
+    deltas = deltas[order]
+    labels = labels[order]
     means, cluster_order = cluster_stream(deltas, labels)
     # a cluster is complete at its last question: two complete at the same time are a tie
     names, codes = np.unique(labels, return_inverse=True)

@@ -7,6 +7,9 @@ as text, Markdown, LaTeX, JSON or a figure. What differs by study design (the un
 primary protocol, the joint null) is read from the design; the pieces:
 
 * :mod:`.design` — the study design inferred from the scores or declared;
+* :mod:`.designs` — what the analysis does by design (one module per kind): the paired
+  units, the joint null, how the primary protocol is called, the effect size, the claim
+  test; every piece below asks the design's object and none branches on its name;
 * :mod:`.compare` — the per-design comparison of two or more arms, multiplicity, claims,
   effect sizes and the compact ranking;
 * :mod:`.board` — ``--leaderboard``: every pair at once, tiers, rank intervals, best set;
@@ -27,6 +30,7 @@ from evalcal_core.validate import check_alpha
 from protocols.claims import EXIT_STATUS
 from protocols.streaming import METHODS
 
+from . import designs
 from .board import rank_board
 from .compare import CORRECTIONS, Comparisons, compare_arms
 from .design import cluster_codes, infer_design
@@ -175,7 +179,7 @@ def analyze(scores: ArmScores, design: Design, plan: Plan) -> Analysis:
         rows, skipped = evaluate_protocols(
             base, var, kind=design.kind, alpha=alpha, protocols=plan.protocols,
             rng=plan.seed, params=plan.params, clusters=codes, factor=plan.factor)
-        notes = notes_for(base, var, alpha, rows, kind=design.kind, factor=plan.factor,
+        notes = notes_for(base, var, alpha, rows, study=designs.of(design), factor=plan.factor,
                           unit=plan.unit, names_=scores.arms)
     stream = (stream_summary(scores, design, alpha, plan.fraction, method=plan.stream_method,
                              claim=plan.claim, margin=plan.margin) if plan.stream else None)

@@ -12,15 +12,13 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from evalcal_core.designs import METHODS_PAIRED, MODELS
+from evalcal_core.designs import METHODS_PAIRED
 from evalcal_core.validate import check_alpha
-from protocols import PROTOCOLS, ScoreBatch, get, min_sign_flip_pvalue, names, protocol_class
+from protocols import PROTOCOLS, ScoreBatch, get, names, protocol_class
 
 #: what a degenerate verdict (no variance estimate) means, shown with the row
 NO_VARIANCE = ("no variance estimate (zero standard error with a non-zero estimate): no "
                "evidence either way, so p = NaN and not significant")
-#: more per-seed deltas than this are summarised, not listed
-MAX_LISTED = 12
 #: parameters the comparisons above the table run a protocol with (compare.py's primary
 #: row): the table runs it the same way, so one output prints one p per protocol
 AS_PRIMARY = {"mcnemar": {"exact": True}}
@@ -130,66 +128,21 @@ def evaluate_protocols(base, variant, *, kind=METHODS_PAIRED, alpha=0.05, protoc
     return rows, skipped
 
 
-def _sign_flip_note(k: int, alpha: float) -> str:
-    """What the sign-flip p of ``paired_bca_perm`` can reach with ``k`` seeds."""
-    p_min = min_sign_flip_pvalue(k)
-    if k > get("sign_flip").max_exact_k:
-        n_perm = get("sign_flip").n_permutations
-        return (f"With k = {k} the sign-flip p is sampled from {n_perm} random sign "
-                f"patterns, a Monte Carlo estimate; its smallest value is {p_min:.4g}.")
-    if p_min < alpha:
-        return (f"With k = {k} the smallest attainable exact sign-flip p is {p_min:.4g}, "
-                f"below alpha = {alpha:g}: the paired protocol (paired_bca_perm) can reach "
-                f"significance.")
-    needed = next(j for j in range(k + 1, 64) if min_sign_flip_pvalue(j) < alpha)
-    return (f"With k = {k} the smallest attainable exact sign-flip p is {p_min:.4g}, so the "
-            f"paired protocol (paired_bca_perm) can NEVER be significant at alpha = "
-            f"{alpha:g}: k >= {needed} seeds are needed.")
-
-
-def summarise_deltas(deltas, unit: str) -> str:
-    """All deltas when few; otherwise their count, range, quartiles and signs."""
-    d = np.asarray(deltas, dtype=float)
-    if d.size <= MAX_LISTED:
-        return f"Per-seed deltas ({unit}): " + ", ".join(f"{x:+.2f}" for x in d) + "."
-    q1, med, q3 = np.quantile(d, [0.25, 0.5, 0.75])
-    return (f"Per-seed deltas ({unit}), {d.size} seeds: min {d.min():+.2f}, quartiles "
-            f"{q1:+.2f} / {med:+.2f} / {q3:+.2f}, max {d.max():+.2f}; "
-            f"{int((d > 0).sum())} positive, {int((d < 0).sum())} negative.")
-
-
 #: fewer questions than this differing between two fixed models: the per-question t is not
 #: shown to hold its level (sim.design_check on the MathArena A/A pool, n = 15)
 FEW_DIFFERING = 30
 
 
-def notes_for(base, variant, alpha, rows=(), *, kind=METHODS_PAIRED, factor=100.0,
-              unit="pp", names_=("baseline", "variant")) -> list[str]:
-    """Advice a user needs to read the table (``rows``: the verdicts, for their notes)."""
+def notes_for(base, variant, alpha, rows=(), *, study, factor=100.0, unit="pp",
+              names_=("baseline", "variant")) -> list[str]:
+    """Advice a user needs to read the table (``rows``: the verdicts, for their notes;
+    ``study``: the design's :class:`~protocols.analysis.designs.DesignAnalysis`, whose
+    :meth:`~protocols.analysis.designs.DesignAnalysis.table_notes` come after the shape)."""
     k, n = base.shape
     b_name, v_name = names_
     notes = [f"{k} runs, {n} question(s) per run; estimates are {v_name} minus {b_name} "
              f"in {unit}."]
-    if k >= 2 and kind == METHODS_PAIRED:
-        notes.append(_sign_flip_note(k, alpha))
-        r_b, r_v = base.mean(axis=1), variant.mean(axis=1)
-        if k >= 3 and r_b.std() > 0 and r_v.std() > 0:
-            rho = float(np.corrcoef(r_b, r_v)[0, 1])
-            notes.append(f"Correlation of the arms' per-seed metrics: {rho:.2f}; pairing "
-                         f"helps when it is clearly positive.")
-        notes.append(summarise_deltas(factor * (r_v - r_b), unit))
-        if n >= 2:
-            notes.append("Per-question scores from several seeds: paired_two_level counts "
-                         "both the seeds and the questions as noise; the per-question "
-                         "protocols marked as pitfalls count only the questions.")
-    if kind == MODELS and n >= 2:
-        differ = int((np.abs(variant.mean(axis=0) - base.mean(axis=0)) > 0).sum())
-        if differ < FEW_DIFFERING:
-            notes.append(f"Only {differ} of {n} questions differ between the arms: the t test "
-                         f"alone (paired_t_questions) is not shown to hold its level with so "
-                         f"few (it over-rejects on a real A/A pool of 15 questions: "
-                         f"docs/harness_defaults.md); the verdict (t_signflip_questions) "
-                         f"needs the exact sign-flip test (signflip_questions) to agree.")
+    notes.extend(study.table_notes(base, variant, alpha, factor, unit))
     notes.extend(f"{r.protocol}: {r.note}." for r in rows if r.note)
     notes.append("Rows marked with a pitfall (for this design) are shown for teaching: do not "
                  "report them.")

@@ -32,6 +32,7 @@ import numpy as np
 from evalcal_core.designs import MODELS
 from evalcal_core.validate import check_int, check_number, fail
 from protocols.methods.mcnemar import mcnemar_tables
+from sim.end_to_end import Sample, tidy
 
 NAME = "mcnemar"
 DESIGN = MODELS
@@ -92,6 +93,44 @@ def cell_probabilities(base: float, delta: float, rho: float) -> np.ndarray:
     return cells
 
 
+def _draw(params: dict, sims: int, rng):
+    """``(delta, (a, b, c, d))``: the cell's true difference (fraction) and ``sims`` tables
+    drawn from it (counts of questions both right, baseline only, variant only, neither)."""
+    rng = np.random.default_rng(rng)
+    sims = check_int(sims, "sims", NAME, low=1)
+    n = check_int(params["n"], "n", NAME, low=1)
+    if "cells" in params:
+        probs = np.asarray(params["cells"], dtype=float)
+        delta = float(probs[2] - probs[1])
+    else:
+        delta = float(params["delta"])
+        probs = cell_probabilities(params["base"], delta, params["rho"])
+    return delta, tuple(rng.multinomial(n, probs, size=sims).T)
+
+
+def _decisions(delta: float, tables) -> dict:
+    """Each table's scored decisions, as ``evaluate`` prints them
+    (:func:`protocols.methods.mcnemar.mcnemar_tables` with ``exact=True``, as the
+    comparison calls the protocol): the verdict, the interval's coverage of ``delta``, the
+    verdict and the interval disagreeing; and, not printed, the matched interval's coverage
+    and plain Newcombe's disagreeing with the verdict."""
+    shown = mcnemar_tables(*tables, ALPHA, exact=True)
+    matched = mcnemar_tables(*tables, ALPHA, exact=True, ci="matched")
+    plain = mcnemar_tables(*tables, ALPHA, exact=True, ci="newcombe")
+    significant = shown.p_value < ALPHA
+
+    def disagree(t):
+        return ((t.ci_low > 0) | (t.ci_high < 0)) != significant
+
+    # pi_c - pi_b = (p2 - both) - (p1 - both) = delta: the interval's target
+    def covered(t):
+        return (t.ci_low <= delta) & (delta <= t.ci_high)
+
+    return {"significant": significant, "covered": covered(shown),
+            "disagree": disagree(shown), "covered (old)": covered(matched),
+            "newcombe disagree": disagree(plain)}
+
+
 def simulate(params: dict, sims: int, rng) -> list[dict]:
     """Draw ``sims`` tables of one cell and score the exact McNemar verdict and interval.
 
@@ -112,37 +151,47 @@ def simulate(params: dict, sims: int, rng) -> list[dict]:
         delta; ``"verdict/interval disagree"``
         and ``"verdict/newcombe disagree"`` as power (reported, not judged).
     """
-    rng = np.random.default_rng(rng)
-    sims = check_int(sims, "sims", NAME, low=1)
-    n = check_int(params["n"], "n", NAME, low=1)
-    if "cells" in params:
-        probs = np.asarray(params["cells"], dtype=float)
-        delta = float(probs[2] - probs[1])
-    else:
-        delta = float(params["delta"])
-        probs = cell_probabilities(params["base"], delta, params["rho"])
-    a, b, c, d = rng.multinomial(n, probs, size=sims).T
-    shown = mcnemar_tables(a, b, c, d, ALPHA, exact=True)
-    matched = mcnemar_tables(a, b, c, d, ALPHA, exact=True, ci="matched")
-    plain = mcnemar_tables(a, b, c, d, ALPHA, exact=True, ci="newcombe")
-    significant = shown.p_value < ALPHA
+    delta, tables = _draw(params, sims, rng)
+    sims = len(tables[0])
+    decided = _decisions(delta, tables)
 
-    def disagree(t):
-        return int((((t.ci_low > 0) | (t.ci_high < 0)) != significant).sum())
+    def row(decision, measure, name):
+        return {"decision": decision, "measure": measure, "hits": int(decided[name].sum()),
+                "sims": sims, "alpha": ALPHA}
 
-    # pi_c - pi_b = (p2 - both) - (p1 - both) = delta: the interval's target
-    def covered(t):
-        return int(((t.ci_low <= delta) & (delta <= t.ci_high)).sum())
+    return [row("mcnemar exact", "rejection" if delta == 0 else "power", "significant"),
+            row("mcnemar interval", "coverage", "covered"),
+            row("mcnemar interval, matched (old)", "coverage", "covered (old)"),
+            row("verdict/interval disagree", "power", "disagree"),
+            row("verdict/newcombe disagree", "power", "newcombe disagree")]
 
-    return [
-        {"decision": "mcnemar exact", "measure": "rejection" if delta == 0 else "power",
-         "hits": int(significant.sum()), "sims": sims, "alpha": ALPHA},
-        {"decision": "mcnemar interval", "measure": "coverage", "hits": covered(shown),
-         "sims": sims, "alpha": ALPHA},
-        {"decision": "mcnemar interval, matched (old)", "measure": "coverage",
-         "hits": covered(matched), "sims": sims, "alpha": ALPHA},
-        {"decision": "verdict/interval disagree", "measure": "power",
-         "hits": disagree(shown), "sims": sims, "alpha": ALPHA},
-        {"decision": "verdict/newcombe disagree", "measure": "power",
-         "hits": disagree(plain), "sims": sims, "alpha": ALPHA},
-    ]
+
+#: the decisions of :func:`_decisions` that ``evaluate`` prints (the matched interval is
+#: no longer printed, and plain Newcombe's never was)
+PRINTED = ("significant", "covered", "disagree")
+
+
+def sample(params: dict, sims: int, rng) -> Sample:
+    """``sims`` tables of the cell as users' files (:mod:`sim.end_to_end`): one run of 0/1
+    scores per model, the questions of each table written as ``a`` rows both right, ``b``
+    baseline only, ``c`` variant only and ``d`` neither (McNemar reads the counts only),
+    compared with the default options; the same draws and decisions as :func:`simulate`
+    (those in :data:`PRINTED`: the verdict, the interval's coverage, and whether the two
+    disagree, ``interval_agrees`` in the ``--json`` body)."""
+    delta, tables = _draw(params, sims, rng)
+    counts = np.stack(tables, axis=-1)
+    base_of, variant_of = np.array([1.0, 1.0, 0.0, 0.0]), np.array([1.0, 0.0, 1.0, 0.0])
+    frames = []
+    for row in counts:
+        kind = np.repeat(np.arange(4), row)
+        frames.append(tidy({"base": base_of[kind][None], "variant": variant_of[kind][None]}))
+    decided = _decisions(delta, tables)
+    delta_pp = 100.0 * delta
+
+    def read(body: dict) -> dict:
+        row = body["comparisons"][0]
+        return {"significant": bool(row["significant"]),
+                "covered": bool(row["ci_low"] <= delta_pp <= row["ci_high"]),
+                "disagree": not row["interval_agrees"]}
+
+    return Sample(frames, {}, {k: decided[k] for k in PRINTED}, read)

@@ -26,6 +26,11 @@ boards: one max-T critical value from multivariate-t draws shared by all boards 
 (2,000 draws), no separation of a pair with a constant delta, the best set as "no system
 separated above", greedy tiers cut at the current tier's leader.
 
+Each board is decided as ``evaluate --leaderboard --seed SEED`` decides it
+(:func:`decide_boards`): alone, its sign flips drawn from ``numpy.random.default_rng(SEED)``
+with a seed of its own, so that the grid's decision on a board is the one a user with that
+board and that seed is shown (:func:`sample`, checked by :mod:`reports.end_to_end`).
+
 :data:`BOARD_CELLS` are boards at a public leaderboard's scale (135 systems x 500 binary
 items, 9,045 pairs); at about 0.2-0.4 s a board they are not grid cells (4,000 boards a
 cell, more at a second look, would take the grid from minutes to hours):
@@ -42,6 +47,7 @@ from scipy import special
 
 from evalcal_core.designs import MODELS
 from protocols import leaderboard as lb
+from sim.end_to_end import Sample, tidy
 
 from . import OLD_SUFFIX
 
@@ -145,53 +151,160 @@ def old_rule(x, rng):
     return separated, separated.sum(axis=-2) == 0, _greedy_tiers(means, separated)
 
 
-def _scores(name, separated, best_set, tier, a, sims):
-    """The outcomes of one rule's decisions on boards of true abilities ``a``."""
+def rank_bounds(separated):
+    """Simultaneous rank intervals from separations (1 = best): ``(1 + #{shown better},
+    m - #{shown worse})``, shape (..., m) each (:mod:`protocols.leaderboard`)."""
+    m = separated.shape[-1]
+    return 1 + separated.sum(axis=-2), m - separated.sum(axis=-1)
+
+
+def board_outcomes(a, separated, best_set, tier, rank_low, rank_high) -> dict:
+    """Each board's scored decisions, arrays over the boards (axis 0): a false separation,
+    the rank intervals covering, the best set holding a truly best system, the systems it
+    keeps (count), tiers misordered, the truly different pairs separated (count) and the
+    all-1 system separated above the all-0 one (``constant`` boards: ``a[0] = -inf``,
+    ``a[1] = +inf``; else False).
+
+    Parameters
+    ----------
+    a : ndarray, shape (m,)
+        True abilities (logits): only their order matters.
+    separated : ndarray of bool, shape (boards, m, m)
+    best_set : ndarray of bool, shape (boards, m)
+    tier, rank_low, rank_high : ndarray of int, shape (boards, m)
+    """
     m = a.size
     better = a[:, None] > a[None, :]               # better[i, j]: i truly better than j
-    false = (separated & ~better).any(axis=(-2, -1))
     n_better = better.sum(axis=0)                  # systems truly better than i
     n_worse = better.sum(axis=1)
-    above = separated.sum(axis=-2)
-    below = separated.sum(axis=-1)
-    covered = ((1 + above <= 1 + n_better) & (m - below >= m - n_worse)).all(axis=-1)
-    best = (best_set & (a == a.max())).any(axis=-1)
-    misordered = ((tier[:, :, None] < tier[:, None, :]) & ~better).any(axis=(-2, -1))
-    out = [_outcome(f"leaderboard any false separation{name}", "rejection", false.sum(),
-                    sims),
-           _outcome(f"leaderboard rank intervals{name}", "coverage", covered.sum(), sims),
-           _outcome(f"leaderboard best set{name}", "coverage", best.sum(), sims),
-           _outcome(f"leaderboard best set: systems kept{name}", "refused", best_set.sum(),
-                    sims * m),
-           _outcome(f"leaderboard tiers misordered{name}", "rejection", misordered.sum(),
-                    sims)]
+    constant = bool(np.isneginf(a[0]) and np.isposinf(a[1]))
+    return {"false separation": (separated & ~better).any(axis=(-2, -1)),
+            # every rank the system's tie group allows: 1 + #better ... m - #worse
+            "rank intervals cover": ((rank_low <= 1 + n_better)
+                                     & (rank_high >= m - n_worse)).all(axis=-1),
+            "best set covers": (best_set & (a == a.max())).any(axis=-1),
+            "best set size": best_set.sum(axis=-1),
+            "tiers misordered": ((tier[:, :, None] < tier[:, None, :])
+                                 & ~better).any(axis=(-2, -1)),
+            "true pairs separated": (separated & better).sum(axis=(-2, -1)),
+            "all-1 over all-0": separated[:, 1, 0] if constant
+            else np.zeros(len(separated), dtype=bool)}
+
+
+def _scores(name, per_board, a, sims):
+    """The outcomes of one rule's decisions (:func:`board_outcomes`) on ``sims`` boards."""
+    m = a.size
+    better = a[:, None] > a[None, :]
+    out = [_outcome(f"leaderboard any false separation{name}", "rejection",
+                    per_board["false separation"].sum(), sims),
+           _outcome(f"leaderboard rank intervals{name}", "coverage",
+                    per_board["rank intervals cover"].sum(), sims),
+           _outcome(f"leaderboard best set{name}", "coverage",
+                    per_board["best set covers"].sum(), sims),
+           _outcome(f"leaderboard best set: systems kept{name}", "refused",
+                    per_board["best set size"].sum(), sims * m),
+           _outcome(f"leaderboard tiers misordered{name}", "rejection",
+                    per_board["tiers misordered"].sum(), sims)]
     if better.any():
         out.append(_outcome(f"leaderboard true pairs separated{name}", "power",
-                            (separated & better).sum(), sims * better.sum()))
+                            per_board["true pairs separated"].sum(), sims * better.sum()))
     if np.isneginf(a[0]) and np.isposinf(a[1]):       # the constant systems' board
         out.append(_outcome(f"leaderboard all-1 over all-0 separated{name}", "power",
-                            separated[:, 1, 0].sum(), sims))
+                            per_board["all-1 over all-0"].sum(), sims))
     return out
 
 
-def simulate(params: dict, sims: int, rng) -> list[dict]:
-    """Score the leaderboard decisions on ``sims`` boards (see the module docstring).
-
-    The boards are drawn from ``rng`` first; the current rule's sign flips and the old
-    rule's draws then come from two streams spawned from it, so that either rule's
-    decisions do not depend on whether the other ran."""
+def draw(params: dict, sims: int, rng) -> tuple[np.ndarray, np.ndarray]:
+    """``(a, x)``: the systems' abilities and ``sims`` boards of 0/1 answers, shape
+    ``(sims, systems, n)`` (see the module docstring)."""
     a = abilities(params)
     m, n = params["systems"], params["n"]
     intercept, sd = LOGIT.get(params["scenario"], DEFAULT_LOGIT)
     u = sd * rng.standard_normal((sims, 1, n))
     # a = -inf / +inf: probability 0 / 1, and rng.random() < 1 always
     p = special.expit(intercept + a[:, None] + u)
-    x = (rng.random((sims, m, n)) < p).astype(np.float64)
+    return a, (rng.random((sims, m, n)) < p).astype(np.float64)
+
+
+def decide_boards(x, seeds) -> dict:
+    """The current rule on each board as ``evaluate --leaderboard --seed SEED`` decides it:
+    :func:`protocols.leaderboard.leaderboard` on that board alone with its sign flips from
+    ``numpy.random.default_rng(seed)``, as ``evaluate`` seeds them; ``{"separated",
+    "best_set", "tier", "rank_low", "rank_high"}``, stacked over the boards.
+
+    One board at a time, not one batched call: a batch draws its boards' signs one after
+    another from one stream, which no seed a user types reproduces. (It costs nothing:
+    about 9 ms a board of 10 systems x 200 questions either way.)"""
+    fields = ("separated", "best_set", "tier", "rank_low", "rank_high")
+    out = {f: [] for f in fields}
+    for board, seed in zip(x, seeds):
+        d = lb.leaderboard(board, ALPHA, rng=np.random.default_rng(int(seed)))
+        for f in fields:
+            out[f].append(getattr(d, f))
+    return {f: np.stack(v) for f, v in out.items()}
+
+
+#: boards' seeds are drawn below this: ``--seed`` takes 0 to 2^63 - 1, but
+#: ``evalcal.compare`` refuses an int above 2^53 that a float cannot hold exactly (its
+#: integer check compares ``float(value)`` with ``int(value)``)
+SEED_BOUND = 2**32
+
+
+def _seeds(rng, sims: int) -> np.ndarray:
+    """One ``--seed`` per board, below :data:`SEED_BOUND`."""
+    return rng.integers(0, SEED_BOUND, size=sims)
+
+
+def simulate(params: dict, sims: int, rng) -> list[dict]:
+    """Score the leaderboard decisions on ``sims`` boards (see the module docstring).
+
+    The boards are drawn from ``rng`` first; the current rule's seeds (one per board, as a
+    user's ``--seed``: :func:`decide_boards`) and the old rule's draws then come from two streams
+    spawned from it, so that either rule's decisions do not depend on whether the other
+    ran."""
+    a, x = draw(params, sims, rng)
     current_rng, old_rng = rng.spawn(2)
-    d = lb.simultaneous_pairs(x, ALPHA, rng=current_rng)
-    old = old_rule(x, old_rng)
-    return _scores("", d.separated, d.best_set, d.tier, a, sims) + _scores(
-        f" {OLD_SUFFIX}", *old, a, sims)
+    d = decide_boards(x, _seeds(current_rng, sims))
+    separated, best_set, tier = old_rule(x, old_rng)
+    old = board_outcomes(a, separated, best_set, tier, *rank_bounds(separated))
+    return _scores("", board_outcomes(a, **d), a, sims) + _scores(f" {OLD_SUFFIX}", old, a,
+                                                                   sims)
+
+
+def sample(params: dict, sims: int, rng) -> Sample:
+    """``sims`` boards of the cell as users' files (:mod:`sim.end_to_end`): one run of 0/1
+    scores per system (``s00``, ``s01``, ... in ability order) on the cell's questions,
+    compared with ``--leaderboard --seed SEED``; the same draws and the same decisions as
+    :func:`simulate` (:func:`decide_boards`, :func:`board_outcomes`), every board with the one
+    seed the user types for the cell (``SEED`` drawn from the stream :func:`simulate` draws
+    the boards' seeds from). The old rule is not printed: not compared.
+
+    The decisions read back from the ``--json`` body: its separated pairs, each system's
+    tier, rank interval and ``possibly_best``, scored by the same :func:`board_outcomes`."""
+    a, x = draw(params, sims, rng)
+    current_rng, _ = rng.spawn(2)
+    seed = int(_seeds(current_rng, 1)[0])
+    names = [f"s{i:02d}" for i in range(a.size)]
+    frames = [tidy({name: board[i][None] for i, name in enumerate(names)}) for board in x]
+    decided = board_outcomes(a, **decide_boards(x, np.full(sims, seed)))
+    index = {name: i for i, name in enumerate(names)}
+
+    def read(body: dict) -> dict:
+        board = body["leaderboard"]
+        m = len(names)
+        separated = np.zeros((1, m, m), dtype=bool)
+        for above, below in board["separated"]:
+            separated[0, index[above], index[below]] = True
+        rows = sorted(board["rows"], key=lambda r: index[r["system"]])
+
+        def column(key, dtype):
+            return np.array([[r[key] for r in rows]], dtype=dtype)
+
+        got = board_outcomes(a, separated, column("possibly_best", bool), column("tier", int),
+                             column("rank_low", int), column("rank_high", int))
+        return {k: v[0].item() for k, v in got.items()}
+
+    return Sample(frames, {"leaderboard": True, "seed": seed}, decided, read)
 
 
 def board_check(boards: int = BOARD_SIMS, *, seed: int = 0, cells=None) -> list[dict]:

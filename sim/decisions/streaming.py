@@ -59,13 +59,16 @@ from evalcal_core.options import (
 )
 from evalcal_core.validate import Interval, InvalidParameterError
 from protocols.analysis.stream import cluster_stream
+from protocols.claims import EXIT_STATUS
 from protocols.streaming import (
     CLAIMS,
     METHODS,
+    ConfidenceSequence,
     confidence_sequence,
     decide_claim,
     three_way,
 )
+from sim.end_to_end import GATE, Sample, tidy
 
 NAME = "streaming"
 DESIGN = MODELS
@@ -188,52 +191,97 @@ class PeekingT:
         return (np.logical_or.accumulate(self.low > value, axis=-1),
                 np.logical_or.accumulate(self.high < value, axis=-1))
 
+    #: where ``value`` first left, read off :meth:`sides` as a sequence's is
+    decision = ConfidenceSequence.decision
 
-def _score(name, cs, cs_claims, effect, sims, seqbench=None):
-    """Every outcome of one sequence (or of peeking) on the cell's streams."""
-    measure0 = "rejection" if effect == 0 else "power"
-    out = []
+
+def stream_decisions(cs, cs_claims, effect: float) -> dict:
+    """Each stream's decisions on one sequence (or on :class:`PeekingT`), arrays over the
+    streams: the ``1 - alpha`` sequence covering ``effect`` at every look (``"covered"``),
+    ``0`` leaving it (``"0 left"``, and the look where it did, ``"0 left at"``, 0: never),
+    its running intersection emptying (``"emptied"``), the three-way decision at the
+    margin (``"three-way false"``: a false declaration, ``"three-way stopped"``: its look)
+    and, per claim of :data:`CLAIMS` at the margin on the ``1 - 2 alpha`` sequence
+    ``cs_claims``, its verdict (``"<claim>"``), the look it was reached at (``"<claim>
+    at"``, 0: never) and whether that sequence's intersection emptied (``"<claim>
+    emptied"``)."""
     under, over = cs.sides(effect)
-    out.append(_outcome(f"{name}: misses the truth at some look", "rejection",
-                        (under | over).any(axis=-1).sum(), sims))
     way = three_way(cs, MARGIN)
-    out.append(_outcome(f"{name}: three-way at {100 * MARGIN:g} pp, false declaration",
-                        "rejection", _false_three_way(way.verdict, effect).sum(), sims))
-    if seqbench is not None:
-        decided = (way.stopped_at > 0) & (way.stopped_at <= seqbench)
-        out.append(_outcome(f"{name}: three-way decided by look {int(seqbench)} "
-                            f"(seqbench median {seqbench:g})", "power", decided.sum(), sims))
+    stopped, _ = cs.decision(0.0)
+    out = {"covered": ~(under | over).any(axis=-1),
+           "three-way false": _false_three_way(way.verdict, effect),
+           "three-way stopped": way.stopped_at,
+           "0 left": stopped > 0, "0 left at": stopped,
+           "emptied": cs.empty_after(False) > 0}
     for claim in CLAIMS:
         # as evaluate decides it: inconclusive where the running intersection emptied
-        shown = decide_claim(cs_claims, claim, MARGIN, locate=False).verdict == "shown"
+        verdict = decide_claim(cs_claims, claim, MARGIN, locate=False)
+        out[claim] = verdict.verdict
+        out[f"{claim} at"] = verdict.stopped_at
+        out[f"{claim} emptied"] = verdict.empty_after > 0
+    return out
+
+
+def _score(name, decided, effect, sims, seqbench=None):
+    """Every outcome of one sequence (or of peeking) on the cell's streams, from its
+    :func:`stream_decisions`."""
+    measure0 = "rejection" if effect == 0 else "power"
+    out = [_outcome(f"{name}: misses the truth at some look", "rejection",
+                    (~decided["covered"]).sum(), sims),
+           _outcome(f"{name}: three-way at {100 * MARGIN:g} pp, false declaration",
+                    "rejection", decided["three-way false"].sum(), sims)]
+    if seqbench is not None:
+        stopped = decided["three-way stopped"]
+        done = (stopped > 0) & (stopped <= seqbench)
+        out.append(_outcome(f"{name}: three-way decided by look {int(seqbench)} "
+                            f"(seqbench median {seqbench:g})", "power", done.sum(), sims))
+    for claim in CLAIMS:
         out.append(_outcome(f"{name}: {claim} at {100 * MARGIN:g} pp shown",
                             "rejection" if _claim_null(claim, effect) else "power",
-                            shown.sum(), sims))
-    under0, over0 = cs.sides(0.0)
-    out.append(_outcome(f"{name}: stop when 0 leaves", measure0,
-                        (under0 | over0).any(axis=-1).sum(), sims))
+                            (decided[claim] == "shown").sum(), sims))
+    out.append(_outcome(f"{name}: stop when 0 leaves", measure0, decided["0 left"].sum(),
+                        sims))
     return out
+
+
+def _decide(d, method: str, effect: float) -> dict:
+    """:func:`stream_decisions` of ``method``'s sequences (``1 - alpha`` and, for the
+    claims, ``1 - 2 alpha``) on the streams ``d`` (units in arrival order)."""
+    return stream_decisions(confidence_sequence(d, ALPHA, method),
+                            confidence_sequence(d, 2 * ALPHA, method), effect)
 
 
 def _score_all(name, d, effect, sims, median=None, old=False):
     """Every sequence's outcomes on the streams ``d`` (units in arrival order)."""
     out = []
     for method in METHODS:
-        out += _score(f"{method} sequence{name}", confidence_sequence(d, ALPHA, method),
-                      confidence_sequence(d, 2 * ALPHA, method), effect, sims,
+        out += _score(f"{method} sequence{name}", _decide(d, method, effect), effect, sims,
                       None if median is None else median[method])
     return [dict(o, decision=o["decision"] + " (old)") for o in out] if old else out
+
+
+def _streams(params: dict, sims: int, rng):
+    """``(d, labels, units)``: the cell's files as :func:`draw` / :func:`draw_topics` draw
+    them (``labels``: each question's topic, None off the topic cells) and the streams
+    ``evaluate`` reads on them in arrival order (``units``): the topics' means, complete
+    topics first, on topic-grouped files (``--cluster``), else the questions."""
+    if params["data"] != "topics":
+        d = draw(params, sims, rng)
+        return d, None, d
+    d, labels = draw_topics(params, sims, rng)
+    if params["arrival"] == "shuffled":
+        return d, labels, d
+    return d, labels, cluster_stream(d, labels)[0]
 
 
 def _simulate_topics(params: dict, sims: int, rng) -> list[dict]:
     """The topic cells: on grouped files the topics streamed (``--cluster``) and, marked
     old, the questions in file order; on shuffled files the questions in file order."""
-    d, labels = draw_topics(params, sims, rng)
+    d, _, units = _streams(params, sims, rng)
     effect = params["effect"]
     if params["arrival"] == "shuffled":
-        return _score_all(" over questions in random file order", d, effect, sims)
-    means, _ = cluster_stream(d, labels)
-    return (_score_all(" over topics (--cluster, complete topics in file order)", means,
+        return _score_all(" over questions in random file order", units, effect, sims)
+    return (_score_all(" over topics (--cluster, complete topics in file order)", units,
                        effect, sims)
             + _score_all(" over questions of a topic-grouped file (no --cluster; evaluate "
                          "warns)", d, effect, sims, old=True))
@@ -243,15 +291,89 @@ def simulate(params: dict, sims: int, rng) -> list[dict]:
     """Score the streaming decisions on ``sims`` evaluations watched after every item."""
     if params["data"] == "topics":
         return _simulate_topics(params, sims, rng)
-    d = draw(params, sims, rng)
+    d, _, _ = _streams(params, sims, rng)
     effect = params["effect"]
     median = (SEQBENCH_MEDIAN.get(effect) if params["data"] == "uniform"
               and params.get("h") == SEQBENCH_H and params["questions"] == LOOKS else None)
     out = _score_all("", d, effect, sims, median)
+    peeking = stream_decisions(PeekingT(d, ALPHA), PeekingT(d, 2 * ALPHA), effect)
     out += [dict(o, decision=o["decision"] + " (old)") for o in
-            _score("peeking t interval after every item", PeekingT(d, ALPHA),
-                   PeekingT(d, 2 * ALPHA), effect, sims)]
+            _score("peeking t interval after every item", peeking, effect, sims)]
     return out
+
+
+def _reading(params: dict) -> tuple[str, str]:
+    """The sequence (``--stream-method``) and the claim (``--claim``) a cell's sampled
+    files are read with: one pair per cell (a user types one), taken in turn along
+    :data:`CELLS` (then :data:`QUICK_CELLS`), so that the cells cover every pair."""
+    cells = CELLS + QUICK_CELLS
+    i = cells.index(params) if params in cells else 0
+    return METHODS[i % len(METHODS)], CLAIMS[(i // len(METHODS)) % len(CLAIMS)]
+
+
+def sample(params: dict, sims: int, rng) -> Sample:
+    """``sims`` of the cell's evaluations as users' files (:mod:`sim.end_to_end`), read with
+    ``--stream --stream-method METHOD --claim CLAIM --margin 0.02 --gate`` (:func:`_reading`);
+    the same draws and decisions as :func:`simulate` (:func:`stream_decisions`).
+
+    Each question's scores are ``max(-d, 0)`` (base) and ``max(d, 0)`` (variant), whose
+    difference is the drawn delta ``d`` exactly. The questions are written in arrival order
+    under ids in a random order (a stream must not be sorted by id), except on the shuffled
+    topic cells, where the rows are grouped by topic and a column ``t`` gives the arrival
+    order (``--order-by t``); on the grouped topic cells each question's topic is in a
+    ``topic`` column (``--cluster topic``: the topics streamed).
+
+    Compared: the ``1 - alpha`` sequence covering the true effect (its last interval, a
+    running intersection, holds it: ``low``/``high``), the look where ``0`` left it
+    (``stopped_at``), its intersection emptying, the claim's look (``decided_at``) and its
+    sequence emptying, and the claim's verdict as the exit status (``"gate"``). Not
+    compared: the three-way decision and the seqbench stopping looks (``evaluate`` prints
+    neither), the peeking t interval and the question-level stream of a topic-grouped file
+    (``(old)``: not printed as a decision)."""
+    d, labels, units = _streams(params, sims, rng)
+    method, claim = _reading(params)
+    effect = float(params["effect"])
+    decided = _decide(units, method, effect)
+    # the ids' order: a stream spawned off rng, so the draws above are simulate's
+    layout = rng.spawn(1)[0]
+    n = d.shape[-1]
+    options = {"stream": True, "stream_method": method, "claim": claim, "margin": MARGIN}
+    shuffled = params["data"] == "topics" and params["arrival"] == "shuffled"
+    if shuffled:
+        options["order_by"] = "t"
+    elif labels is not None:
+        options["cluster"] = "topic"
+    frames = []
+    for i in range(sims):
+        delta = d[i]
+        ids = np.array([f"q{q:05d}" for q in layout.permutation(n)])
+        rows, topics = np.arange(n), None
+        if shuffled:
+            # rows grouped by topic; t is each question's place in the stream
+            rows = np.argsort(labels[i], kind="stable")
+            delta, ids = delta[rows], ids[rows]
+        elif labels is not None:
+            topics = np.array([f"t{c:02d}" for c in labels])
+        frame = tidy({"base": np.maximum(-delta, 0.0)[None],
+                      "variant": np.maximum(delta, 0.0)[None]}, question_ids=ids,
+                     clusters=topics)
+        if shuffled:
+            frame["t"] = np.tile(rows, 2)
+        frames.append(frame)
+
+    def read(body: dict) -> dict:
+        s = body["stream"]
+        empty = s["intersection_empty_after"] > 0
+        return {"covered": (not empty) and s["low"] <= effect <= s["high"],
+                "0 left at": s["stopped_at"], "emptied": empty,
+                f"{claim} at": s["claim"]["decided_at"],
+                f"{claim} emptied": s["claim"]["intersection_empty_after"] > 0,
+                GATE: body["claim"]["gate_exit_status"]}
+
+    compared = {k: decided[k] for k in ("covered", "0 left at", "emptied", f"{claim} at",
+                                        f"{claim} emptied")}
+    compared[GATE] = np.array([EXIT_STATUS[v] for v in decided[claim]])
+    return Sample(frames, options, compared, read)
 
 
 def stopping_times(effect: float, sims: int = 2000, *, rng=None, looks: int = LOOKS,

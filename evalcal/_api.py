@@ -247,6 +247,20 @@ class StudyPlan:
     def checked(self):
         return self.plan.checked
 
+    @property
+    def estimand(self) -> str:
+        """``questions`` (these questions fixed: ``evaluate``'s primary ``paired_t``) or
+        ``population`` (its ``paired_two_level`` row); models designs: ``population``."""
+        return self.plan.config.estimand
+
+    @property
+    def test(self) -> str:
+        """The test the plan's power is for, in words (the ``estimand:`` line of the
+        printout names its protocol and where ``evaluate`` prints it)."""
+        from sim import plan as planner
+
+        return planner.test_words(self.plan.config.design, self.plan.config.estimand)
+
     def to_frame(self):
         """Every feasible design, best first (``k``, ``n``, ``r``, ``cost``, ``power`` as a
         fraction, ``effect_pp``, ...: ``plan_designs.csv``)."""

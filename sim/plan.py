@@ -51,7 +51,16 @@ from evalcal_core.validate import (
 from . import generators
 from .outputs import write_csv
 from .plan_components import components_from_generator, components_from_pilot
-from .plan_model import Components, Costs, icc
+from .plan_model import (
+    ESTIMAND_TESTS,
+    ESTIMANDS,
+    POPULATION,
+    QUESTIONS,
+    Components,
+    Costs,
+    icc,
+    where_printed,
+)
 from .plan_search import (
     DESIGNS,
     MIN_CHECK_SIMS,
@@ -61,15 +70,27 @@ from .plan_search import (
     run_plan,
 )
 
-#: the estimand of each design, one line (printed, and a column of the CSV tables)
-ESTIMANDS = {
-    "methods": "the population mean delta: over the population of questions the benchmark's n "
-               "are drawn from and of training seeds (not only these n questions)",
-    MODELS: "the two checkpoints' mean delta over the population of questions the n are "
-              "drawn from (not only these n questions)",
-    MODELS_CLUSTERED: "the two checkpoints' mean delta over the population of question "
-                        "clusters the G are drawn from",
+#: each (design, estimand) in words: what is estimated, the test the plan's power is for
+#: and where ``evaluate`` prints that test (the ``estimand:`` line; CSV columns ``estimand``
+#: and ``test`` hold the name and the test)
+_ESTIMAND_WORDS = {
+    ("methods", QUESTIONS): "the effect on these n questions (fixed; training seeds random), "
+                            f"tested by {ESTIMAND_TESTS[QUESTIONS]} on the k per-seed mean "
+                            f"deltas -- {where_printed(QUESTIONS)}",
+    ("methods", POPULATION): "the population mean delta, over the population of questions "
+                             "the benchmark's n are drawn from and of training seeds, tested "
+                             f"by {ESTIMAND_TESTS[POPULATION]} -- "
+                             f"{where_printed(POPULATION)}",
+    (MODELS, POPULATION): "the two checkpoints' mean delta over the population of questions "
+                          "the n are drawn from (not only these n questions)",
+    (MODELS_CLUSTERED, POPULATION): "the two checkpoints' mean delta over the population of "
+                                    "question clusters the G are drawn from",
 }
+
+
+def estimand_line(design: str, estimand: str) -> str:
+    """The ``estimand:`` line of the planner's output."""
+    return f"estimand: {estimand}: {_ESTIMAND_WORDS[design, estimand]}"
 
 
 # ---------------------------------------------------------------- command line
@@ -113,6 +134,11 @@ class PlanOptions:
     budget: float | None = option("--budget", None, kind=float,
                                   help="total budget (cost unit): report the smallest "
                                        "detectable effect")
+    estimand: str | None = option(
+        "--estimand", None, constraint=Optional(Options(ESTIMANDS)),
+        help="methods: questions (default; the effect on these n questions, seeds random: "
+             "evaluate's primary paired_t on per-seed means) or population (questions random "
+             "too: evaluate's table row paired_two_level); models designs: population")
     alpha: float = alpha_option()
     cost: tuple = option("--cost", (), nargs="+", metavar="KEY=VALUE",
                          help="seed=C (per seed and arm) question=C (per seed x question "
@@ -240,6 +266,7 @@ def config_from_args(parsed) -> PlanConfig:
             comp = dataclasses.replace(comp, source=comp.source + "; stated: " + ", ".join(
                 over), **over)
     return PlanConfig(components=comp, costs=costs, model=model, design=design,
+                      estimand=args.estimand,
                       power=args.power, effect=effect,
                       budget=args.budget, alpha=args.alpha, k_min=args.k_min,
                       k_max=args.k_max, n_min=args.n_min, n_max=args.n_max, r_max=args.r_max,
@@ -256,11 +283,10 @@ def _design_words(design, ch, m):
     return f"{head}n = {ch['n']:,} questions, r = {r} repeat{'s' if r != 1 else ''}"
 
 
-#: per design: the test, the cost formula, the first column of the table
+#: per design: the test, the cost formula, the first column of the table (methods: the test
+#: per estimand, :data:`_METHODS_TESTS`)
 _WORDS = {
-    "methods": ("two-level t, seeds and questions random: mean delta / sqrt(var(per-seed "
-                "deltas) / k + var(per-question deltas) / n), min(k, n) - 1 df",
-                "2 k (seed + n (question + r repeat))", "k"),
+    "methods": (None, "2 k (seed + n (question + r repeat))", "k"),
     MODELS: ("paired t on the n per-question deltas (n - 1 df)", "2 n (question + r repeat)",
                "k"),
     MODELS_CLUSTERED: ("t on the G cluster-mean deltas (G - 1 df)",
@@ -268,19 +294,42 @@ _WORDS = {
 }
 
 
+_METHODS_TESTS = {
+    QUESTIONS: (f"{ESTIMAND_TESTS[QUESTIONS]} on the k per-seed mean deltas (k - 1 df; "
+                "questions fixed)"),
+    POPULATION: (f"{ESTIMAND_TESTS[POPULATION]} (seeds and questions random; at least 4 "
+                 "questions)"),
+}
+#: what the power column is, per methods estimand
+_METHODS_POWER = {
+    QUESTIONS: ("power: exact for paired_t under the normal model (noncentral t, k - 1 df, "
+                "variance sd_seed^2/k + sd_inter^2/(k n) + sd_repeat^2/(k n r): the question "
+                "spread does not enter), at the effect on the questions scored; at effect 0 "
+                "it is alpha"),
+    POPULATION: ("power: of Hsu's two-level t (mean delta / sqrt(var(per-seed deltas) / k + "
+                 "var(per-question deltas) / n), min(k, n) - 1 df), exact under the normal "
+                 "model and conservative: paired_two_level, which evaluate prints, has at "
+                 "least this power in the cells checked (see the check column); at effect 0 "
+                 "it is the size (<= alpha)"),
+}
+
+
+def test_words(design: str, estimand: str) -> str:
+    """The test the plan's power is for, in words (the ``test`` CSV column)."""
+    return _METHODS_TESTS[estimand] if design == "methods" else _WORDS[design][0]
+
+
 def report_lines(plan: Plan) -> list[str]:
     """The planner's text output."""
     c = plan.config
     unit = c.costs.unit
-    test, formula, first = _WORDS[c.design]
-    lines = [f"design: {c.design}; test: {test}; two-sided alpha {c.alpha:g}",
-             f"estimand: {ESTIMANDS[c.design]}",
+    _, formula, first = _WORDS[c.design]
+    lines = [f"design: {c.design}; test: {test_words(c.design, c.estimand)}; two-sided "
+             f"alpha {c.alpha:g}",
+             estimand_line(c.design, c.estimand),
              f"components: {plan.components.describe()}"]
     if c.design == "methods":
-        # The conservative test's size is below alpha where interaction and repeat noise
-        # matter: say what the power column means at effect 0.
-        lines.append("power: exact for this test under the normal model, a new question set "
-                     "per experiment; at effect 0 it is the test's size (<= alpha)")
+        lines.append(_METHODS_POWER[c.estimand])
     lines += [f"warning: {note}" for note in plan.components.notes]
     if c.design != "methods" and plan.components.sd_seed > 0:
         lines.append("note: sd_seed is not used for models (two fixed checkpoints, no seeds)")
@@ -319,12 +368,19 @@ def report_lines(plan: Plan) -> list[str]:
     if plan.checked is not None:
         head += "   check: simulated [95% Wilson]"
         # two powers side by side read as two answers: say which one the plan stands on
-        lines.append("power column: the closed form, the plan's answer; the check column "
-                     "simulates each design from the fitted model (a check of the closed form,"
-                     " not a second answer: a gap means the model and the closed form's "
-                     "normal components differ)" if c.model else
-                     "power column: the closed form, the plan's answer; the check column "
-                     "simulates each design (a check of the closed form, not a second answer)")
+        if c.design == "methods" and c.estimand == POPULATION:
+            lines.append("power column: the closed form (Hsu's t), the plan's answer; the "
+                         f"check column simulates {ESTIMAND_TESTS[POPULATION]} as evaluate "
+                         "prints it at each design (a different, less conservative test: "
+                         "its power at or above the column's is the plan holding)")
+        else:
+            lines.append("power column: the closed form, the plan's answer; the check column "
+                         "simulates each design from the fitted model (a check of the closed "
+                         "form, not a second answer: a gap means the model and the closed "
+                         "form's normal components differ)" if c.model else
+                         "power column: the closed form, the plan's answer; the check column "
+                         "simulates each design (a check of the closed form, not a second "
+                         "answer)")
     lines.append(head)
     for row in table.itertuples():
         line = (f"{row.role:>10} {getattr(row, first):>4} {row.n:>7,} {row.r:>3} {row.cost:>10.4g} "
@@ -336,7 +392,10 @@ def report_lines(plan: Plan) -> list[str]:
     if plan.checked is not None:
         what = ("normal components model" if not c.model
                 else f"seed_question ({model_words(c.model)}), binomial repeats")
-        lines.append(f"check: {c.sims:,} simulated experiments per design, {what}")
+        tested = (f"; {ESTIMAND_TESTS[c.estimand]} (registry) at the {c.estimand} effect, "
+                  "a new draw of seeds and questions per experiment"
+                  if c.design == "methods" else "")
+        lines.append(f"check: {c.sims:,} simulated experiments per design, {what}{tested}")
         done = plan.checked["sims"]
         if (done < c.sims).any():
             fewest = int(done[done > 0].min()) if (done > 0).any() else 0
@@ -390,8 +449,10 @@ def write_tables(plan: Plan, out) -> list[str]:
 
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
+    c = plan.config
     tables = {name: None if table is None else table.assign(
-        test=_WORDS[plan.config.design][0], estimand=ESTIMANDS[plan.config.design])
+        estimand=c.estimand, test=(ESTIMAND_TESTS[c.estimand] if c.design == "methods"
+                                   else test_words(c.design, c.estimand)))
         for name, table in (("plan_designs.csv", plan.designs),
                             ("plan_checked.csv", plan.checked))}
     written = [name for name, table in tables.items() if table is not None]

@@ -26,17 +26,33 @@ For ``methods`` (crossed seeds and questions, the seed-question array exchangeab
 ``sigma_c**2``, of one (seed, question) ``sigma_a**2 + sigma_c**2 + sigma_i**2``; the r repeats
 of a cell share everything but their binomial noise).
 
-Estimand (every design): the population mean delta ``delta``, over the population of
-questions the benchmark's n are a draw from (and, for methods, of training seeds) -- what a
-paper claims. ``paired_t`` on the k per-seed deltas does not test it: it holds the questions
-fixed and tests ``delta + cbar = 0`` (``cbar ~ N(0, sigma_c**2 / n)``, the effect on *these*
-questions), so at ``delta = 0`` it rejects far above alpha when ``sigma_c > 0`` (17.5-18.4% at
-the README example's chosen design). The registry's ``paired_two_level`` adds the question
-variance but truncates it at 0 and uses Satterthwaite df; with few questions it does not hold
-the level either (normal model, effect 0, 4,000 experiments: 9.8% at k = 9, n = 2 and 11.8%
-at k = 20, n = 2 with sigma_c = 8, sigma_i = 10, sigma_r = 40 pp, r = 10), nor does the
-same variance with Welch-Satterthwaite df (6-10% where one mean square has 1 df). The
-planner's test for methods is therefore :func:`two_level_test`: ``t = mean D / sqrt((MS_seed
+Estimand (``methods``: one of two, :data:`ESTIMANDS`, each with the test ``evaluate`` prints
+for it, :data:`ESTIMAND_TESTS`):
+
+``questions`` (the default)
+    the effect on *these* n questions (questions fixed, seeds random): ``delta_Q = delta +
+    cbar`` with ``cbar`` the mean of the n question effects. Its test is the design's primary
+    protocol (``paired_t`` on the k per-seed mean deltas, ``evaluate``'s primary line). The
+    questions are not resampled, so the ``sigma_c**2 / n`` term drops::
+
+        Var(mean D | questions) = sigma_a**2 / k + sigma_i**2 / (k n) + sigma_r**2 / (k n r)
+
+    (questions still average the interaction and the repeat noise). The k per-seed deltas are
+    independent normals of variance ``k Var`` around ``delta_Q``, so the power is the
+    noncentral t on k - 1 df with noncentrality ``delta_Q / sqrt(Var)``, exactly ``alpha`` at
+    ``delta_Q = 0``. At a zero *population* effect ``paired_t`` rejects far above alpha when
+    ``sigma_c > 0`` (13-18% at the README example's designs): it tests ``delta_Q``, not
+    ``delta``.
+``population``
+    the population mean delta ``delta``, over the population of questions the benchmark's n
+    are a draw from and of training seeds. ``evaluate`` prints its test in the two-arm table
+    row ``paired_two_level`` (two-way ANOVA variance, Satterthwaite df lowered at the mean
+    squares' upper bounds; at least 4 questions). The planner's closed form is that of
+    :func:`two_level_test`, a close, conservative relative whose power is exact under the
+    normal model (below); the simulation check runs the registry's ``paired_two_level``
+    itself.
+
+:func:`two_level_test`: ``t = mean D / sqrt((MS_seed
 + MS_question) / (k n))`` on ``min(k, n) - 1`` df, with the two-way ANOVA mean squares of the
 (seed, question) cell-mean deltas. ``(MS_seed + MS_question) / (k n) = var(d_s) / k +
 var(q_s) / n`` (per-seed deltas ``d_s``, per-question deltas ``q_s`` averaged over seeds) has
@@ -47,7 +63,9 @@ value of the components (its *size*; below alpha where the interaction and repea
 matter). Its power is exact under the normal model: given the two mean squares (independent
 scaled chi-squares on k - 1 and n - 1 df, independent of the mean) the test rejects with a
 normal probability; the planner integrates that over both (Gauss-Legendre in the chi-squares'
-probabilities), so at ``delta = 0`` the power is the test's size.
+probabilities), so at ``delta = 0`` the power is the test's size. ``paired_two_level``
+subtracts ``MS_resid`` from the question mean square (an unbiased variance) on more df, so
+where n is not tiny its power is at least this closed form's (the check column shows it).
 
 For ``models`` (no seeds; a question's interaction is part of its effect)::
 
@@ -69,10 +87,29 @@ import numpy as np
 from scipy import special, stats
 
 import protocols
-from evalcal_core.designs import MODELS
+from evalcal_core import designs
+from evalcal_core.designs import METHODS_PAIRED, MODELS
 from evalcal_core.validate import fail
 
+from .generators.seed_question import _normal_rule
 from .grid import wilson
+
+#: the estimands of a ``methods`` study (module docstring); the first is the default
+QUESTIONS, POPULATION = "questions", "population"
+ESTIMANDS = (QUESTIONS, POPULATION)
+#: per estimand, the registry protocol ``evaluate`` prints for it on a methods_paired study:
+#: the design's primary comparison (questions fixed) and the reportable two-level t
+ESTIMAND_TESTS = {QUESTIONS: designs.get(METHODS_PAIRED).primary,
+                  POPULATION: "paired_two_level"}
+
+
+def where_printed(estimand: str) -> str:
+    """Where ``evaluate`` prints the estimand's test: its primary comparison line when the
+    test is the design's primary protocol, else the two-arm table's row of that name."""
+    name = ESTIMAND_TESTS[estimand]
+    if name == designs.get(METHODS_PAIRED).primary:
+        return "evaluate's primary comparison line"
+    return f"evaluate's table row {name} (not the primary comparison line)"
 
 #: Gauss-Legendre rule on (0, 1) (weights summing to 1) over the probabilities of the two mean
 #: squares' chi-squares in :func:`power` (methods)
@@ -126,17 +163,21 @@ def _sizes(k, n, r):
     return (np.asarray(k, dtype=float), np.asarray(n, dtype=float), np.asarray(r, dtype=float))
 
 
-def mean_delta_variance(comp: Components, design: str, k, n, r):
+def mean_delta_variance(comp: Components, design: str, k, n, r, estimand: str = QUESTIONS):
     """Closed-form ``Var(mean D)`` (fraction**2) of a design; arrays broadcast.
 
-    ``methods``: ``sa2/k + sc2/n + si2/(k n) + sr2/(k n r)``; ``models``: ``(sc2 + si2)/n +
-    sr2/(n r)`` (k is ignored: no seeds; the interaction is part of a question's effect).
+    ``methods``: ``sa2/k + sc2/n + si2/(k n) + sr2/(k n r)`` for the ``population``
+    estimand, without ``sc2/n`` for ``questions`` (the questions are not resampled);
+    ``models``: ``(sc2 + si2)/n + sr2/(n r)`` (k is ignored: no seeds; the interaction is
+    part of a question's effect). ``estimand`` is read for ``methods`` only.
     """
     k, n, r = _sizes(k, n, r)
     sa2, sc2, si2, sr2 = (comp.sd_seed**2, comp.sd_question**2, comp.sd_inter**2,
                           comp.sd_repeat**2)
     if design == MODELS:
         return (sc2 + si2) / n + sr2 / (n * r) + 0 * k
+    if design == "methods" and estimand == QUESTIONS:
+        sc2 = 0.0
     return sa2 / k + sc2 / n + si2 / (k * n) + sr2 / (k * n * r)
 
 
@@ -146,10 +187,13 @@ def _two_sided_nct(tc, df, ncp):
     return stats.nct.sf(tc, df, ncp) + stats.nct.sf(tc, df, -ncp)
 
 
-def power(comp: Components, design: str, k, n, r, effect, alpha: float = 0.05):
-    """Power (fraction) of the design's test at population effect ``effect`` (fraction).
+def power(comp: Components, design: str, k, n, r, effect, alpha: float = 0.05,
+          estimand: str = QUESTIONS):
+    """Power (fraction) of the design's test at effect ``effect`` (fraction) of the estimand.
 
-    ``methods``: :func:`two_level_test` (seeds and questions random; module docstring), by
+    ``methods`` with ``questions``: ``paired_t`` on the k per-seed deltas, noncentral t on
+    k - 1 df (exactly ``alpha`` at ``effect = 0``). ``methods`` with ``population``:
+    :func:`two_level_test` (seeds and questions random; module docstring), by
     quadrature over its two mean squares: at ``effect = 0`` this is the test's size (at most
     ``alpha``). ``models``: two-sided paired t on n per-question deltas; ``clusters`` (the
     ``methods`` form of models_clustered, :func:`sim.plan_search.clustered_as_methods`):
@@ -160,8 +204,8 @@ def power(comp: Components, design: str, k, n, r, effect, alpha: float = 0.05):
     """
     k, n, r = _sizes(k, n, r)
     effect = np.asarray(effect, dtype=float)
-    se = np.sqrt(mean_delta_variance(comp, design, k, n, r))
-    if design in (MODELS, "clusters"):
+    se = np.sqrt(mean_delta_variance(comp, design, k, n, r, estimand))
+    if design in (MODELS, "clusters") or estimand == QUESTIONS:
         df = (n if design == MODELS else k) - 1 + 0 * (k + n)
         with np.errstate(divide="ignore", invalid="ignore"):
             return _two_sided_nct(stats.t.isf(alpha / 2, df), df, effect / se)
@@ -251,17 +295,47 @@ def icc(comp: Components, r: int = 1) -> float:
 
 
 
-def _draw_seed_question(gen, sims, k, n, r, delta, rng):
+def _questions_beta(gen, b, delta):
+    """Per experiment, the logit shift whose effect on *its* questions is ``delta``.
+
+    ``b`` (shape ``(sims, 1, n)``) are the experiment's question difficulties; the effect on
+    them (seeds random) is ``mean_q [m(theta + beta + b_q) - m(theta + b_q)]`` with ``m(x) =
+    E[expit(x + u + e)]`` over the seed effect and the noise (variance ``sd_seed**2 +
+    sd_noise**2``). Newton's method from the population's ``beta_for(delta)`` (the effect is
+    increasing in beta; 8 steps reach 1e-12 in the tests' settings); shape ``(sims, 1, 1)``.
+    """
+    if delta == 0:
+        return np.zeros(b.shape[:-1] + (1,))
+    sd = math.sqrt(gen.sd_seed**2 + gen.sd_noise**2)
+    nodes, weights = _normal_rule(sd)
+
+    def mean_and_slope(shift):
+        p = special.expit(gen.theta + np.asarray(shift)[..., None] + b[..., None] + sd * nodes)
+        return ((p * weights).sum(-1).mean(-1, keepdims=True),
+                (p * (1 - p) * weights).sum(-1).mean(-1, keepdims=True))
+
+    base, _ = mean_and_slope(0.0)
+    beta = np.full(base.shape, gen.beta_for(delta))
+    for _ in range(8):
+        mean, slope = mean_and_slope(beta)
+        beta = beta - (mean - base - delta) / slope
+    return beta
+
+
+def _draw_seed_question(gen, sims, k, n, r, delta, rng, estimand=POPULATION):
     """Correct counts out of r repeats, ``(base, variant)`` of shape ``(sims, k, n)``.
 
     The latent model of :class:`sim.generators.seed_question.SeedQuestion` (its docstring:
     fresh difficulties ``b_q``, seed effects ``u`` with correlation rho, per-(seed, question)
     noise shared by the arms, ``beta`` from :meth:`beta_for`), with the r repeats of a cell
     drawn as one binomial of its probability. At r = 1 it is the generator's own law (checked
-    against :meth:`draw` in the tests).
+    against :meth:`draw` in the tests). With ``estimand="questions"`` ``beta`` is set per
+    experiment so that the effect on the drawn questions is ``delta``
+    (:func:`_questions_beta`); the draws are the same.
     """
-    beta = gen.beta_for(delta)
     b = gen.sd_question * rng.standard_normal((sims, 1, n))
+    beta = (gen.beta_for(delta) if estimand == POPULATION
+            else _questions_beta(gen, b, delta))
     z = rng.standard_normal((sims, k, 2))
     u_b = gen.sd_seed * z[..., :1]
     u_v = gen.sd_seed * (gen.rho * z[..., :1] + np.sqrt(1 - gen.rho**2) * z[..., 1:])
@@ -271,10 +345,16 @@ def _draw_seed_question(gen, sims, k, n, r, delta, rng):
     return base, variant
 
 
-def _draw_deltas(model, design, sims, k, n, r, delta, rng):
-    """The test's units, fractions, a new question set per experiment (population estimand):
-    cell-mean deltas ``(sims, k, n)`` (methods), per-question deltas ``(sims, n)`` (models)
-    or per-unit mean deltas ``(sims, k)`` (clusters)."""
+def draw_deltas(model, design, sims, k, n, r, delta, rng, estimand=POPULATION):
+    """The test's units (fractions): cell-mean deltas ``(sims, k, n)`` (methods),
+    per-question deltas ``(sims, n)`` (models) or per-unit mean deltas ``(sims, k)``
+    (clusters), each experiment on a new draw of seeds and questions.
+
+    ``delta`` is the effect of ``estimand`` (methods): ``population``, the mean over the
+    question population; ``questions``, the effect on each experiment's own questions (the
+    normal model's question effects are centred on their mean; a generator's shift is set
+    per experiment). The other designs have the population estimand.
+    """
     if isinstance(model, Components):
         c = model
         within = math.sqrt(c.sd_inter**2 + c.sd_repeat**2 / r)
@@ -285,15 +365,30 @@ def _draw_deltas(model, design, sims, k, n, r, delta, rng):
             # only the unit means the t reads are drawn (sd_question is 0 here)
             return (delta + c.sd_seed * rng.standard_normal((sims, k))
                     + within / math.sqrt(n) * rng.standard_normal((sims, k)))
-        return (delta + c.sd_seed * rng.standard_normal((sims, k, 1))
-                + c.sd_question * rng.standard_normal((sims, 1, n))
+        questions = c.sd_question * rng.standard_normal((sims, 1, n))
+        if estimand == QUESTIONS:
+            questions -= questions.mean(axis=-1, keepdims=True)
+        return (delta + c.sd_seed * rng.standard_normal((sims, k, 1)) + questions
                 + within * rng.standard_normal((sims, k, n)))
     if design == MODELS:
         gen = dataclasses.replace(model, sd_seed=0.0)
         base, variant = _draw_seed_question(gen, sims, 1, n, r, delta, rng)
         return (variant[:, 0, :] - base[:, 0, :]) / r
-    base, variant = _draw_seed_question(model, sims, k, n, r, delta, rng)
+    base, variant = _draw_seed_question(model, sims, k, n, r, delta, rng, estimand)
     return (variant - base) / r
+
+
+def registry_test(name: str):
+    """``test(deltas, alpha)`` of the registry protocol ``name`` on ``(..., k, n)`` deltas
+    (fractions), read as the scores ``0.5 -+ deltas / 2`` of two arms (what a user's file
+    would hold): its ``significant`` flags."""
+    protocol = protocols.get(name)
+
+    def test(deltas, alpha):
+        return np.asarray(protocol.evaluate(0.5 - deltas / 2, 0.5 + deltas / 2,
+                                            alpha).significant)
+    test.__name__ = name
+    return test
 
 
 @dataclass(frozen=True)
@@ -308,35 +403,43 @@ class SimulatedPower:
     high: float
 
 
-def simulate_power(model, design, k, n, r, effect, *, sims=2000, alpha=0.05,
-                   rng=None) -> SimulatedPower:
-    """Simulated power of the design's test at population effect ``effect``, each
-    experiment on a new draw of questions (and seeds): :func:`two_level_test` on the (seed,
-    question) cell-mean deltas (methods), ``paired_t`` of the protocol registry on the
-    per-question deltas (models) or on the unit-mean deltas (clusters).
+def simulate_power(model, design, k, n, r, effect, *, estimand=QUESTIONS, test=None,
+                   sims=2000, alpha=0.05, rng=None) -> SimulatedPower:
+    """Simulated power of a test at effect ``effect`` of the estimand, each experiment on
+    a new draw of seeds and questions (:func:`draw_deltas`).
 
     Parameters
     ----------
     model : Components or seed_question Generator
         Normal components model, or ``seed_question`` (binomial repeats).
     effect : float
-        Population effect (fraction); at 0 the result is the test's rejection rate under the
-        null.
+        Effect (fraction) of ``estimand``; at 0 the result is the test's rejection rate
+        under that null.
+    estimand : {"questions", "population"}
+        ``methods`` only (the others have the population estimand).
+    test : callable, optional
+        ``test(deltas, alpha) -> bool array`` on cell-mean deltas ``(m, k, n)`` (methods).
+        Default: the registry protocol ``evaluate`` prints for the estimand
+        (:data:`ESTIMAND_TESTS`, through :func:`registry_test`) for methods; ``paired_t`` on
+        the per-question deltas (models) or on the unit-mean deltas (clusters).
+        :func:`two_level_test` checks the population closed form's own test.
     rng : numpy.random.Generator, int or SeedSequence
     """
     rng = np.random.default_rng(rng)
-    test = protocols.get("paired_t")
+    if design == "methods" and test is None:
+        test = registry_test(ESTIMAND_TESTS[estimand])
+    paired_t = protocols.get("paired_t")
     units = n if design == MODELS else k * n
     chunk = max(1, _CELLS_PER_CHUNK // max(units, 1))
     hits = 0
     for start in range(0, sims, chunk):
         m = min(chunk, sims - start)
-        d = _draw_deltas(model, design, m, k, n, r, effect, rng)
+        d = draw_deltas(model, design, m, k, n, r, effect, rng, estimand)
         if design == "methods":
-            hits += int(np.sum(two_level_test(d, alpha)))
+            hits += int(np.sum(test(d, alpha)))
             continue
         # paired_t on (sims, units, 1): one score per unit, the t on their deltas.
-        result = test.evaluate(np.zeros(d.shape + (1,)), d[..., None], alpha)
+        result = paired_t.evaluate(np.zeros(d.shape + (1,)), d[..., None], alpha)
         hits += int(np.sum(result.significant))
     low, high = wilson(hits, sims)
     return SimulatedPower(hits, sims, hits / sims, low, high)

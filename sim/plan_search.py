@@ -8,8 +8,9 @@ repeat)`` for models. The search runs over every integer k <= --k-max and r <= -
 finds, for each, the smallest n <= --n-max reaching the power (bisection; the power grows with
 n), then ranks by cost; with --budget it takes the largest n the budget buys and solves for
 the smallest detectable effect instead. The best designs and the chosen one's neighbours (k +-
-1, n x/ 1.25, r +- 1) are then simulated with the design's test (a new question set drawn for
-every experiment: the population estimand) and shown with 95% Wilson intervals.
+1, n x/ 1.25, r +- 1) are then simulated with the test ``evaluate`` prints for the estimand
+(a new draw of seeds and questions for every experiment, at the estimand's effect) and shown
+with 95% Wilson intervals.
 
 ``models_clustered`` (``--cluster-size m --sd-cluster``) is solved as the ``methods`` problem
 with clusters for seeds (:func:`clustered_as_methods`).
@@ -25,12 +26,24 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
+import protocols
 from evalcal_core.designs import MODELS, MODELS_CLUSTERED
 from evalcal_core.validate import check_alpha, check_choice, check_int, check_number, fail
 
 from .grid import cell_seed
 from .plan_components import components_from_generator
-from .plan_model import Components, Costs, cost, mean_delta_variance, power, simulate_power
+from .plan_model import (
+    ESTIMAND_TESTS,
+    ESTIMANDS,
+    POPULATION,
+    QUESTIONS,
+    Components,
+    Costs,
+    cost,
+    mean_delta_variance,
+    power,
+    simulate_power,
+)
 
 #: the kinds of study planned (``evalcal_core.designs`` names: methods_paired, models)
 DESIGNS = ("methods", MODELS, MODELS_CLUSTERED)
@@ -79,40 +92,40 @@ class Plan:
     problem: object = None
 
 
-def _min_n(comp, design, k, r, effect, target, alpha, n_lo, n_hi):
+def _min_n(comp, design, k, r, effect, target, alpha, n_lo, n_hi, estimand=QUESTIONS):
     """Smallest integer n in [n_lo, n_hi] with power >= target, per (k, r) (vectorized
     bisection); 0 where even n_hi falls short."""
     k = np.asarray(k, dtype=float)
     r = np.asarray(r, dtype=float)
-    ok_hi = power(comp, design, k, n_hi, r, effect, alpha) >= target
-    ok_lo = power(comp, design, k, n_lo, r, effect, alpha) >= target
+    ok_hi = power(comp, design, k, n_hi, r, effect, alpha, estimand) >= target
+    ok_lo = power(comp, design, k, n_lo, r, effect, alpha, estimand) >= target
     lo = np.full(k.shape, float(n_lo))   # power(lo) < target (unless ok_lo)
     hi = np.full(k.shape, float(n_hi))   # power(hi) >= target
     while np.any(hi - lo > 1):
         mid = np.floor((lo + hi) / 2)
-        ok = power(comp, design, k, mid, r, effect, alpha) >= target
+        ok = power(comp, design, k, mid, r, effect, alpha, estimand) >= target
         hi = np.where(ok, mid, hi)
         lo = np.where(ok, lo, mid)
     return np.where(ok_lo, n_lo, np.where(ok_hi, hi, 0)).astype(int)
 
 
-def _mde(comp, design, k, n, r, target, alpha):
+def _mde(comp, design, k, n, r, target, alpha, estimand=QUESTIONS):
     """Smallest effect (fraction) with power >= target at each design (vectorized bisection
     on log effect); inf where even 100 pp falls short."""
     # Bracket around the normal approximation (z_{1-alpha/2} + z_power) SD, widened to
     # [1e-7, 1] where it does not hold; then bisection to a relative 1e-6.
     guess = (stats.norm.isf(alpha / 2) + stats.norm.ppf(target)) * np.sqrt(
-        mean_delta_variance(comp, design, k, n, r))
+        mean_delta_variance(comp, design, k, n, r, estimand))
     lo = np.log(np.clip(guess / 8, 1e-7, 1.0))
     hi = np.log(np.clip(guess * 8, 1e-7, 1.0))
-    low_ok = power(comp, design, k, n, r, np.exp(lo), alpha) >= target
-    high_ok = power(comp, design, k, n, r, np.exp(hi), alpha) >= target
+    low_ok = power(comp, design, k, n, r, np.exp(lo), alpha, estimand) >= target
+    high_ok = power(comp, design, k, n, r, np.exp(hi), alpha, estimand) >= target
     lo = np.where(low_ok, math.log(1e-7), lo)
     hi = np.where(high_ok, hi, 0.0)
-    reach = power(comp, design, k, n, r, 1.0, alpha) >= target
+    reach = power(comp, design, k, n, r, 1.0, alpha, estimand) >= target
     for _ in range(int(np.ceil(np.log2(np.max(hi - lo) / 1e-6)))):
         mid = (lo + hi) / 2
-        ok = power(comp, design, k, n, r, np.exp(mid), alpha) >= target
+        ok = power(comp, design, k, n, r, np.exp(mid), alpha, estimand) >= target
         hi = np.where(ok, mid, hi)
         lo = np.where(ok, lo, mid)
     return np.where(reach, np.exp(hi), np.inf)
@@ -120,18 +133,20 @@ def _mde(comp, design, k, n, r, target, alpha):
 
 def search(comp: Components, costs: Costs, *, design="methods", power_target=0.8,
            effect=None, budget=None, alpha=0.05, k_max=50, n_max=10_000, r_max=10,
-           k_min=2, n_min=2) -> pd.DataFrame:
+           k_min=2, n_min=2, estimand=QUESTIONS) -> pd.DataFrame:
     """Every (k, r) of the grid with its best n, ranked (see :class:`Plan`).
 
     With ``effect`` (fraction): the smallest n with closed-form power >= ``power_target``,
     ranked by cost (then fewer seeds, repeats). With ``budget``: the largest n within it,
-    ranked by the smallest detectable effect (then cost).
+    ranked by the smallest detectable effect (then cost). ``estimand`` (methods): whose
+    effect and test (:data:`sim.plan_model.ESTIMAND_TESTS`).
     """
     ks = np.arange(k_min, k_max + 1) if design != MODELS else np.array([1])
     rs = np.arange(1, r_max + 1)
     kk, rr = (a.ravel() for a in np.meshgrid(ks, rs, indexing="ij"))
     if budget is None:
-        nn = _min_n(comp, design, kk, rr, effect, power_target, alpha, n_min, n_max)
+        nn = _min_n(comp, design, kk, rr, effect, power_target, alpha, n_min, n_max,
+                    estimand)
         keep = nn > 0
         kk, rr, nn = kk[keep], rr[keep], nn[keep]
         eff = np.full(kk.shape, float(effect))
@@ -144,13 +159,14 @@ def search(comp: Components, costs: Costs, *, design="methods", power_target=0.8
         nn = np.minimum(nn, n_max)
         keep = nn >= n_min
         kk, rr, nn = kk[keep], rr[keep], nn[keep].astype(int)
-        eff = _mde(comp, design, kk, nn, rr, power_target, alpha) if kk.size else kk * 1.0
+        eff = (_mde(comp, design, kk, nn, rr, power_target, alpha, estimand) if kk.size
+               else kk * 1.0)
     table = pd.DataFrame({
         "k": kk.astype(int), "n": nn.astype(int), "r": rr.astype(int),
         "cost": cost(costs, design, kk, nn, rr),
-        "power": power(comp, design, kk, nn, rr, eff, alpha) if kk.size else [],
+        "power": power(comp, design, kk, nn, rr, eff, alpha, estimand) if kk.size else [],
         "effect_pp": 100 * eff,
-        "sd_pp": 100 * np.sqrt(mean_delta_variance(comp, design, kk, nn, rr)),
+        "sd_pp": 100 * np.sqrt(mean_delta_variance(comp, design, kk, nn, rr, estimand)),
     })
     order = ["cost", "k", "r"] if budget is None else ["effect_pp", "cost", "k", "r"]
     table = table[np.isfinite(table.effect_pp)] if budget is not None else table
@@ -187,20 +203,21 @@ def check_designs(model, config, table: pd.DataFrame, chosen: dict, effect: floa
         seen.add((k, n, r))
         rows.append({"k": k, "n": n, "r": r,
                      "cost": float(cost(config.costs, config.design, k, n, r)),
-                     "power": float(power(comp, config.design, k, n, r, effect, config.alpha)),
+                     "power": float(power(comp, config.design, k, n, r, effect, config.alpha,
+                                          config.estimand)),
                      "effect_pp": 100 * effect,
                      "sd_pp": float(100 * np.sqrt(mean_delta_variance(
-                         comp, config.design, k, n, r))),
+                         comp, config.design, k, n, r, config.estimand))),
                      "role": "neighbour"})
     for row in rows:
         sims = check_sims(config.sims, config.design, row["k"], row["n"])
         if sims == 0:
             row.update(sims=0, sim_power=math.nan, sim_low=math.nan, sim_high=math.nan)
             continue
-        seq = cell_seed(config.seed, "plan", config.design, row["k"], row["n"], row["r"],
-                        round(100 * effect, 9))
+        seq = cell_seed(config.seed, "plan", config.design, config.estimand, row["k"],
+                        row["n"], row["r"], round(100 * effect, 9))
         sim = simulate_power(model, config.design, row["k"], row["n"], row["r"], effect,
-                             sims=sims, alpha=config.alpha, rng=seq)
+                             estimand=config.estimand, sims=sims, alpha=config.alpha, rng=seq)
         row.update(sims=sim.sims, sim_power=sim.power, sim_low=sim.low, sim_high=sim.high)
     return pd.DataFrame(rows)
 
@@ -250,6 +267,10 @@ class PlanConfig:
     #: the components are ``model``'s at the effect (``--param``): with
     #: ``budget`` they are recomputed at the detectable effect found, and the search re-run
     components_follow_effect: bool = False
+    #: methods: ``questions`` (these n questions fixed; evaluate's primary ``paired_t``) or
+    #: ``population`` (questions random; its ``paired_two_level`` row); ``None``: questions
+    #: for methods, population (the only one) for the other designs
+    estimand: str | None = None
 
 
 def _plan_iv(config: PlanConfig) -> PlanConfig:
@@ -267,8 +288,18 @@ def _plan_iv(config: PlanConfig) -> PlanConfig:
         check_number(config.budget, "--budget", low=0.0, low_open=True)
     check_int(config.k_min, "--k-min", low=2, high=K_LIMIT)
     check_int(config.k_max, "--k-max", low=config.k_min, high=K_LIMIT)
+    estimand = config.estimand or (QUESTIONS if config.design == "methods" else POPULATION)
+    check_choice(estimand, "--estimand",
+                 ESTIMANDS if config.design == "methods" else (POPULATION,))
+    config = dataclasses.replace(config, estimand=estimand)
     check_int(config.n_min, "--n-min", low=1 if config.design == MODELS_CLUSTERED else 2,
               high=N_LIMIT)
+    if config.design == "methods":
+        # the estimand's test as evaluate runs it needs this many questions (paired_two_level:
+        # 4) and seeds: the search starts there
+        test = protocols.get(ESTIMAND_TESTS[estimand])
+        config = dataclasses.replace(config, n_min=max(config.n_min, test.min_n),
+                                     k_min=max(config.k_min, test.min_k))
     check_int(config.n_max, "--n-max", low=config.n_min, high=N_LIMIT)
     check_int(config.r_max, "--r-max", low=1, high=R_LIMIT)
     pairs = (config.k_max - config.k_min + 1 if config.design != MODELS else 1) * \
@@ -375,7 +406,7 @@ def _solve(config: PlanConfig) -> Plan:
     table = search(comp, config.costs, design=config.design, power_target=config.power,
                    effect=config.effect, budget=config.budget, alpha=config.alpha,
                    k_min=config.k_min, k_max=config.k_max, n_min=config.n_min,
-                   n_max=config.n_max, r_max=config.r_max)
+                   n_max=config.n_max, r_max=config.r_max, estimand=config.estimand)
     for _ in range(3):
         # A generator's components depend on the effect: a fixed point in the budget's
         # smallest detectable effect (two rounds move it by < 0.1% in the tests' settings).
@@ -389,7 +420,8 @@ def _solve(config: PlanConfig) -> Plan:
         again = search(comp, config.costs, design=config.design, power_target=config.power,
                        effect=None, budget=config.budget, alpha=config.alpha,
                        k_min=config.k_min, k_max=config.k_max, n_min=config.n_min,
-                       n_max=config.n_max, r_max=config.r_max)
+                       n_max=config.n_max, r_max=config.r_max,
+                       estimand=config.estimand)
         moved = abs(float(again.effect_pp.iloc[0]) / 100 - at) if not again.empty else 0.0
         table = again
         if moved < 1e-3 * at:
@@ -434,5 +466,6 @@ def power_grid(plan: Plan, ks=None, ns=None):
         p = power(c.components, MODELS, 1, ns[None, :], rs[:, None], effect, c.alpha)
         return rs, ns, p, cost(c.costs, MODELS, 1, ns[None, :], rs[:, None])
     ks = np.arange(c.k_min, c.k_max + 1) if ks is None else np.asarray(ks)
-    p = power(c.components, "methods", ks[:, None], ns[None, :], r, effect, c.alpha)
+    p = power(c.components, "methods", ks[:, None], ns[None, :], r, effect, c.alpha,
+              c.estimand)
     return ks, ns, p, cost(c.costs, "methods", ks[:, None], ns[None, :], r)

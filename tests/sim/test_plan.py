@@ -59,9 +59,10 @@ def _check_variance(cells, sims, seed):
                     sims, k, EFFECT, rng)
             mean = (variant.astype(float) - base).mean(axis=(1, 2))
         else:
-            mean = M._draw_deltas(gen, "methods", sims, k, n, r, EFFECT, rng).mean(axis=(1, 2))
+            mean = M.draw_deltas(gen, "methods", sims, k, n, r, EFFECT, rng,
+                                 "population").mean(axis=(1, 2))
         s2, se = _sample_var_se(mean)
-        expected = float(M.mean_delta_variance(comp, "methods", k, n, r))
+        expected = float(M.mean_delta_variance(comp, "methods", k, n, r, "population"))
         assert abs(s2 - expected) < 3 * se, (k, n, r, s2, expected, se)
         assert abs(mean.mean() - EFFECT) < 3.5 * np.sqrt(expected / sims)
 
@@ -96,18 +97,21 @@ def test_methods_power_is_scipy_noncentral_t_in_its_exact_limit(k, n, r, effect)
     """No question, interaction or repeat noise (n >= k): the two-level t is the t on the k
     per-seed deltas (k - 1 df), whose power is scipy's noncentral t and statsmodels'
     ``TTestPower``; so its power at effect 0 is alpha (48-node quadrature in the
-    chi-squares' probabilities: measured within 3.3e-5 for k = 2..20, so 1e-4)."""
+    chi-squares' probabilities: measured within 3.3e-5 for k = 2..20, so 1e-4). The
+    questions estimand's paired_t is that noncentral t exactly (1e-10)."""
     comp = M.Components(sd_seed=0.01, sd_question=0.0, sd_inter=0.0, sd_repeat=0.0)
     ncp = effect / (0.01 / np.sqrt(k))
     tc = stats.t.isf(0.025, k - 1)
     # lower tail as sf at -ncp: scipy's cdf is NaN far in the tail
     ref = stats.nct.sf(tc, k - 1, ncp) + stats.nct.sf(tc, k - 1, -ncp)
-    got = float(M.power(comp, "methods", k, n, r, effect))
+    got = float(M.power(comp, "methods", k, n, r, effect, estimand="population"))
     assert got == pytest.approx(ref, abs=1e-4)
+    assert float(M.power(comp, "methods", k, n, r, effect)) == pytest.approx(ref, abs=1e-10)
     sm = TTestPower().power(effect_size=effect / 0.01, nobs=k, alpha=0.05,
                             alternative="two-sided")
     assert got == pytest.approx(sm, abs=1e-4)
-    assert float(M.power(comp, "methods", k, n, r, 0.0)) == pytest.approx(0.05, abs=1e-4)
+    assert float(M.power(comp, "methods", k, n, r, 0.0, estimand="population")) == \
+        pytest.approx(0.05, abs=1e-4)
 
 
 #: the README example's components (fractions) and the old planner's design for them
@@ -131,9 +135,10 @@ def test_methods_level_holds_for_the_population_estimand(k, n, r):
     not depend on the effect there). Now the closed form at effect 0 is at most alpha, and
     the test rejects a true population null (a new question set per experiment) at most
     alpha (4 binomial SEs at alpha; 4,000 experiments)."""
-    closed = float(M.power(README, "methods", k, n, r, 0.0))
+    closed = float(M.power(README, "methods", k, n, r, 0.0, estimand="population"))
     assert closed <= 0.05 + 1e-9
-    sim = M.simulate_power(README, "methods", k, n, r, 0.0, sims=4000, rng=21)
+    sim = M.simulate_power(README, "methods", k, n, r, 0.0, estimand="population",
+                           test=M.two_level_test, sims=4000, rng=21)
     assert sim.power <= 0.05 + 4 * np.sqrt(0.05 * 0.95 / 4000)
     assert abs(sim.power - closed) < 4 * np.sqrt(max(closed * (1 - closed), 0.05 * 0.95 / 10)
                                                  / 4000)
@@ -148,10 +153,12 @@ def test_methods_closed_form_matches_simulated_two_level_test(comp, k, n, r):
     """Closed form (quadrature over the two mean squares) against the simulated test
     (normal draws of every (seed, question) cell, a new question set per experiment) at
     effect 0 and at 2.5 SDs of the mean delta: 4 binomial SEs, 6,000 experiments."""
-    effect = 2.5 * float(np.sqrt(M.mean_delta_variance(comp, "methods", k, n, r)))
+    effect = 2.5 * float(np.sqrt(M.mean_delta_variance(comp, "methods", k, n, r,
+                                                       "population")))
     for j, at in enumerate((0.0, effect)):
-        expected = float(M.power(comp, "methods", k, n, r, at))
-        sim = M.simulate_power(comp, "methods", k, n, r, at, sims=6000, rng=40 + j)
+        expected = float(M.power(comp, "methods", k, n, r, at, estimand="population"))
+        sim = M.simulate_power(comp, "methods", k, n, r, at, estimand="population",
+                               test=M.two_level_test, sims=6000, rng=40 + j)
         se = np.sqrt(max(expected * (1 - expected), 1e-3) / 6000)
         assert abs(sim.power - expected) < 4 * se, (at, sim.power, expected)
 
@@ -326,10 +333,10 @@ def test_cli_subprocess_machine_readable(tmp_path):
     table = pd.read_csv(out / "plan_designs.csv")
     assert (table.power >= 0.8 - 1e-12).all() and table.cost.is_monotonic_increasing
     assert "chosen: k = " in done.stdout
-    # the estimand, one line on the terminal and a column of the table
-    assert sum(line.startswith("estimand: the population mean delta")
+    # the estimand (default: these questions), one line on the terminal and a column
+    assert sum(line.startswith("estimand: questions: the effect on these n questions")
                for line in done.stdout.splitlines()) == 1
-    assert table.estimand.str.startswith("the population mean delta").all()
+    assert (table.estimand == "questions").all() and (table.test == "paired_t").all()
 
 
 def test_unreachable_goal_exits_1(capsys):

@@ -23,6 +23,7 @@ import numpy as np
 import protocols
 from evalcal_core.designs import METHODS_PAIRED
 from protocols import effect_sizes as es
+from sim.end_to_end import Sample, tidy
 from sim.generators import get as get_generator
 
 NAME = "effect_sizes"
@@ -51,40 +52,49 @@ def _outcome(decision, measure, hits, sims):
             "alpha": ALPHA}
 
 
-def _dz_cell(params, sims, rng):
+def _dz_draw(params, sims, rng):
+    """Normal per-seed deltas (mean ``dz``, sd 1) as a baseline at 0 and a variant at the
+    delta, so that the file's ``variant - base`` is the drawn delta exactly; d_z as
+    ``evaluate`` computes it (:func:`protocols.effect_sizes.cohens_dz` of the per-seed
+    deltas)."""
     k, dz = params["k"], params["dz"]
     deltas = rng.normal(dz, 1.0, size=(sims, k))
     r = es.cohens_dz(deltas, ALPHA)
-    refused = np.isnan(r.ci_low)
-    covered = (r.ci_low <= dz) & (dz <= r.ci_high)
-    return [_outcome("d_z interval", "coverage", covered.sum(), sims),
-            _outcome("d_z interval", "refused", refused.sum(), sims)]
+    decided = {"refused": np.isnan(r.ci_low), "covered": (r.ci_low <= dz) & (dz <= r.ci_high)}
+    return {"base": np.zeros_like(deltas), "variant": deltas}, decided
 
 
-def _dz_rounding_cell(params, sims, rng):
+def _dz_rounding_draw(params, sims, rng):
     k = params["k"]
     # Scores with 2 decimals, the variant 0.01 above on every seed: deltas equal on paper,
     # unequal by rounding (e.g. 0.82 - 0.81 and 0.84 - 0.83 differ in the last bits).
     base = np.round(rng.uniform(0.5, 0.9, size=(sims, k)), 2)
     variant = np.round(base + 0.01, 2)
-    r = es.cohens_dz(variant - base, ALPHA, scale=np.abs(variant).max(axis=-1))
-    return [_outcome("d_z interval", "refused", np.isnan(r.estimate).sum(), sims)]
+    # without ``scale``, as evaluate calls it: the deltas' own magnitude (0.01) must tell
+    # rounding from variance
+    r = es.cohens_dz(variant - base, ALPHA)
+    return {"base": base, "variant": variant}, {"refused": np.isnan(r.estimate)}
 
 
-def _two_level_cell(params, sims, rng):
+def _two_level_draw(params, sims, rng):
     generator = get_generator("seed_question", n_questions=TWO_LEVEL_N,
                               sd_seed=params["sd_seed"])
     delta = params["delta"]
     base, variant = generator.draw(sims, params["k"], delta, rng)
     r = protocols.get("paired_two_level").evaluate(base, variant, ALPHA)
     verdict = ~np.isnan(r.ci_low)
-    covered = verdict & (r.ci_low <= delta) & (delta <= r.ci_high)
-    return [_outcome("paired_two_level interval", "coverage", covered.sum(), verdict.sum()),
-            _outcome("paired_two_level interval", "refused", (~verdict).sum(), sims)]
+    return ({"base": base, "variant": variant},
+            {"covered": verdict & (r.ci_low <= delta) & (delta <= r.ci_high),
+             "refused": ~verdict})
 
 
-_CELL_KINDS = {"dz": _dz_cell, "dz_rounding": _dz_rounding_cell,
-               "two_level": _two_level_cell}
+_DRAWS = {"dz": _dz_draw, "dz_rounding": _dz_rounding_draw, "two_level": _two_level_draw}
+
+
+def _draw(params, sims, rng):
+    """The cell's ``sims`` experiments, ``({"base", "variant"} scores, decisions)``: each
+    experiment's decisions as booleans (see the module docstring)."""
+    return _DRAWS[params["kind"]](params, sims, np.random.default_rng(rng))
 
 
 def simulate(params, sims, rng):
@@ -104,4 +114,51 @@ def simulate(params, sims, rng):
         Outcomes ``{decision, measure, hits, sims, alpha}``; a coverage's ``sims`` is the
         number of experiments with a verdict.
     """
-    return _CELL_KINDS[params["kind"]](params, sims, np.random.default_rng(rng))
+    _, decided = _draw(params, sims, rng)
+    refused = decided["refused"]
+    if params["kind"] == "dz":
+        return [_outcome("d_z interval", "coverage", decided["covered"].sum(), sims),
+                _outcome("d_z interval", "refused", refused.sum(), sims)]
+    if params["kind"] == "dz_rounding":
+        return [_outcome("d_z interval", "refused", refused.sum(), sims)]
+    return [_outcome("paired_two_level interval", "coverage", decided["covered"].sum(),
+                     (~refused).sum()),
+            _outcome("paired_two_level interval", "refused", refused.sum(), sims)]
+
+
+def sample(params: dict, sims: int, rng) -> Sample:
+    """``sims`` experiments of the cell as users' files (:mod:`sim.end_to_end`), the same
+    draws and decisions as :func:`simulate`.
+
+    ``dz`` cells are per-seed metrics (``seed,arm,metric``) of a baseline at 0 and a variant
+    at the drawn delta, on an arbitrary scale (``metric_range``); the decisions are read
+    from the comparison's ``d_z_ci``. ``dz_rounding`` cells are fractions; ``two_level``
+    cells are 0/1 scores per seed and question, read from the ``paired_two_level`` row of
+    the protocols' table (printed for two arms).
+    """
+    arms, decided = _draw(params, sims, rng)
+    kind = params["kind"]
+    per_question = kind == "two_level"
+    frames = [tidy({name: values[i] for name, values in arms.items()},
+                   per_question=per_question) for i in range(sims)]
+    options = {}
+    if kind == "dz":
+        # deltas of sd 1 around dz (up to 1e6): a range well beyond any drawn value
+        options["metric_range"] = (-1e9, 1e9)
+        truth = float(params["dz"])
+    else:
+        truth = 100.0 * float(params.get("delta", 0.0))    # the JSON's pp
+
+    def read(body: dict) -> dict:
+        if kind == "two_level":
+            row = next(r for r in body["rows"] if r["protocol"] == "paired_two_level")
+            low, high = row["ci_low"], row["ci_high"]
+        else:
+            low, high = body["comparisons"][0]["d_z_ci"]
+        refused = low is None
+        got = {"refused": refused}
+        if "covered" in decided:
+            got["covered"] = (not refused) and low <= truth <= high
+        return got
+
+    return Sample(frames, options, decided, read)

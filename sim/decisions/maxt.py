@@ -30,6 +30,8 @@ Decisions scored, each exactly as ``evaluate`` computes it (the functions of
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import numpy as np
 from scipy import stats
 
@@ -40,7 +42,9 @@ from protocols import dunnett_tukey as dtk
 from protocols import joint_null as jn
 from protocols import maxt_claims as mxc
 from protocols import multiplicity as mt
+from protocols.claims import EXIT_STATUS
 from protocols.methods.welch_t import welch_decision
+from sim.end_to_end import GATE, Sample, tidy
 
 NAME = "maxt"
 DESIGN = METHODS_PAIRED
@@ -123,10 +127,27 @@ def _covers(low, high, truth):
     return ((low <= truth) & (truth <= high)).all(axis=-1)
 
 
+def _comparisons(family, arms):
+    return mt.many_to_one(arms) if family == "many_to_one" else mt.all_pairs(arms)
+
+
+@dataclass(frozen=True)
+class _Draw:
+    """One cell's experiments: per-seed metrics ``x`` (sims, arms, k) (``base`` and
+    ``variant`` for ``welch``), each arm's true mean ``mu`` and every experiment's decisions
+    (booleans per experiment; claim verdicts per comparison)."""
+
+    x: np.ndarray | None
+    mu: np.ndarray
+    decisions: dict
+    x0: np.ndarray | None = None
+    decisions0: dict | None = None
+
+
 def _intervals(p, sims, rng):
     arms, k = p["arms"], p["k"]
     mu = _means(arms, p["effect"], p["improved"])
-    comps = mt.many_to_one(arms) if p["family"] == "many_to_one" else mt.all_pairs(arms)
+    comps = _comparisons(p["family"], arms)
     truth = mt.contrast_matrix(comps, arms) @ mu
     x = _paired_scores(arms, k, mu, sims, rng)
     d = mt.pair_deltas(x, comps)
@@ -140,21 +161,24 @@ def _intervals(p, sims, rng):
     p_maxt = mt.maxt_adjust(joint)
     p_raw = 2.0 * stats.t.sf(np.abs(joint.observed), k - 1)
     p_holm = mt.adjust(p_raw, "holm")
-    out = [
-        _outcome("maxt interval", "coverage", _covers(ci.low, ci.high, truth).sum(), sims),
-        _outcome("uncentred maxt interval (old)", "coverage",
-                 _covers(old_lo, old_hi, truth).sum(), sims),
-        _outcome("bonferroni interval", "coverage",
-                 _covers(bonf.low, bonf.high, truth).sum(), sims),
-    ]
-    if null_cols.any():
-        for name, padj in (("maxt", p_maxt), ("holm", p_holm)):
-            false = (padj[:, null_cols] < ALPHA).any(axis=-1)
-            out.append(_outcome(f"{name} any false rejection", "rejection", false.sum(), sims))
-    if (~null_cols).any():
-        for name, padj in (("maxt", p_maxt), ("holm", p_holm)):
-            hit = (padj[:, ~null_cols] < ALPHA).any(axis=-1)
-            out.append(_outcome(f"{name} any true rejection", "power", hit.sum(), sims))
+    decided = {"maxt covered": _covers(ci.low, ci.high, truth),
+               "old covered": _covers(old_lo, old_hi, truth),
+               "holm covered": _covers(bonf.low, bonf.high, truth)}
+    for name, padj in (("maxt", p_maxt), ("holm", p_holm)):
+        if null_cols.any():
+            decided[f"{name} false"] = (padj[:, null_cols] < ALPHA).any(axis=-1)
+        if (~null_cols).any():
+            decided[f"{name} true"] = (padj[:, ~null_cols] < ALPHA).any(axis=-1)
+    return _Draw(x, mu, decided)
+
+
+def _intervals_outcomes(p, d, sims):
+    out = [_outcome("maxt interval", "coverage", d["maxt covered"].sum(), sims),
+           _outcome("uncentred maxt interval (old)", "coverage", d["old covered"].sum(), sims),
+           _outcome("bonferroni interval", "coverage", d["holm covered"].sum(), sims)]
+    for word, measure in (("false", "rejection"), ("true", "power")):
+        out += [_outcome(f"{name} any {word} rejection", measure, d[f"{name} {word}"].sum(),
+                         sims) for name in ("maxt", "holm") if f"{name} {word}" in d]
     return out
 
 
@@ -167,40 +191,55 @@ def _claims(p, sims, rng):
     x = _paired_scores(arms, k, mu, sims, rng)
     d = mt.pair_deltas(x, comps)
     new = mxc.maxt_claim(d, claim, margin, ALPHA, n_flips=N_FLIPS, rng=rng)
-    out = [_outcome(f"{claim}, maxt", "rejection", (new.verdict == "shown").any(-1).sum(),
-                    sims)]
     # the Bonferroni read-off (holm, bonferroni, bh): t interval at 1 - 2 alpha / C
     bonf = claims.paired_claim(d, claim, margin, ALPHA / c)
-    out.append(_outcome(f"{claim}, holm", "rejection", bonf.shown.any(-1).sum(), sims))
     joint = jn.paired_signflip_null(d, N_FLIPS, rng=rng)
     old_c = mt.maxt_critical(joint.null, 2 * ALPHA, weights=joint.weights)
     lo = joint.estimate - old_c[:, None] * joint.se
     hi = joint.estimate + old_c[:, None] * joint.se
-    old = claims.claim_verdict(claim, joint.estimate, lo, hi, margin) == "shown"
-    out.append(_outcome(f"{claim}, uncentred maxt interval (old)", "rejection",
-                        old.any(-1).sum(), sims))
+    old = claims.claim_verdict(claim, joint.estimate, lo, hi, margin)
     # power: every comparison truly 0 (inside the margin)
     x0 = _paired_scores(arms, k, np.zeros(arms), sims, rng)
     p0 = mxc.maxt_claim(mt.pair_deltas(x0, comps), claim, margin, ALPHA, n_flips=N_FLIPS,
                        rng=rng)
-    out.append(_outcome(f"{claim}, maxt, all shown at delta 0", "power",
-                        (p0.verdict == "shown").all(-1).sum(), sims))
-    return out
+    return _Draw(x, mu, {"maxt": np.asarray(new.verdict), "holm": np.asarray(bonf.verdict),
+                         "old": np.asarray(old)},
+                 x0=x0, decisions0={"maxt": np.asarray(p0.verdict)})
+
+
+def _claims_outcomes(p, d, sims):
+    claim = p["claim"]
+    return [_outcome(f"{claim}, maxt", "rejection", (d.decisions["maxt"] == "shown").any(-1)
+                     .sum(), sims),
+            _outcome(f"{claim}, holm", "rejection", (d.decisions["holm"] == "shown").any(-1)
+                     .sum(), sims),
+            _outcome(f"{claim}, uncentred maxt interval (old)", "rejection",
+                     (d.decisions["old"] == "shown").any(-1).sum(), sims),
+            _outcome(f"{claim}, maxt, all shown at delta 0", "power",
+                     (d.decisions0["maxt"] == "shown").all(-1).sum(), sims)]
 
 
 def _unpaired(p, sims, rng):
     arms, k = p["arms"], p["k"]
-    comps = mt.many_to_one(arms) if p["family"] == "many_to_one" else mt.all_pairs(arms)
+    comps = _comparisons(p["family"], arms)
     mu = _means(arms, p["effect"], "all") * np.sqrt(2.0)   # sd of a difference of means: 1
     truth = mt.contrast_matrix(comps, arms) @ mu
     x = rng.standard_normal((sims, arms, k)) + mu[:, None]
     ci = dtk.unpaired_exact_ci(x, comps, ALPHA, p["family"])
-    out = [_outcome("exact interval (dunnett/tukey)", "coverage",
-                    _covers(ci.low, ci.high, truth).sum(), sims)]
+    decided = {"exact covered": _covers(ci.low, ci.high, truth)}
     null_cols = truth == 0
     if null_cols.any():
-        false = ((ci.low[:, null_cols] > 0) | (ci.high[:, null_cols] < 0)).any(axis=-1)
-        out.append(_outcome("exact any false rejection", "rejection", false.sum(), sims))
+        decided["exact false"] = ((ci.low[:, null_cols] > 0)
+                                  | (ci.high[:, null_cols] < 0)).any(axis=-1)
+    return _Draw(x, mu, decided)
+
+
+def _unpaired_outcomes(p, d, sims):
+    out = [_outcome("exact interval (dunnett/tukey)", "coverage", d["exact covered"].sum(),
+                    sims)]
+    if "exact false" in d:
+        out.append(_outcome("exact any false rejection", "rejection", d["exact false"].sum(),
+                            sims))
     return out
 
 
@@ -219,7 +258,7 @@ def _unpaired_unequal(p, sims, rng):
     against the pooled-variance Dunnett / Tukey (old). Effects are in sd of a difference
     of two sd-1 arms' means (as in the ``unpaired`` cells)."""
     arms, k = p["arms"], p["k"]
-    comps = mt.many_to_one(arms) if p["family"] == "many_to_one" else mt.all_pairs(arms)
+    comps = _comparisons(p["family"], arms)
     c = len(comps)
     mu = _means(arms, p["effect"], "all") * np.sqrt(2.0)
     truth = mt.contrast_matrix(comps, arms) @ mu
@@ -238,19 +277,30 @@ def _unpaired_unequal(p, sims, rng):
     p_adj = mt.adjust(raw, "holm") if c > 1 else raw
     reject = (p_adj < ALPHA) & ~degenerate
     exact = dtk.unpaired_exact_ci(x, comps, ALPHA, p["family"])
-    out = [_outcome("maxt (welch) interval", "coverage", _covers(low, high, truth).sum(), sims),
-           _outcome("exact interval (dunnett/tukey) (old)", "coverage",
-                    _covers(exact.low, exact.high, truth).sum(), sims)]
+    decided = {"welch covered": _covers(low, high, truth),
+               "old covered": _covers(exact.low, exact.high, truth)}
     null_cols = truth == 0
     if null_cols.any():
-        out.append(_outcome("maxt (welch, holm) any false rejection", "rejection",
-                            reject[:, null_cols].any(axis=-1).sum(), sims))
-        old = (exact.low[:, null_cols] > 0) | (exact.high[:, null_cols] < 0)
-        out.append(_outcome("exact any false rejection (old)", "rejection",
-                            old.any(axis=-1).sum(), sims))
+        decided["welch false"] = reject[:, null_cols].any(axis=-1)
+        decided["old false"] = ((exact.low[:, null_cols] > 0)
+                                | (exact.high[:, null_cols] < 0)).any(axis=-1)
     if (~null_cols).any():
+        decided["welch true"] = reject[:, ~null_cols].any(axis=-1)
+    return _Draw(x, mu, decided)
+
+
+def _unpaired_unequal_outcomes(p, d, sims):
+    out = [_outcome("maxt (welch) interval", "coverage", d["welch covered"].sum(), sims),
+           _outcome("exact interval (dunnett/tukey) (old)", "coverage", d["old covered"].sum(),
+                    sims)]
+    if "welch false" in d:
+        out.append(_outcome("maxt (welch, holm) any false rejection", "rejection",
+                            d["welch false"].sum(), sims))
+        out.append(_outcome("exact any false rejection (old)", "rejection",
+                            d["old false"].sum(), sims))
+    if "welch true" in d:
         out.append(_outcome("maxt (welch, holm) any true rejection", "power",
-                            reject[:, ~null_cols].any(axis=-1).sum(), sims))
+                            d["welch true"].sum(), sims))
     return out
 
 
@@ -260,22 +310,126 @@ def _welch(p, sims, rng):
     base = rng.standard_normal((sims, p["k_base"]))
     variant = p["sd_ratio"] * rng.standard_normal((sims, p["k_variant"])) + p["effect"]
     pv, lo, hi, _, _ = welch_decision(base, variant, ALPHA)
-    out = [_outcome("welch_t interval (unequal k)", "coverage",
-                    ((lo <= p["effect"]) & (p["effect"] <= hi)).sum(), sims)]
+    # ragged arms as one array, the shorter padded with NaN (no seed), as a file has them
+    k = max(p["k_base"], p["k_variant"])
+    x = np.full((sims, 2, k), np.nan)
+    x[:, 0, :p["k_base"]], x[:, 1, :p["k_variant"]] = base, variant
+    return _Draw(x, np.array([0.0, p["effect"]]),
+                 {"welch covered": (lo <= p["effect"]) & (p["effect"] <= hi),
+                  "welch reject": pv < ALPHA})
+
+
+def _welch_outcomes(p, d, sims):
     measure = "rejection" if p["effect"] == 0 else "power"
-    out.append(_outcome("welch_t (unequal k)", measure, (pv < ALPHA).sum(), sims))
-    return out
+    return [_outcome("welch_t interval (unequal k)", "coverage", d["welch covered"].sum(),
+                     sims),
+            _outcome("welch_t (unequal k)", measure, d["welch reject"].sum(), sims)]
+
+
+#: each kind of cell: its draw (data and per-experiment decisions) and its outcomes
+_KINDS = {"intervals": (_intervals, _intervals_outcomes), "claims": (_claims, _claims_outcomes),
+          "unpaired": (_unpaired, _unpaired_outcomes),
+          "unpaired_unequal": (_unpaired_unequal, _unpaired_unequal_outcomes),
+          "welch": (_welch, _welch_outcomes)}
 
 
 def simulate(params: dict, sims: int, rng) -> list[dict]:
     """Score the decisions of one cell on ``sims`` experiments (see the module docstring)."""
+    draw, outcomes = _KINDS[params["kind"]]
+    drawn = draw(params, sims, rng)
+    return outcomes(params, drawn if params["kind"] == "claims" else drawn.decisions, sims)
+
+
+def _correction(params: dict) -> str:
+    """The correction a sampled paired cell is run under: ``maxt`` and ``holm`` in turn
+    over the cells' designs (the cell without its effect), so that both are checked on
+    every kind of paired design; a file is run under one ``--correction``."""
+    def design(cell):
+        return {k: v for k, v in cell.items() if k != "effect"}
+
+    designs = []
+    for cell in CELLS:
+        if cell["kind"] == params["kind"] and design(cell) not in designs:
+            designs.append(design(cell))
+    return ("maxt", "holm")[designs.index(design(params)) % 2]
+
+
+def _names(arms):
+    return [f"a{i}" for i in range(arms)]
+
+
+def _read(body: dict, mu, names, keys) -> dict:
+    """The decisions of ``keys`` read from one body: simultaneous intervals covering every
+    true difference, any significant comparison whose true difference is 0 (false) or not
+    (true), and each comparison's claim verdict."""
+    mean = dict(zip(names, mu))
+    rows = body["comparisons"]
+    truth = [mean[r["variant"]] - mean[r["base"]] for r in rows]
+    got = {}
+    for key in keys:
+        name, _, what = key.rpartition(" ")
+        if what == "covered":
+            got[key] = all(r["simultaneous_ci_low"] is not None
+                           and r["simultaneous_ci_low"] <= t <= r["simultaneous_ci_high"]
+                           for r, t in zip(rows, truth))
+        elif what in ("false", "true", "reject"):
+            null = what == "false"
+            got[key] = any(r["significant"] and (t == 0) == null or
+                           (what == "reject" and r["significant"]) for r, t in zip(rows, truth))
+        elif key.startswith("claim "):
+            got[key] = next(r["claim"] for r in rows if r["variant"] == key[len("claim "):])
+        elif key == GATE:
+            got[key] = body["claim"]["gate_exit_status"]
+    return got
+
+
+def sample(params: dict, sims: int, rng) -> Sample:
+    """``sims`` experiments of the cell as users' files (:mod:`sim.end_to_end`), the same
+    draws and decisions as :func:`simulate`.
+
+    Each arm ``a0``, ``a1``, ... is one per-seed metric (``seed,arm,metric``) in sd units
+    (``metric_range``), ``a0`` the reference of many-to-one. Paired cells are run under
+    ``--correction maxt`` or ``holm`` by turns (:func:`_correction`), the independent ones as
+    ``--unpaired`` (``--correction maxt``, with ``--equal-variances`` for the Dunnett / Tukey
+    cells). Compared: the simultaneous intervals' coverage, any false / true rejection,
+    each claim's verdict and the gate (claims cells: the experiments at the margin, and
+    under ``maxt`` those at delta 0 too). The ``(old)`` rules are not printed, so not
+    compared.
+    """
     kind = params["kind"]
-    if kind == "intervals":
-        return _intervals(params, sims, rng)
+    drawn = _KINDS[kind][0](params, sims, rng)
+    arms = drawn.x.shape[1]
+    names = _names(arms)
+    options = {"metric_range": (-1e6, 1e6)}
+    family = params.get("family", "many_to_one")
+    if family == "many_to_one" and arms > 2:
+        options["reference"] = names[0]
+    xs = [drawn.x]
+    if kind in ("intervals", "claims"):
+        correction = _correction(params)
+        options["correction"] = correction
+    else:
+        options["unpaired"] = True
+        correction = "welch" if kind == "welch" else "maxt"
+        if kind != "welch":
+            options["correction"] = "maxt"
+        if kind == "unpaired":
+            options["equal_variances"] = True
     if kind == "claims":
-        return _claims(params, sims, rng)
-    if kind == "welch":
-        return _welch(params, sims, rng)
-    if kind == "unpaired_unequal":
-        return _unpaired_unequal(params, sims, rng)
-    return _unpaired(params, sims, rng)
+        options.update(claim=params["claim"].replace("_", "-"), margin=params["margin"])
+        verdicts = drawn.decisions[correction]
+        if correction == "maxt":
+            # the experiments at delta 0 as well: the grid scores their maxt verdicts
+            xs.append(drawn.x0)
+            verdicts = np.concatenate([verdicts, drawn.decisions0["maxt"]])
+        decided = {f"claim {v}": verdicts[:, j] for j, v in enumerate(names[1:])}
+        decided[GATE] = np.where((verdicts == "refuted").any(-1), EXIT_STATUS["refuted"],
+                                 np.where((verdicts == "shown").all(-1), EXIT_STATUS["shown"],
+                                          EXIT_STATUS["inconclusive"]))
+    else:
+        prefix = {"intervals": correction, "unpaired": "exact"}.get(kind, "welch")
+        decided = {k: v for k, v in drawn.decisions.items() if k.startswith(prefix + " ")}
+    x = np.concatenate(xs)
+    frames = [tidy(dict(zip(names, x[i])), per_question=False) for i in range(len(x))]
+    keys = list(decided)
+    return Sample(frames, options, decided, lambda body: _read(body, drawn.mu, names, keys))

@@ -32,6 +32,7 @@ Decisions scored, as ``evaluate`` computes them:
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
 
 import numpy as np
 from scipy import optimize, special
@@ -40,6 +41,7 @@ import protocols
 from evalcal_core.designs import MODELS
 from protocols import joint_null as jn
 from protocols import multiplicity as mt
+from sim.end_to_end import Sample, tidy
 
 from .clusters import dominant_sizes
 
@@ -99,8 +101,21 @@ def _outcome(decision, measure, hits, sims):
             "alpha": ALPHA}
 
 
-def simulate(params: dict, sims: int, rng) -> list[dict]:
-    """Score the decisions of one cell on ``sims`` experiments (see the module docstring)."""
+@dataclass(frozen=True)
+class _Draw:
+    """One cell's experiments: the scores, the cluster of each question, and every
+    experiment's decisions (booleans of shape (sims,); ``maxt refused`` is the cell's)."""
+
+    x: np.ndarray
+    draws: np.ndarray | None
+    codes: np.ndarray
+    decisions: dict
+    maxt_refused: bool
+
+
+def _draw(params: dict, sims: int, rng) -> _Draw:
+    """Draw ``sims`` experiments of one cell and decide each as ``evaluate`` does (see the
+    module docstring)."""
     n, g = params["n"], params["clusters"]
     arms = int(params.get("arms", ARMS))
     sd_total = math.hypot(1.0, params["sd_cluster"])
@@ -141,10 +156,6 @@ def simulate(params: dict, sims: int, rng) -> list[dict]:
         extra = {}
     ci = mt.simultaneous_ci(joint, ALPHA)
     covered = ((ci.low <= truth) & (truth <= ci.high)).all(axis=-1)
-    # evaluate prints the sign-flip intervals for questions only; with clusters it prints
-    # the primary protocol's at alpha / C (the "holm interval" below): the sign-flip ones
-    # are kept for contrast
-    maxt_name = "maxt sign-flip interval (old)" if g else "maxt interval"
     # the primary protocol per comparison: raw p (Holm) and its interval at alpha / C
     raw_p = np.empty((sims, c))
     low = np.empty((sims, c))
@@ -167,26 +178,94 @@ def simulate(params: dict, sims: int, rng) -> list[dict]:
         refused |= np.asarray(r.degenerate)
     given = ~refused
     holm = mt.adjust(np.where(np.isnan(raw_p), 1.0, raw_p), "holm")
-    holm_cover = ((low <= truth) & (truth <= high)).all(axis=-1) & given
-    out = [_outcome(maxt_name, "coverage", covered.sum(), sims),
-           _outcome("holm interval" if not g else "holm and maxt interval", "coverage",
-                    holm_cover.sum(), given.sum()),
-           _outcome("holm no verdict", "refused", refused.sum(), sims)]
     p_maxt = mt.maxt_adjust(joint)
     # a refusal of the design (not a zero SE) leaves no adjusted p under max-T either
     why = getattr(primary, "refusal", None)
     maxt_refused = bool(why is not None and why(protocols.ScoreBatch.from_arrays(
         x[0, 0, None], x[0, 1, None], clusters=codes)))
-    if maxt_refused:
-        out.append(_outcome("maxt no verdict", "refused", sims, sims))
     if runs > 1 and not g:
         # evaluate's max-T for fixed models with repeats: the primary's own p must agree
         p_maxt = np.fmax(p_maxt, np.where(np.isnan(raw_p), 1.0, raw_p))
+    decided = {"maxt covered": covered,
+               "holm covered": ((low <= truth) & (truth <= high)).all(axis=-1) & given,
+               "refused": refused,
+               "maxt rejection": (p_maxt < ALPHA).any(axis=-1) & ~maxt_refused,
+               "holm rejection": ((holm < ALPHA) & given[:, None]).any(axis=-1)}
+    return _Draw(x, draws, codes, decided, maxt_refused)
+
+
+def simulate(params: dict, sims: int, rng) -> list[dict]:
+    """Score the decisions of one cell on ``sims`` experiments (see the module docstring)."""
+    drawn = _draw(params, sims, rng)
+    d = drawn.decisions
+    g = params["clusters"]
+    given = ~d["refused"]
+    # evaluate prints the sign-flip intervals for questions only; with clusters it prints
+    # the primary protocol's at alpha / C (the "holm interval" below): the sign-flip ones
+    # are kept for contrast
+    maxt_name = "maxt sign-flip interval (old)" if g else "maxt interval"
+    out = [_outcome(maxt_name, "coverage", d["maxt covered"].sum(), sims),
+           _outcome("holm interval" if not g else "holm and maxt interval", "coverage",
+                    d["holm covered"].sum(), given.sum()),
+           _outcome("holm no verdict", "refused", d["refused"].sum(), sims)]
+    if drawn.maxt_refused:
+        out.append(_outcome("maxt no verdict", "refused", sims, sims))
     measure = "rejection" if params["effect"] == 0 else "power"
     word = "false" if params["effect"] == 0 else "true"
     out.append(_outcome(f"maxt any {word} rejection", measure,
-                        0 if maxt_refused else (p_maxt < ALPHA).any(axis=-1).sum(),
-                        0 if maxt_refused else sims))
-    out.append(_outcome(f"holm any {word} rejection", measure,
-                        ((holm < ALPHA) & given[:, None]).any(axis=-1).sum(), given.sum()))
+                        d["maxt rejection"].sum(), 0 if drawn.maxt_refused else sims))
+    out.append(_outcome(f"holm any {word} rejection", measure, d["holm rejection"].sum(),
+                        given.sum()))
     return [o for o in out if o["sims"] > 0]
+
+
+def _correction(params: dict) -> str:
+    """The correction a sampled cell is run under: ``maxt`` and ``holm`` in turn over the
+    cells' designs (the cell without its effect), so that both are checked on questions,
+    clusters and repeats; a file is run under one ``--correction``."""
+    designs = []
+    for cell in CELLS:
+        design = {k: v for k, v in cell.items() if k != "effect"}
+        if design not in designs:
+            designs.append(design)
+    return ("maxt", "holm")[designs.index({k: v for k, v in params.items()
+                                          if k != "effect"}) % 2]
+
+
+def sample(params: dict, sims: int, rng) -> Sample:
+    """``sims`` experiments of the cell as users' files (:mod:`sim.end_to_end`), the same
+    draws and decisions as :func:`simulate`: models ``a0``, ``a1``, ... with one row per
+    run and question (0/1 scores), each question's cluster in a ``topic`` column, compared
+    with ``--compare models --reference a0`` (and ``--cluster topic``) under ``maxt`` or
+    ``holm`` by turns (:func:`_correction`).
+
+    Compared: the printed simultaneous intervals' coverage of the true difference (with
+    clusters, ``cluster_cr2``'s at ``alpha / C`` under either correction; the sign-flip
+    intervals ``(old)`` are not printed), any significant comparison, and the refusal.
+    """
+    drawn = _draw(params, sims, rng)
+    correction = _correction(params)
+    g = params["clusters"]
+    arms = drawn.x.shape[1]
+    names = [f"a{i}" for i in range(arms)]
+    scores = drawn.draws if drawn.draws is not None else drawn.x[:, :, None, :]
+    labels = np.array([f"c{c:03d}" for c in drawn.codes]) if g else None
+    frames = [tidy(dict(zip(names, scores[i])), clusters=labels) for i in range(sims)]
+    options = {"compare": "models", "reference": names[0], "correction": correction}
+    if g:
+        options["cluster"] = "topic"
+    d = drawn.decisions
+    covered = "holm covered" if g or correction == "holm" else "maxt covered"
+    decided = {"covered": d[covered], "refused": d["refused"],
+               "rejection": d[f"{correction} rejection"]}
+    truth = 100.0 * float(params["effect"])      # the JSON's pp
+
+    def read(body: dict) -> dict:
+        rows = body["comparisons"]
+        return {"covered": all(r["simultaneous_ci_low"] is not None
+                               and r["simultaneous_ci_low"] <= truth
+                               <= r["simultaneous_ci_high"] for r in rows),
+                "refused": any(r["degenerate"] for r in rows),
+                "rejection": any(r["significant"] for r in rows)}
+
+    return Sample(frames, options, decided, read)

@@ -36,6 +36,7 @@ from evalcal_core.designs import MODELS
 from evalcal_core.validate import check_int, check_number, fail
 from protocols import claims
 from protocols.methods.mcnemar import newcombe_paired_interval
+from sim.end_to_end import GATE, Sample, tidy
 
 NAME = "models_margin"
 DESIGN = MODELS
@@ -174,6 +175,49 @@ def _intervals(base, variant, margin):
     return out
 
 
+#: the true deltas of every cell's three data sets, in units of its margin
+_DELTAS = (("low", -1.0), ("zero", 0.0), ("high", 1.0))
+
+
+def _draw(params: dict, sims: int, rng):
+    """Chunks of ``sims`` experiments at each of ``delta = -margin, 0, +margin``.
+
+    Yields
+    ------
+    label : str
+        ``"low"``, ``"zero"`` or ``"high"``.
+    base, variant : ndarray, shape (chunk, runs, n)
+        0/1 scores of one chunk.
+    verdicts : dict
+        ``{(rule, claim): ndarray of str}``: each experiment's verdict per rule (the new
+        rule first) and claim.
+    """
+    rng = np.random.default_rng(rng)
+    margin = float(params["margin"])
+    for label, sign in _DELTAS:
+        for start in range(0, sims, CHUNK):
+            size = min(CHUNK, sims - start)
+            base, variant = draw_fixed_models(
+                size, params["n"], params["runs"], params["accuracy"], sign * margin,
+                params["rho"], rng, p_right=params["p_right"], p_wrong=params["p_wrong"])
+            # One interval per old rule; both claims read it (claim_verdict).
+            rules = _intervals(base, variant, margin)
+            verdicts = {(name, claim): claims.claim_verdict(claim, est, low, high, margin)
+                        for name, (est, low, high) in rules.items()
+                        for claim in ("non_inferiority", "equivalence")}
+            # The new rule as evaluate calls it, once per claim: a non-inferiority claim is
+            # refuted by its own one-sided test at -margin, whose calibrated critical value
+            # (Tango's, exact size) is not that of equivalence's upper test at +margin
+            # (1.84 and 1.70 at n = 100, margin 5 pp: read off the equivalence interval, 9
+            # of 100 questions won by the baseline alone was "refuted", evaluate says
+            # "inconclusive"). Whether a claim is shown reads the lower bound, equal in both.
+            new = next(iter(rules))
+            verdicts[(new, "non_inferiority")] = claims.models_claim(
+                base, variant, "non_inferiority", margin, ALPHA,
+                binary_one_run=base.shape[-2] == 1).verdict
+            yield label, base, variant, verdicts
+
+
 def simulate(params: dict, sims: int, rng) -> list[dict]:
     """Draw ``sims`` experiments at ``delta = -margin, 0, +margin`` and score the claims.
 
@@ -191,23 +235,12 @@ def simulate(params: dict, sims: int, rng) -> list[dict]:
     list of dict
         Outcomes (see :mod:`sim.decisions`), for the new and the old rule.
     """
-    rng = np.random.default_rng(rng)
-    margin = float(params["margin"])
     counts, names = {}, []
-    for label, delta in (("low", -margin), ("zero", 0.0), ("high", margin)):
-        for start in range(0, sims, CHUNK):
-            size = min(CHUNK, sims - start)
-            base, variant = draw_fixed_models(
-                size, params["n"], params["runs"], params["accuracy"], delta, params["rho"],
-                rng, p_right=params["p_right"], p_wrong=params["p_wrong"])
-            # One interval per rule; both claims read it (claim_verdict), as models_claim.
-            rules = _intervals(base, variant, margin)
-            names = list(rules)
-            for name, (est, low, high) in rules.items():
-                for claim in ("non_inferiority", "equivalence"):
-                    shown = claims.claim_verdict(claim, est, low, high, margin) == "shown"
-                    key = (name, claim, label)
-                    counts[key] = counts.get(key, 0) + int(np.sum(shown))
+    for label, _, _, verdicts in _draw(params, sims, rng):
+        names = list(dict.fromkeys(name for name, _ in verdicts))
+        for (name, claim), verdict in verdicts.items():
+            key = (name, claim, label)
+            counts[key] = counts.get(key, 0) + int(np.sum(verdict == "shown"))
     out = []
     for name in names:
         rows = [(f"non_inferiority, {name}", "rejection", ("non_inferiority", "low")),
@@ -218,3 +251,32 @@ def simulate(params: dict, sims: int, rng) -> list[dict]:
         out += [{"decision": decision, "measure": measure, "hits": counts[(name, *key)],
                  "sims": int(sims), "alpha": ALPHA} for decision, measure, key in rows]
     return out
+
+
+def sample(params: dict, sims: int, rng) -> Sample:
+    """``sims`` experiments of the cell as users' files (:mod:`sim.end_to_end`): a third at
+    each true delta (the draws and verdicts of :func:`simulate` with ``ceil(sims / 3)``
+    experiments per delta), each the two models' 0/1 scores per run and question, run
+    with ``--compare models --claim C --margin M --gate``.
+
+    ``C`` is non-inferiority and equivalence by turns over :data:`CELLS` (a file is run
+    under one claim); compared: the new rule's verdict (the old rules are not printed) and
+    the exit status.
+    """
+    claim = ("non_inferiority", "equivalence")[CELLS.index(params) % 2]
+    frames, verdicts = [], []
+    for _, base, variant, rules in _draw(params, -(-sims // 3), rng):
+        new = next(iter(rules))[0]
+        verdicts.append(rules[(new, claim)])
+        frames += [tidy({"base": base[i], "variant": variant[i]}) for i in range(len(base))]
+    verdict = np.concatenate(verdicts)
+    decided = {"claim": verdict,
+               GATE: np.vectorize(claims.EXIT_STATUS.get, otypes=[int])(verdict)}
+    options = {"compare": "models", "claim": claim.replace("_", "-"),
+               "margin": float(params["margin"])}
+
+    def read(body: dict) -> dict:
+        return {"claim": body["comparisons"][0]["claim"],
+                GATE: body["claim"]["gate_exit_status"]}
+
+    return Sample(frames, options, decided, read)

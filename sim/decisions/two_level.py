@@ -19,6 +19,7 @@ import numpy as np
 
 import protocols
 from evalcal_core.designs import METHODS_PAIRED
+from sim.end_to_end import Sample, tidy
 
 NAME = "two_level"
 DESIGN = METHODS_PAIRED
@@ -48,23 +49,49 @@ QUICK_CELLS = [{"k": 9, "n": 4, **_COMPONENTS[0]}, {"k": 10, "n": 200, **_COMPON
                {"k": 40, "n": 4, **_COMPONENTS[3]}]
 
 
-def simulate(params: dict, sims: int, rng) -> list[dict]:
-    """Score ``paired_two_level`` on one cell (see the module docstring)."""
+def _draw(params: dict, sims: int, rng):
+    """The cell's per-question scores ``(base, variant)``, each ``(sims, k, n)``, and each
+    experiment's decisions by ``paired_two_level`` (the row ``evaluate``'s table prints)."""
     k, n = params["k"], params["n"]
     a = rng.standard_normal((sims, k, 1)) * params["sd_seed"]
     c = rng.standard_normal((sims, 1, n)) * params["sd_question"]
     e = rng.standard_normal((sims, k, n))
     d = _UNIT * (a + c + e)
-    result = protocols.get("paired_two_level").evaluate(0.5 - d / 2, 0.5 + d / 2, ALPHA,
-                                                         rng=rng)
+    base, variant = 0.5 - d / 2, 0.5 + d / 2
+    result = protocols.get("paired_two_level").evaluate(base, variant, ALPHA, rng=rng)
     given = ~np.asarray(result.degenerate) & np.isfinite(result.p_value)
     low, high = np.asarray(result.ci_low), np.asarray(result.ci_high)
-    covered = given & (low <= 0.0) & (0.0 <= high)
-    rejected = given & (np.asarray(result.p_value) < ALPHA)
+    return base, variant, {"rejected": given & (np.asarray(result.p_value) < ALPHA),
+                           "covered": given & (low <= 0.0) & (0.0 <= high),
+                           "refused": ~given}
+
+
+def simulate(params: dict, sims: int, rng) -> list[dict]:
+    """Score ``paired_two_level`` on one cell (see the module docstring)."""
+    _, _, decided = _draw(params, sims, rng)
+    given = int(sims - decided["refused"].sum())
     out = [{"decision": "paired_two_level", "measure": "rejection",
-            "hits": int(rejected.sum()), "sims": int(given.sum()), "alpha": ALPHA},
+            "hits": int(decided["rejected"].sum()), "sims": given, "alpha": ALPHA},
            {"decision": "paired_two_level interval", "measure": "coverage",
-            "hits": int(covered.sum()), "sims": int(given.sum()), "alpha": ALPHA},
+            "hits": int(decided["covered"].sum()), "sims": given, "alpha": ALPHA},
            {"decision": "paired_two_level no verdict", "measure": "refused",
-            "hits": int((~given).sum()), "sims": sims, "alpha": ALPHA}]
+            "hits": int(decided["refused"].sum()), "sims": sims, "alpha": ALPHA}]
     return [o for o in out if o["sims"] > 0]
+
+
+def sample(params: dict, sims: int, rng) -> Sample:
+    """``sims`` experiments of the cell as users' files (:mod:`reports.end_to_end`): per-question
+    scores of two methods on ``k`` paired seeds; the decisions are read from the table row
+    ``paired_two_level`` of ``evaluate``'s ``--json`` (the test of the population-of-questions
+    estimand; the primary line is ``paired_t``, the estimand of this question set)."""
+    base, variant, decided = _draw(params, sims, rng)
+    frames = [tidy({"base": base[i], "variant": variant[i]}) for i in range(sims)]
+
+    def read(body: dict) -> dict:
+        row = next(r for r in body["rows"] if r["protocol"] == "paired_two_level")
+        refused = bool(row["degenerate"]) or row["p_value"] is None
+        covered = (not refused) and row["ci_low"] <= 0.0 <= row["ci_high"]
+        return {"rejected": (not refused) and bool(row["significant"]), "covered": covered,
+                "refused": refused}
+
+    return Sample(frames, {}, decided, read)

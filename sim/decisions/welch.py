@@ -23,6 +23,7 @@ from scipy import stats
 
 from evalcal_core.designs import METHODS_INDEPENDENT
 from protocols.methods.welch_t import welch_decision
+from sim.end_to_end import Sample, tidy
 
 NAME = "welch"
 DESIGN = METHODS_INDEPENDENT
@@ -48,17 +49,50 @@ def _outcome(decision, measure, hits, sims):
             "alpha": ALPHA}
 
 
-def simulate(params: dict, sims: int, rng) -> list[dict]:
-    """Score Welch's test on one cell (see the module docstring)."""
+#: the valid range declared for the synthetic metrics (N(0, 1)-scale, not fractions)
+METRIC_RANGE = (-1000.0, 1000.0)
+
+
+def _draw(params: dict, sims: int, rng):
+    """The cell's per-seed metrics ``(base (sims, k_base), variant (sims, k_variant))``, the
+    true ``delta`` and each experiment's Welch decisions (:func:`welch_decision`, the rule
+    ``evaluate`` prints for independent seeds)."""
     kb, kv, ratio = params["k_base"], params["k_variant"], params["sd_ratio"]
     delta = params["effect"] * np.sqrt(1.0 / kb + ratio**2 / kv)
     base = rng.standard_normal((sims, kb))
     variant = delta + ratio * rng.standard_normal((sims, kv))
     p, low, high, _, _ = welch_decision(base, variant, ALPHA)
+    return base, variant, delta, {"rejected": p < ALPHA,
+                                  "covered": (low <= delta) & (delta <= high)}
+
+
+def simulate(params: dict, sims: int, rng) -> list[dict]:
+    """Score Welch's test on one cell (see the module docstring)."""
+    base, variant, _, decided = _draw(params, sims, rng)
     p_old = stats.ttest_ind(variant, base, axis=-1, equal_var=False).pvalue
     measure = "rejection" if params["effect"] == 0 else "power"
-    return [_outcome("welch_t", measure, (p < ALPHA).sum(), sims),
-            _outcome("welch_t interval", "coverage", ((low <= delta) & (delta <= high)).sum(),
-                     sims),
+    return [_outcome("welch_t", measure, decided["rejected"].sum(), sims),
+            _outcome("welch_t interval", "coverage", decided["covered"].sum(), sims),
             _outcome("welch_t plug-in df (old)", measure,
                      (p_old < ALPHA).sum(), sims)]
+
+
+def sample(params: dict, sims: int, rng) -> Sample:
+    """``sims`` experiments of the cell as users' files (:mod:`reports.end_to_end`): each
+    arm's per-seed metrics on its own seeds (``--unpaired``; the shorter arm's missing seeds
+    are absent rows), on the declared range :data:`METRIC_RANGE`."""
+    base, variant, delta, decided = _draw(params, sims, rng)
+    k = max(base.shape[1], variant.shape[1])
+
+    def padded(x):
+        return np.pad(x, (0, k - len(x)), constant_values=np.nan)
+
+    frames = [tidy({"base": padded(base[i]), "variant": padded(variant[i])},
+                   per_question=False) for i in range(sims)]
+
+    def read(body: dict) -> dict:
+        row = body["comparisons"][0]
+        return {"rejected": bool(row["significant"]),
+                "covered": row["ci_low"] <= delta <= row["ci_high"]}
+
+    return Sample(frames, {"unpaired": True, "metric_range": METRIC_RANGE}, decided, read)

@@ -93,7 +93,10 @@ def _scalar(key, value, opt: Option, refuse):
                 value, (int, float, np.integer, np.floating)):
             raise refuse("an integer" if opt.kind is int else "a number")
         if opt.kind is int:
-            if float(value) != int(value):
+            # exact for any int (a float round trip would refuse ints above 2**53)
+            if isinstance(value, (int, np.integer)):
+                return int(value)
+            if not float(value).is_integer():
                 raise refuse("an integer")
             return int(value)
         return float(value)

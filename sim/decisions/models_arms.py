@@ -38,7 +38,7 @@ import numpy as np
 from scipy import optimize, special
 
 import protocols
-from evalcal_core.designs import MODELS
+from evalcal_core.designs import COMPARE_MODELS, MODELS
 from protocols import joint_null as jn
 from protocols import multiplicity as mt
 from sim.end_to_end import Sample, tidy
@@ -251,7 +251,7 @@ def sample(params: dict, sims: int, rng) -> Sample:
     scores = drawn.draws if drawn.draws is not None else drawn.x[:, :, None, :]
     labels = np.array([f"c{c:03d}" for c in drawn.codes]) if g else None
     frames = [tidy(dict(zip(names, scores[i])), clusters=labels) for i in range(sims)]
-    options = {"compare": "models", "reference": names[0], "correction": correction}
+    options = {"compare": COMPARE_MODELS, "reference": names[0], "correction": correction}
     if g:
         options["cluster"] = "topic"
     d = drawn.decisions

@@ -32,7 +32,7 @@ import math
 
 import numpy as np
 
-from evalcal_core.designs import MODELS
+from evalcal_core.designs import COMPARE_MODELS, MODELS
 from evalcal_core.validate import check_int, check_number, fail
 from protocols import claims
 from protocols.methods.mcnemar import newcombe_paired_interval
@@ -272,7 +272,7 @@ def sample(params: dict, sims: int, rng) -> Sample:
     verdict = np.concatenate(verdicts)
     decided = {"claim": verdict,
                GATE: np.vectorize(claims.EXIT_STATUS.get, otypes=[int])(verdict)}
-    options = {"compare": "models", "claim": claim.replace("_", "-"),
+    options = {"compare": COMPARE_MODELS, "claim": claim.replace("_", "-"),
                "margin": float(params["margin"])}
 
     def read(body: dict) -> dict:

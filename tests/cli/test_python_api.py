@@ -130,3 +130,12 @@ def test_frame_errors_name_the_frames_rows(edit, message):
     with pytest.raises(ValueError, match=message) as info:
         compare(frame)
     assert "\n" not in str(info.value) and "tmp" not in str(info.value)
+
+
+def test_a_large_integer_seed_is_an_integer():
+    """``seed`` takes every integer ``--seed`` takes (up to 2**63 - 1), not only those a
+    float holds exactly."""
+    assert compare(seed=2**53 + 1).to_dict() == compare(seed=2**53 + 1).to_dict()
+    with pytest.raises(ValueError, match=r"'seed' parameter of compare\(\) must be an "
+                                         r"integer"):
+        compare(seed=2.5)

@@ -14,6 +14,7 @@ from protocols import dunnett_tukey as dtk
 from protocols import joint_null as jn
 from protocols import maxt_claims as mxc
 from protocols import multiplicity as mt
+from tests.welch_reference import welch_reference
 
 
 def _paired(rng, sims, arms, k, mu, rho=0.5):
@@ -197,10 +198,11 @@ def test_welch_holm_holds_at_variance_ratio_10(arms, k):
 
 
 def test_unpaired_unequal_cell_scores_evaluate_decision():
-    """Consistency with the reference: on 50 experiments, each comparison's raw p is
-    ``scipy.stats.ttest_ind(equal_var=False)``'s (3 seeds per arm: Welch df) and the
-    family's verdict is ``statsmodels``' Holm; the grid's rejection count equals the count
-    from those references on the same draw."""
+    """Consistency with the reference: on 50 experiments, each comparison's raw p is Welch's
+    statistic (``scipy.stats.ttest_ind(equal_var=False)``) on the bounded small-sample df
+    (``tests/welch_reference.py``, written from the rule's definition) and the family's
+    verdict is ``statsmodels``' Holm; the grid's rejection count equals the count from those
+    references on the same draw."""
     from statsmodels.stats.multitest import multipletests
 
     from sim.decisions import maxt as family_module
@@ -212,8 +214,7 @@ def test_unpaired_unequal_cell_scores_evaluate_decision():
          * np.array(cell["sds"])[:, None]
          + family_module._means(5, 2.0, "all")[:, None] * np.sqrt(2.0))
     comps = mt.all_pairs(5)
-    raw = np.stack([stats.ttest_ind(x[:, i], x[:, j], axis=-1, equal_var=False).pvalue
-                    for i, j in comps], axis=-1)
+    raw = np.stack([welch_reference(x[:, j], x[:, i], 0.05)[0] for i, j in comps], axis=-1)
     holm = np.stack([multipletests(r, method="holm")[1] for r in raw])
     truth = mt.contrast_matrix(comps, 5) @ (family_module._means(5, 2.0, "all") * np.sqrt(2))
     expected = (holm[:, truth != 0] < 0.05).any(axis=-1).sum()

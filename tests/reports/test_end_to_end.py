@@ -20,6 +20,12 @@ def _with_sample():
             if hasattr(module, "sample")]
 
 
+def test_every_family_takes_part():
+    """Every decision family defines ``sample``: none is scored without being checked
+    through the command."""
+    assert set(_with_sample()) == set(decisions.families())
+
+
 def test_quick_cells_agree_end_to_end():
     """A few experiments of every family's quick cells: no disagreement."""
     report = check_families(6, quick=True)

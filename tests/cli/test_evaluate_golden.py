@@ -15,9 +15,9 @@ import json
 from pathlib import Path
 
 import pytest
+from in_process import run_in_process
 
 from reports.evaluate.cli import main
-from tests.in_process import run_in_process
 
 GOLDEN = Path(__file__).resolve().parents[1] / "fixtures" / "golden" / "evaluate"
 ROOT = Path(__file__).resolve().parents[2]

@@ -9,12 +9,12 @@ import itertools
 import numpy as np
 import pytest
 from scipy import stats
+from welch_reference import welch_reference
 
 from protocols import dunnett_tukey as dtk
 from protocols import joint_null as jn
 from protocols import maxt_claims as mxc
 from protocols import multiplicity as mt
-from tests.welch_reference import welch_reference
 
 
 def _paired(rng, sims, arms, k, mu, rho=0.5):

@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 from in_process import run_in_process
 
-from reports.evaluate.cli import main
+from reports.evaluate.cli import example_path, main
 
 GOLDEN = Path(__file__).resolve().parents[1] / "fixtures" / "golden" / "evaluate"
 ROOT = Path(__file__).resolve().parents[2]
@@ -25,11 +25,13 @@ CASES = json.loads((GOLDEN / "cases.json").read_text())
 
 
 def render(name: str) -> str:
-    """One case's output as stored: stdout, the exit status, stderr; paths made relative."""
+    """One case's output as stored: stdout, the exit status, stderr; paths made relative
+    (the example's path named ``<EXAMPLE>``)."""
     argv = [a.replace("{inputs}", str(GOLDEN / "inputs")) for a in CASES[name]]
     done = run_in_process(main, "evaluate", *argv)
     text = f"{done.stdout}\n[exit {done.returncode}]\n{done.stderr}"
-    return text.replace(str(ROOT), "<ROOT>")
+    # the shipped example lives where the package is installed (a checkout or a tox env)
+    return text.replace(example_path(), "<EXAMPLE>").replace(str(ROOT), "<ROOT>")
 
 
 @pytest.mark.parametrize("name", sorted(CASES))

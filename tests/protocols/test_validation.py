@@ -163,7 +163,8 @@ def test_unknown_parameter(name):
     ("mcnemar", {"exact": "yes"},
      r"The 'exact' parameter of mcnemar must be True, False or None\. Got 'yes' instead"),
     ("mcnemar", {"ci": "score"},
-     r"The 'ci' parameter of mcnemar must be one of matched, newcombe, wald\. Got 'score' instead"),
+     r"The 'ci' parameter of mcnemar must be one of bonferroni, matched, newcombe, wald\. "
+     r"Got 'score' instead"),
     ("paired_bca_perm", {"n_resamples": 1e12},
      r"The 'n_resamples' parameter of paired_bca_perm must be an integer <= 10,000,000 "),
     ("question_bootstrap", {"B": 1e22},

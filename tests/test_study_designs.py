@@ -92,3 +92,17 @@ def test_registering_a_name_twice_or_an_unknown_name_is_refused():
     with pytest.raises(InvalidParameterError, match="compare must be"):
         Design(compare="seeds")
     assert designs.get(MODELS) is study
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_a_declared_kind_is_the_design_its_fields_describe(kind):
+    """``--design NAME`` sets what the registry says of the kind (``compare``, ``paired``,
+    ``clustered``); the design those fields describe is of that kind by the kind's own rule,
+    and no two kinds share the fields."""
+    study = designs.get(kind)
+    design = Design(compare=study.compare, paired=study.paired,
+                    cluster="task" if study.clustered else None,
+                    n_clusters=3 if study.clustered else 0)
+    assert design.study is study
+    fields = {(d.compare, d.paired, d.clustered) for d in designs.designs()}
+    assert len(fields) == len(KINDS)

@@ -120,6 +120,14 @@ class StudyDesign:
         The parameters of :attr:`generator` for that calibration (read-only).
     description : str
         One line: what the units are.
+    paired : bool
+        Whether unit ``i`` of every arm is the same unit (a seed sharing its randomness, or
+        a question), as :attr:`Design.paired` of every study of this kind says; what a
+        declared ``--design`` sets.
+    clustered : bool
+        Whether every study of this kind names its questions' clusters (``--cluster
+        COLUMN``); a declared ``--design`` of this kind needs them, and one of any other
+        kind refuses them.
     rule : callable of Design -> bool
         Whether a user's declared or inferred :class:`Design` is of this kind; the four
         kinds' rules accept disjoint sets of designs that together cover every design.
@@ -135,6 +143,8 @@ class StudyDesign:
     rule: Callable[[Design], bool]
     generator_params: Mapping[str, object] = field(default_factory=dict)
     primary_one_binary_run: str = ""
+    paired: bool = True
+    clustered: bool = False
 
     def __post_init__(self):
         if self.compare not in COMPARES:

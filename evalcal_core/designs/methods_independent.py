@@ -18,4 +18,4 @@ DESIGN = register(StudyDesign(
     compare=COMPARE_METHODS, primary="welch_t", generator="unpaired_seeds",
     description="training procedures on independent seeds; the arms are two independent "
                 "samples of seeds",
-    rule=_independent_methods))
+    paired=False, rule=_independent_methods))

@@ -20,4 +20,4 @@ DESIGN = register(StudyDesign(
     compare=COMPARE_MODELS, primary="cluster_cr2", generator="clustered_questions",
     description="fixed checkpoints on questions in correlated clusters; the clusters are the "
                 "independent units",
-    rule=_clustered_questions))
+    clustered=True, rule=_clustered_questions))

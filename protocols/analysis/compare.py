@@ -49,7 +49,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from evalcal_core.designs import Design
+from evalcal_core.designs import METHODS_INDEPENDENT, Design
 from evalcal_core.scores import ArmScores
 from evalcal_core.validate import InvalidParameterError
 from protocols import ScoreBatch, get, protocol_class, ranking
@@ -240,7 +240,8 @@ def compare_arms(scores: ArmScores, design: Design, *, alpha=0.05, correction="h
     rules = designs.of(design)
     if equal_variances and not rules.equal_variances_ok:
         raise InvalidParameterError("--equal-variances must be used with independent seeds "
-                                    f"(--unpaired), got the design {design.kind}")
+                                    f"(--design {METHODS_INDEPENDENT}), got the design "
+                                    f"{design.kind}")
     if reference is None:
         check_pair_count(len(scores.arms))
     pairs = pairs_of(scores.arms, reference)

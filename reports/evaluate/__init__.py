@@ -6,7 +6,7 @@ reports.evaluate``.
 
 Usage::
 
-    python -m reports.evaluate RESULTS.csv [--compare methods|models] [--reference ARM]
+    python -m reports.evaluate RESULTS.csv [--design NAME] [--reference ARM]
         [--correction holm|maxt|bh|bonferroni|none] [--claim C --margin M --gate]
         [--json | --format markdown|latex] [--forest PLOT.png]
     python -m reports.evaluate --arm A=LOG --arm B=LOG [--arm C=LOG ...] [--metric acc]

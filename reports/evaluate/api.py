@@ -50,7 +50,8 @@ def compare(results=None, *, arms=None, **options) -> Evaluation:
         ``results``.
     **options
         The command's options by their :class:`~.options.EvaluateOptions` field:
-        ``compare`` ("methods"/"models"), ``unpaired``, ``cluster``, ``reference``,
+        ``design`` (a kind of :data:`evalcal_core.designs.KINDS`; inferred when omitted),
+        ``equal_variances``, ``cluster``, ``reference``,
         ``correction``, ``claim`` ("superiority", "non-inferiority", "equivalence"),
         ``margin`` (the file's units), ``alpha``, ``seed``, ``percent``, ``metric_range``
         ((low, high)), ``partial_credit``, ``metric``, ``task``, ``filter``,

@@ -236,8 +236,7 @@ def evaluate(config: EvalConfig) -> Evaluation:
     """Load, infer the design and :func:`protocols.analysis.analyze`: no output."""
     loaded = _load(config)
     scores = loaded.scores
-    design = infer_design(scores, compare=config.compare, unpaired=config.unpaired,
-                          runs_from=loaded.runs_from)
+    design = infer_design(scores, design=config.design, runs_from=loaded.runs_from)
     fraction = config.metric_range is None
     plan = plan_of(config, fraction, is_binary(scores, loaded.per_question))
     result = analyze(scores, design, plan)

@@ -61,8 +61,9 @@ def read_tidy(path, *, percent=False, metric_range=None, partial_credit=False,
     that differ between arms.
 
     Arms whose seed sets differ are read ragged (NaN-padded, ``runs_per_arm``):
-    :func:`~reports.evaluate.design.infer_design` accepts them only for independent seeds
-    (``--unpaired``) and otherwise raises the reader's error naming the arm and the seed.
+    :func:`~protocols.analysis.design.infer_design` accepts them only for independent seeds
+    (``--design methods_independent``) and otherwise raises the reader's error naming the arm
+    and the seed.
 
     The scores keep the order the units arrived in (:class:`evalcal_core.scores.Arrival`):
     the file's rows, or with ``order_by`` that column (:func:`arrival_by_column`).

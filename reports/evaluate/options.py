@@ -14,7 +14,8 @@ import argparse
 from dataclasses import dataclass, field
 
 from evalcal_core.cli import ArgumentParser
-from evalcal_core.designs import COMPARE_MODELS, COMPARES, KIND_WORDS, KINDS
+from evalcal_core.designs import KIND_WORDS, KINDS, designs
+from evalcal_core.designs import get as design_kind
 from evalcal_core.options import add_options, alpha_option, check_options, option, seed_option
 from evalcal_core.options import config_from_args as options_from_args
 from evalcal_core.params import parse_key_values
@@ -33,6 +34,11 @@ CLAIMS = ("superiority", "non-inferiority", "equivalence")
 FORMATS = ("text", "markdown", "latex")
 #: the logs' formats (:mod:`evalcal_core.readers`)
 LOG_FORMATS = tuple(log_formats())
+
+#: the kinds whose arms' seeds are independent (``--equal-variances`` applies to them) and
+#: those whose questions are clustered (``--cluster`` names their clusters), from the registry
+_INDEPENDENT = " or ".join(d.name for d in designs() if not d.paired)
+_CLUSTERED = " or ".join(d.name for d in designs() if d.clustered)
 
 #: the ``--help`` sections, in the order they are listed
 LOGS = "harness logs"
@@ -70,18 +76,18 @@ class EvaluateOptions:
                               help="task to read when a log holds several")
     filter: str | None = option("--filter", None, group=LOGS,
                                 help="lm-eval filter, HELM perturbation or CSV arm")
-    compare: str | None = option("--compare", None, choices=COMPARES, group=DESIGN,
-                                 help="methods: training procedures, seeds are the units; "
-                                      "models: fixed checkpoints, questions are the units")
-    unpaired: bool = option("--unpaired", False, switch=True, group=DESIGN,
-                            help="the arms' seeds are independent (methods only)")
+    design: str | None = option("--design", None, choices=KINDS, metavar="NAME", group=DESIGN,
+                                help="the study design, one of: " + "; ".join(
+                                    f"{kind} ({KIND_WORDS[kind]})" for kind in KINDS))
     equal_variances: bool = option("--equal-variances", False, switch=True, group=DESIGN,
-                                   help="with --unpaired --correction maxt: the arms' seed "
-                                        "variances are equal by design (declared, not tested), "
-                                        "so max-T is Dunnett's / Tukey's pooled-variance test "
-                                        "(default: Holm's Welch)")
+                                   help=f"with --design {_INDEPENDENT} --correction maxt: the "
+                                        "arms' seed variances are equal by design (declared, "
+                                        "not tested), so max-T is Dunnett's / Tukey's "
+                                        "pooled-variance test (default: Holm's Welch)")
     cluster: str | None = option("--cluster", None, metavar="COLUMN", group=DESIGN,
-                                 help="questions are clustered by this column (models only)")
+                                 help="questions are clustered by this column or log field "
+                                      f"(--design {_CLUSTERED}; inferred when --design is "
+                                      "omitted)")
     reference: str | None = option("--reference", None, metavar="ARM", group=COMPARISONS,
                                    help="compare every arm with this one (many-to-one); "
                                         "default all pairs")
@@ -172,8 +178,7 @@ class EvalConfig:
     metric: str | None = None
     task: str | None = None
     filter: str | None = None
-    compare: str | None = None
-    unpaired: bool = False
+    design: str | None = None
     cluster: str | None = None
     reference: str | None = None
     correction: str = "holm"
@@ -268,10 +273,7 @@ def _check_combinations(opts: EvaluateOptions) -> None:
         if opts.percent:
             raise fail(("--percent", "--metric-range"), "given one at a time: declare the "
                        "range in the file's own units", got="both")
-    if opts.unpaired and opts.compare == COMPARE_MODELS:
-        raise fail("--unpaired", "used with --compare methods (independent seeds): models "
-                   "are compared on the same questions, always paired",
-                   got=f"--compare {opts.compare}")
+    _check_design(opts)
     if opts.stream_method is not None and not opts.stream:
         raise fail("--stream-method", "given with --stream (it chooses that sequence)",
                    opts.stream_method)
@@ -283,11 +285,6 @@ def _check_combinations(opts: EvaluateOptions) -> None:
     if opts.stream and opts.claim is not None and opts.alpha >= 0.5:
         raise fail("--alpha", "< 0.5 with --stream and --claim (the claim reads the "
                    "1 - 2 alpha sequence)", opts.alpha)
-    if opts.equal_variances and not (opts.unpaired and opts.correction == "maxt"):
-        raise fail("--equal-variances", "given with --unpaired and --correction maxt (it "
-                   "chooses their pooled-variance test)",
-                   got=f"--correction {opts.correction}" + ("" if opts.unpaired
-                                                             else " without --unpaired"))
     if opts.stream and opts.leaderboard:
         raise fail(("--stream", "--leaderboard"), "given one at a time: --stream reads two "
                    "arms, --leaderboard ranks many", got="both")
@@ -310,6 +307,26 @@ def _check_combinations(opts: EvaluateOptions) -> None:
     if opts.claim in ("non-inferiority", "equivalence") and opts.margin is None:
         raise fail("--margin", f"a number > 0 in the file's units for --claim {opts.claim}",
                    got="no --margin")
+
+
+def _check_design(opts: EvaluateOptions) -> None:
+    """``--design`` against ``--cluster`` and ``--equal-variances``: what the declared kind
+    says of clusters and of its seeds' pairing (the registry's ``clustered`` and ``paired``);
+    the data's checks come later (:func:`protocols.analysis.design.infer_design`)."""
+    study = None if opts.design is None else design_kind(opts.design)
+    if study is not None and opts.cluster is not None and not study.clustered:
+        raise fail(("--cluster", "--design"), f"given together only with --design {_CLUSTERED} "
+                   "(--cluster names the questions' clusters)",
+                   got=f"--cluster {opts.cluster} with --design {opts.design}")
+    if study is not None and study.clustered and opts.cluster is None:
+        raise fail("--cluster", f"given with --design {opts.design}: the column or log field "
+                   "naming each question's cluster", got="no --cluster")
+    independent = study is not None and not study.paired
+    if opts.equal_variances and not (independent and opts.correction == "maxt"):
+        raise fail("--equal-variances", f"given with --design {_INDEPENDENT} and --correction "
+                   "maxt (it chooses their pooled-variance test)",
+                   got=f"--correction {opts.correction}" + (
+                       "" if independent else f" with --design {opts.design or '(inferred)'}"))
 
 
 def _params(opts: EvaluateOptions, scale: float) -> dict:
@@ -342,8 +359,7 @@ def resolve(opts: EvaluateOptions, results: str | None = None) -> EvalConfig:
               check_margin(opts.margin, opts.metric_range, opts.percent, opts.claim) * scale)
     return EvalConfig(
         results=results, arms=arms, metric=opts.metric, task=opts.task, filter=opts.filter,
-        compare=opts.compare, unpaired=opts.unpaired, equal_variances=opts.equal_variances,
-        cluster=opts.cluster,
+        design=opts.design, equal_variances=opts.equal_variances, cluster=opts.cluster,
         reference=opts.reference, correction=opts.correction, claim=opts.claim,
         margin=margin, gate=opts.gate, alpha=opts.alpha, protocols=opts.protocols,
         params=params, percent=opts.percent, metric_range=opts.metric_range,

@@ -15,13 +15,13 @@ Decisions scored, each exactly as ``evaluate`` computes it (the functions of
 * ``maxt any false rejection`` / ``holm any false rejection`` — the family-wise error over
   the comparisons whose true difference is 0;
 * ``welch_t (unequal k)`` — Welch's test and interval on independent seeds of unequal
-  counts and spreads (``--unpaired`` with ragged arms);
+  counts and spreads (``--design methods_independent`` with ragged arms);
 * ``unpaired_unequal`` cells — independent seeds whose arms' sds differ (one arm's variance
-  ``ratio`` times the others', or sds 1, .5, .5, .5, 3): what ``--unpaired --correction
-  maxt`` prints, ``maxt (welch, holm) any false rejection`` (Holm on each comparison's
-  ``welch_t`` p) and ``maxt (welch) interval`` (``welch_t`` at ``alpha / C``), and the
-  pooled-variance Dunnett / Tukey it printed before, as ``(old)``: it is printed now only
-  under ``--equal-variances``;
+  ``ratio`` times the others', or sds 1, .5, .5, .5, 3): what ``--design
+  methods_independent --correction maxt`` prints, ``maxt (welch, holm) any false
+  rejection`` (Holm on each comparison's ``welch_t`` p) and ``maxt (welch) interval``
+  (``welch_t`` at ``alpha / C``), and the pooled-variance Dunnett / Tukey it printed before, as
+  ``(old)``: it is printed now only under ``--equal-variances``;
 * claims at the margin (every comparison's true difference is exactly ``-margin``):
   ``non_inferiority, maxt`` (:func:`protocols.maxt_claims.maxt_claim`),
   ``non_inferiority, holm`` (the Bonferroni ``1 - 2 alpha / C`` t interval), and the old
@@ -36,7 +36,7 @@ import numpy as np
 from scipy import stats
 
 import protocols
-from evalcal_core.designs import METHODS_PAIRED
+from evalcal_core.designs import METHODS_INDEPENDENT, METHODS_PAIRED
 from protocols import claims
 from protocols import dunnett_tukey as dtk
 from protocols import joint_null as jn
@@ -253,10 +253,10 @@ def _arm_sds(p):
 
 
 def _unpaired_unequal(p, sims, rng):
-    """Independent seeds, unequal sds: ``--unpaired --correction maxt`` as ``evaluate``
-    computes it (``welch_t`` per comparison, Holm on its p, its interval at ``alpha / C``),
-    against the pooled-variance Dunnett / Tukey (old). Effects are in sd of a difference
-    of two sd-1 arms' means (as in the ``unpaired`` cells)."""
+    """Independent seeds, unequal sds: ``--design methods_independent --correction maxt`` as
+    ``evaluate`` computes it (``welch_t`` per comparison, Holm on its p, its interval at
+    ``alpha / C``), against the pooled-variance Dunnett / Tukey (old). Effects are in sd of a
+    difference of two sd-1 arms' means (as in the ``unpaired`` cells)."""
     arms, k = p["arms"], p["k"]
     comps = _comparisons(p["family"], arms)
     c = len(comps)
@@ -390,11 +390,10 @@ def sample(params: dict, sims: int, rng) -> Sample:
     Each arm ``a0``, ``a1``, ... is one per-seed metric (``seed,arm,metric``) in sd units
     (``metric_range``), ``a0`` the reference of many-to-one. Paired cells are run under
     ``--correction maxt`` or ``holm`` by turns (:func:`_correction`), the independent ones as
-    ``--unpaired`` (``--correction maxt``, with ``--equal-variances`` for the Dunnett / Tukey
-    cells). Compared: the simultaneous intervals' coverage, any false / true rejection,
-    each claim's verdict and the gate (claims cells: the experiments at the margin, and
-    under ``maxt`` those at delta 0 too). The ``(old)`` rules are not printed, so not
-    compared.
+    ``--design methods_independent`` (``--correction maxt``, with ``--equal-variances`` for
+    the Dunnett / Tukey cells). Compared: the simultaneous intervals' coverage, any false /
+    true rejection, each claim's verdict and the gate (claims cells: the experiments at the margin,
+    and under ``maxt`` those at delta 0 too). The ``(old)`` rules are not printed, so not compared.
     """
     kind = params["kind"]
     drawn = _KINDS[kind][0](params, sims, rng)
@@ -409,7 +408,7 @@ def sample(params: dict, sims: int, rng) -> Sample:
         correction = _correction(params)
         options["correction"] = correction
     else:
-        options["unpaired"] = True
+        options["design"] = METHODS_INDEPENDENT
         correction = "welch" if kind == "welch" else "maxt"
         if kind != "welch":
             options["correction"] = "maxt"

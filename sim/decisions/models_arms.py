@@ -38,7 +38,7 @@ import numpy as np
 from scipy import optimize, special
 
 import protocols
-from evalcal_core.designs import COMPARE_MODELS, MODELS
+from evalcal_core.designs import MODELS, MODELS_CLUSTERED
 from protocols import joint_null as jn
 from protocols import multiplicity as mt
 from sim.end_to_end import Sample, tidy
@@ -236,8 +236,8 @@ def sample(params: dict, sims: int, rng) -> Sample:
     """``sims`` experiments of the cell as users' files (:mod:`sim.end_to_end`), the same
     draws and decisions as :func:`simulate`: models ``a0``, ``a1``, ... with one row per
     run and question (0/1 scores), each question's cluster in a ``topic`` column, compared
-    with ``--compare models --reference a0`` (and ``--cluster topic``) under ``maxt`` or
-    ``holm`` by turns (:func:`_correction`).
+    with ``--design models --reference a0`` (``--design models_clustered --cluster topic``
+    with clusters) under ``maxt`` or ``holm`` by turns (:func:`_correction`).
 
     Compared: the printed simultaneous intervals' coverage of the true difference (with
     clusters, ``cluster_cr2``'s at ``alpha / C`` under either correction; the sign-flip
@@ -251,7 +251,8 @@ def sample(params: dict, sims: int, rng) -> Sample:
     scores = drawn.draws if drawn.draws is not None else drawn.x[:, :, None, :]
     labels = np.array([f"c{c:03d}" for c in drawn.codes]) if g else None
     frames = [tidy(dict(zip(names, scores[i])), clusters=labels) for i in range(sims)]
-    options = {"compare": COMPARE_MODELS, "reference": names[0], "correction": correction}
+    options = {"design": MODELS_CLUSTERED if g else MODELS, "reference": names[0],
+               "correction": correction}
     if g:
         options["cluster"] = "topic"
     d = drawn.decisions

@@ -32,7 +32,7 @@ import math
 
 import numpy as np
 
-from evalcal_core.designs import COMPARE_MODELS, MODELS
+from evalcal_core.designs import MODELS
 from evalcal_core.validate import check_int, check_number, fail
 from protocols import claims
 from protocols.methods.mcnemar import newcombe_paired_interval
@@ -257,7 +257,7 @@ def sample(params: dict, sims: int, rng) -> Sample:
     """``sims`` experiments of the cell as users' files (:mod:`sim.end_to_end`): a third at
     each true delta (the draws and verdicts of :func:`simulate` with ``ceil(sims / 3)``
     experiments per delta), each the two models' 0/1 scores per run and question, run
-    with ``--compare models --claim C --margin M --gate``.
+    with ``--design models --claim C --margin M --gate``.
 
     ``C`` is non-inferiority and equivalence by turns over :data:`CELLS` (a file is run
     under one claim); compared: the new rule's verdict (the old rules are not printed) and
@@ -272,7 +272,7 @@ def sample(params: dict, sims: int, rng) -> Sample:
     verdict = np.concatenate(verdicts)
     decided = {"claim": verdict,
                GATE: np.vectorize(claims.EXIT_STATUS.get, otypes=[int])(verdict)}
-    options = {"compare": COMPARE_MODELS, "claim": claim.replace("_", "-"),
+    options = {"design": DESIGN, "claim": claim.replace("_", "-"),
                "margin": float(params["margin"])}
 
     def read(body: dict) -> dict:

@@ -79,8 +79,8 @@ def simulate(params: dict, sims: int, rng) -> list[dict]:
 
 def sample(params: dict, sims: int, rng) -> Sample:
     """``sims`` experiments of the cell as users' files (:mod:`reports.end_to_end`): each
-    arm's per-seed metrics on its own seeds (``--unpaired``; the shorter arm's missing seeds
-    are absent rows), on the declared range :data:`METRIC_RANGE`."""
+    arm's per-seed metrics on its own seeds (``--design methods_independent``; the shorter
+    arm's missing seeds are absent rows), on the declared range :data:`METRIC_RANGE`."""
     base, variant, delta, decided = _draw(params, sims, rng)
     k = max(base.shape[1], variant.shape[1])
 
@@ -95,4 +95,4 @@ def sample(params: dict, sims: int, rng) -> Sample:
         return {"rejected": bool(row["significant"]),
                 "covered": row["ci_low"] <= delta <= row["ci_high"]}
 
-    return Sample(frames, {"unpaired": True, "metric_range": METRIC_RANGE}, decided, read)
+    return Sample(frames, {"design": DESIGN, "metric_range": METRIC_RANGE}, decided, read)

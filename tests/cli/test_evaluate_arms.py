@@ -13,6 +13,7 @@ from multitest_reference import multipletests
 from scipy import stats
 
 from evalcal_core.cli import call_main
+from evalcal_core.designs import METHODS_INDEPENDENT
 from reports.evaluate import main
 
 PROG = "python -m reports.evaluate"
@@ -300,8 +301,8 @@ def test_unpaired_maxt_is_exact_tukey_or_dunnett(tmp_path, capsys, reference):
     dunnett, p and intervals."""
     path = three_arms(tmp_path / "r.csv", k=3)
     extra = ["--reference", reference] if reference else []
-    out = body([path, "--correction", "maxt", "--unpaired", "--equal-variances", *extra],
-               capsys)
+    out = body([path, "--correction", "maxt", "--design", METHODS_INDEPENDENT,
+                "--equal-variances", *extra], capsys)
     frame = pd.read_csv(path)
     arms = {a: g.sort_values("seed").metric.to_numpy() for a, g in frame.groupby("arm")}
     for c in out["comparisons"]:

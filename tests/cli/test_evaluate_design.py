@@ -10,6 +10,14 @@ import numpy as np
 import pytest
 from in_process import run_in_process
 
+from evalcal_core import designs
+from evalcal_core.designs import (
+    KINDS,
+    METHODS_INDEPENDENT,
+    METHODS_PAIRED,
+    MODELS,
+    MODELS_CLUSTERED,
+)
 from evalcal_core.scores import ArmScores
 from protocols.analysis.design import infer_design
 from reports.evaluate import main
@@ -55,22 +63,28 @@ def scores(r, n, runs_are):
                      runs_are=runs_are)
 
 
-@pytest.mark.parametrize("r, n, runs_are, unpaired, kind, why", [
-    (1, 100, "unknown", False, "models", "one run per arm"),
-    (5, 100, "repeats", False, "models", "runs are repeats"),
-    (5, 1, "seeds", False, "methods_paired", "paired by seed"),
-    (5, 1, "seeds", True, "methods_independent", "independent by --unpaired"),
-    (5, 100, "unknown", False, "methods_paired", "unknown kind"),
+@pytest.mark.parametrize("r, n, runs_are, kind, why, others", [
+    (1, 100, "unknown", MODELS, "one run per arm",
+     f"{MODELS_CLUSTERED} with --cluster COLUMN"),
+    (5, 100, "repeats", MODELS, "runs are repeats",
+     f"{METHODS_PAIRED}, {METHODS_INDEPENDENT}, {MODELS_CLUSTERED} with --cluster COLUMN"),
+    (5, 1, "seeds", METHODS_PAIRED, "paired by seed", METHODS_INDEPENDENT),
+    (5, 100, "unknown", METHODS_PAIRED, "unknown kind",
+     f"{METHODS_INDEPENDENT}, {MODELS}, {MODELS_CLUSTERED} with --cluster COLUMN"),
 ])
-def test_design_is_inferred_with_its_reason(r, n, runs_are, unpaired, kind, why):
-    design = infer_design(scores(r, n, runs_are), unpaired=unpaired)
+def test_design_is_inferred_with_its_reason(r, n, runs_are, kind, why, others):
+    """The reason says how to override it and lists the other kinds the data allows (models
+    need questions, methods two seeds, a clustered kind --cluster)."""
+    design = infer_design(scores(r, n, runs_are))
     assert design.kind == kind
     assert why in design_line(design) and "inferred:" in design_line(design)
+    assert design_line(design).endswith(f"; override with --design NAME ({others}))")
 
 
-def test_declared_design_overrides_inference():
-    design = infer_design(scores(5, 100, "seeds"), compare="models")
-    assert design.kind == "models" and design_line(design).endswith("(declared)")
+@pytest.mark.parametrize("kind", [METHODS_PAIRED, METHODS_INDEPENDENT, MODELS])
+def test_declared_design_overrides_inference(kind):
+    design = infer_design(scores(5, 100, "seeds"), design=kind)
+    assert design.kind == kind and design_line(design).endswith("(declared)")
 
 
 def test_design_line_is_printed_first_in_every_output(tmp_path):
@@ -79,7 +93,8 @@ def test_design_line_is_printed_first_in_every_output(tmp_path):
     assert code == 0
     line = out.splitlines()[1]
     assert line == ("design: models, 1 run, 1,136 questions, clusters: none (inferred: one "
-                    "run per arm; override with --compare)")
+                    "run per arm; override with --design NAME (models_clustered with --cluster "
+                    "COLUMN))")
     code, out, _ = run([path, "--format", "markdown"])
     assert out.splitlines()[0].startswith("**design: models, 1 run")
     code, out, _ = run([path, "--format", "latex"])
@@ -91,12 +106,36 @@ def test_design_line_is_printed_first_in_every_output(tmp_path):
 
 @pytest.mark.parametrize("argv_extra, kind, primary", [
     ([], "methods_paired", "paired_t"),
-    (["--unpaired"], "methods_independent", "welch_t"),
+    (["--design", METHODS_INDEPENDENT], "methods_independent", "welch_t"),
 ])
 def test_seed_designs_choose_their_protocol(tmp_path, argv_extra, kind, primary):
     code, out, _ = run([per_seed(tmp_path / "s.csv"), "--json", *argv_extra])
     body = json.loads(out)
     assert body["design"]["kind"] == kind and body["primary_protocol"] == primary
+
+
+def _fits(kind, path):
+    """A file of per-question scores, 4 runs per arm, questions in 6 clusters: every kind can
+    be declared on it (the clustered one with its --cluster)."""
+    path = per_question(path, runs=4, n=60, clusters=lambda q, arm: f"t{q % 6}")
+    return [path, "--design", kind] + (["--cluster", "task"] if designs.get(kind).clustered
+                                       else [])
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_each_kind_is_accepted_by_design(tmp_path, kind):
+    """``--design NAME`` for every registered kind: declared, of that kind, its primary
+    protocol reported; the keyword ``design=`` of ``compare()`` gives the same body."""
+    from reports.evaluate import compare
+
+    argv = _fits(kind, tmp_path / "q.csv")
+    code, out, err = run([*argv, "--json"])
+    assert code == 0, err
+    body = json.loads(out)
+    assert body["design"]["kind"] == kind and body["design"]["inferred"] == []
+    assert body["primary_protocol"] == designs.get(kind).primary
+    cluster = "task" if designs.get(kind).clustered else None
+    assert compare(argv[0], design=kind, cluster=cluster).to_dict() == body
 
 
 def test_models_with_one_binary_run_use_exact_mcnemar(tmp_path):
@@ -115,7 +154,8 @@ def test_models_with_one_binary_run_use_exact_mcnemar(tmp_path):
     assert body["comparisons"][0]["p_value"] == pytest.approx(ref, rel=1e-9)
 
 
-@pytest.mark.parametrize("argv_extra", [[], ["--unpaired"], ["--compare", "models"]])
+@pytest.mark.parametrize("argv_extra", [[], ["--design", METHODS_INDEPENDENT],
+                                        ["--design", MODELS]])
 def test_every_design_shows_a_reportable_row_first(tmp_path, argv_extra):
     path = per_question(tmp_path / "q.csv", runs=4, n=60)
     code, out, _ = run([path, "--json", *argv_extra])
@@ -131,7 +171,7 @@ def test_labels_depend_on_the_design(tmp_path):
     _, out, _ = run([path, "--json"])
     rows = {r["protocol"]: r for r in json.loads(out)["rows"]}
     assert rows["paired_t"]["pitfall"] == ""
-    _, out, _ = run([path, "--json", "--compare", "models"])
+    _, out, _ = run([path, "--json", "--design", MODELS])
     rows = {r["protocol"]: r for r in json.loads(out)["rows"]}
     assert rows["paired_t"]["pitfall"] and rows["paired_t_questions"]["pitfall"] == ""
 
@@ -158,14 +198,28 @@ def two_clusters(q, arm):
      ["every question is in one cluster"]),
     (lambda p: per_question(p, clusters=lambda q, a: f"t{q % 3}" if a == "a" else f"u{q % 3}"),
      ["--cluster", "task"], ["clusters differ between arms", "'q0'"]),
-    (lambda p: per_question(p, runs=2, clusters=lambda q, a: f"t{q % 3}"), ["--cluster", "task",
-                                                                           "--compare",
-                                                                           "methods"],
-     ["--cluster applies to --compare models"]),
-    (lambda p: per_question(p), ["--unpaired", "--compare", "models"],
-     ["'--unpaired' option must be used with --compare methods"]),
-    (lambda p: per_question(p), ["--compare", "methods"], ["two or more seeds"]),
-    (lambda p: per_seed(p), ["--compare", "models"], ["needs per-question scores"]),
+    # inferred methods (repeated seeds) with clusters
+    (lambda p: per_question(p, runs=2, clusters=lambda q, a: f"t{q % 3}"), ["--cluster", "task"],
+     [f"--cluster task applies to --design {MODELS_CLUSTERED}", f"with {METHODS_PAIRED}"]),
+    # --cluster with a declared kind that has no clusters: the two options, named together
+    *((lambda p: per_question(p, runs=2, clusters=lambda q, a: f"t{q % 3}"),
+       ["--cluster", "task", "--design", kind],
+       ["'--cluster' and '--design' options", f"Got --cluster task with --design {kind}"])
+      for kind in (METHODS_PAIRED, METHODS_INDEPENDENT, MODELS)),
+    (lambda p: per_question(p), ["--design", MODELS_CLUSTERED],
+     [f"'--cluster' option must be given with --design {MODELS_CLUSTERED}", "no --cluster"]),
+    # a methods design on one run per arm
+    *((lambda p: per_question(p), ["--design", kind],
+       [f"--design {kind} needs two or more seeds per arm, got 1"])
+      for kind in (METHODS_PAIRED, METHODS_INDEPENDENT)),
+    # a models design on per-seed metrics
+    (lambda p: per_seed(p), ["--design", MODELS],
+     [f"--design {MODELS} needs per-question scores"]),
+    # the flags --design replaced, and a name that is no kind
+    (lambda p: per_seed(p), ["--compare", "models"], ["unrecognized arguments: --compare"]),
+    (lambda p: per_seed(p), ["--unpaired"], ["unrecognized arguments: --unpaired"]),
+    (lambda p: per_seed(p), ["--design", "methods"],
+     ["argument --design: invalid choice: 'methods'", *KINDS]),
 ])
 def test_bad_designs_are_one_line_exit_2(tmp_path, make, argv_extra, words):
     path = make(tmp_path / "bad.csv")
@@ -183,7 +237,7 @@ def test_question_filed_under_two_clusters(tmp_path):
                 task = f"t{q % 3}" if not (q == 4 and r == 1) else "other"
                 rows.append(f"{r},{arm},q{q},{(q + r) % 2},{task}")
     path.write_text("\n".join(rows) + "\n")
-    code, _, err = run([str(path), "--cluster", "task", "--compare", "models"])
+    code, _, err = run([str(path), "--cluster", "task", "--design", MODELS_CLUSTERED])
     assert code == 2 and "filed under two clusters" in err and "'q4'" in err
 
 

@@ -10,6 +10,7 @@ from dataclasses import dataclass
 import pytest
 
 from evalcal_core.cli import ArgumentParser
+from evalcal_core.designs import KINDS, METHODS_INDEPENDENT, MODELS, MODELS_CLUSTERED
 from evalcal_core.keywords import option_flags
 from evalcal_core.options import add_options, check_options, declared, option, to_argv
 from evalcal_core.options import config_from_args as options_from_args
@@ -46,7 +47,7 @@ def test_parser_defaults_are_the_declared_defaults():
 #: every option away from its default (the margin and threshold exact in ``%g``)
 CHANGED = EvaluateOptions(
     arm=("a=x.jsonl", "b=y.jsonl", "c=z"), metric="acc", task="mmlu", filter="strict",
-    compare="models", cluster="subject", reference="a", correction="bh",
+    design=MODELS_CLUSTERED, cluster="subject", reference="a", correction="bh",
     claim="non-inferiority", margin=0.5, gate=True, stream=False, alpha=0.1,
     protocols=("bca", "single_run"), protocol_param=("n_resamples=500",), threshold=1.5,
     percent=True, partial_credit=True, seed=7, json=True, format="markdown",
@@ -55,7 +56,7 @@ CHANGED = EvaluateOptions(
 
 @pytest.mark.parametrize("opts", [
     CHANGED,
-    EvaluateOptions(baseline="b.jsonl", variant="v.jsonl", unpaired=True, compare="methods",
+    EvaluateOptions(baseline="b.jsonl", variant="v.jsonl", design=METHODS_INDEPENDENT,
                     stream=True, stream_method="empirical-bernstein", claim="superiority",
                     margin=0.0, metric_range=(0.0, 10.0)),
     EvaluateOptions(leaderboard=True, correction="holm", format="latex"),
@@ -135,8 +136,14 @@ def test_an_append_option_is_repeated_and_starts_from_its_default_each_parse():
                                r"Got 't' instead\.$"),
     (["r.csv", "--log-format", "csv"], r"^The '--log-format' option must be used with harness "
                                        r"logs .*Got 'csv' instead\.$"),
-    (["--unpaired", "--compare", "models"], r"^The '--unpaired' option must be used with "
-                                            r"--compare methods .*Got --compare models"),
+    (["--cluster", "topic", "--design", MODELS],
+     r"^The '--cluster' and '--design' options must be given together only with --design "
+     rf"{MODELS_CLUSTERED} .*Got --cluster topic with --design {MODELS} instead\.$"),
+    (["--design", MODELS_CLUSTERED], rf"^The '--cluster' option must be given with --design "
+                                     rf"{MODELS_CLUSTERED}: .*Got no --cluster instead\.$"),
+    (["--equal-variances", "--correction", "maxt"],
+     rf"^The '--equal-variances' option must be given with --design {METHODS_INDEPENDENT} and "
+     r"--correction maxt .*Got --correction maxt with --design \(inferred\) instead\.$"),
     (["--stream-method", "betting"], r"^The '--stream-method' option must be given with "
                                      r"--stream .*Got 'betting' instead\.$"),
     (["--stream", "--claim", "superiority", "--alpha", "0.6"],
@@ -175,8 +182,9 @@ def test_options_refuse_a_bad_value_when_built_in_python():
 
 #: one value per keyword, and the command line that says the same
 _SAME = [
-    ({"compare": "models"}, ["--compare", "models"]),
-    ({"unpaired": True}, ["--unpaired"]),
+    *(({"design": kind}, ["--design", kind]) for kind in KINDS),
+    ({"design": METHODS_INDEPENDENT, "equal_variances": True, "correction": "maxt"},
+     ["--design", METHODS_INDEPENDENT, "--equal-variances", "--correction", "maxt"]),
     ({"cluster": "topic"}, ["--cluster", "topic"]),
     ({"reference": "base"}, ["--reference", "base"]),
     ({"correction": "maxt"}, ["--correction", "maxt"]),
@@ -193,6 +201,7 @@ _SAME = [
     ({"partial_credit": True}, ["--partial-credit"]),
     ({"stream": True, "stream_method": "empirical-bernstein"},
      ["--stream", "--stream-method", "empirical-bernstein"]),
+    ({"stream": True, "order_by": "time"}, ["--stream", "--order-by", "time"]),
     ({"leaderboard": True}, ["--leaderboard"]),
     ({"metric": "acc", "task": "t", "filter": "f", "log_format": "lm-eval",
       "max_member_mb": 10}, ["--metric", "acc", "--task", "t", "--filter", "f",
@@ -210,3 +219,11 @@ def test_keywords_fill_the_options_the_command_line_fills(keywords, argv):
     typed = options_from_keywords(EvaluateOptions, keywords, "compare",
                                   leave_out=_NOT_KEYWORDS)
     assert typed == options_from_args(EvaluateOptions, build_parser().parse_args(argv))
+
+
+def test_every_keyword_is_checked_against_its_flag():
+    """Each of ``compare()``'s keywords has a case above (``design=`` one per kind), so a
+    keyword that stops filling what its flag fills is caught."""
+    covered = set().union(*(keywords for keywords, _ in _SAME))
+    assert covered == set(option_flags(EvaluateOptions)) - set(_NOT_KEYWORDS)
+    assert {keywords["design"] for keywords, _ in _SAME if "design" in keywords} == set(KINDS)

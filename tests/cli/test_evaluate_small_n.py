@@ -12,6 +12,7 @@ import pandas as pd
 import pytest
 from scipy import stats
 
+from evalcal_core.designs import MODELS
 from protocols.analysis.protocol_table import FEW_DIFFERING
 from reports.evaluate import main
 
@@ -28,7 +29,7 @@ def _write(path, n, seed):
 @pytest.mark.parametrize("n", [15, 200])
 def test_the_note_appears_exactly_when_few_questions_differ(tmp_path, capsys, n):
     path = _write(tmp_path / "s.csv", n, seed=n)
-    assert main([str(path), "--compare", "models"]) == 0
+    assert main([str(path), "--design", MODELS]) == 0
     text = capsys.readouterr().out
     frame = pd.read_csv(path)
     means = frame.groupby(["arm", "question"])["score"].mean().unstack(0)
@@ -56,7 +57,7 @@ def test_the_t_alone_does_not_decide_when_the_exact_sign_flip_test_cannot_reject
     path.write_text("\n".join(rows) + "\n")
     d = np.array([1.0] * 5 + [0.0] * 7)
     assert stats.ttest_1samp(d, 0.0).pvalue < 0.05
-    assert main([str(path), "--compare", "models", "--correction", correction, "--json"]) == 0
+    assert main([str(path), "--design", MODELS, "--correction", correction, "--json"]) == 0
     out = json.loads(capsys.readouterr().out)
     (comparison,) = out["comparisons"]
     assert comparison["protocol"] == "t_signflip_questions"

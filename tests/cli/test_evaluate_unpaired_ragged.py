@@ -1,4 +1,5 @@
-"""``evaluate --unpaired`` with arms of different seed counts (independent seeds, Welch).
+"""``evaluate --design methods_independent`` with arms of different seed counts
+(independent seeds, Welch).
 
 References: ``scipy.stats.ttest_ind(equal_var=False)`` (p and ``confidence_interval``) for
 each comparison, ``statsmodels``' Holm for ``--correction maxt`` (Welch), and
@@ -17,6 +18,7 @@ from in_process import run_in_process
 from scipy import stats
 from welch_reference import welch_reference
 
+from evalcal_core.designs import METHODS_INDEPENDENT, METHODS_PAIRED, MODELS
 from evalcal_core.results_io import read_results_arms
 from evalcal_core.scores import ArmScores
 from reports.evaluate import main
@@ -54,7 +56,7 @@ def test_two_arms_welch_equals_scipy(tmp_path):
     """p and CI of ``welch_t`` with 5 and 3 seeds: ``ttest_ind(new, base,
     equal_var=False)``; d is Cohen's d with the pooled sd of 5 + 3 seeds."""
     path = per_seed(tmp_path / "r.csv", {"base": BASE, "new": NEW})
-    out = body([path, "--unpaired"])
+    out = body([path, "--design", METHODS_INDEPENDENT])
     p, low, high = welch_reference(NEW, BASE, 0.05)
     (c,) = out["comparisons"]
     assert (c["base"], c["variant"], c["protocol"]) == ("base", "new", "welch_t")
@@ -70,7 +72,7 @@ def test_two_arms_welch_equals_scipy(tmp_path):
     assert out["design"]["kind"] == "methods_independent"
     assert out["design"]["runs_per_arm"] == {"base": 5, "new": 3}
     assert "rows" not in out  # the all-protocols table pairs seeds: not shown
-    code, text, err = run([path, "--unpaired"])
+    code, text, err = run([path, "--design", METHODS_INDEPENDENT])
     assert code == 0, err
     assert "design: methods, independent seeds: base 5, new 3, one metric per run" in text
 
@@ -79,7 +81,7 @@ def test_seed_labels_need_not_overlap(tmp_path):
     """Independent seeds: disjoint labels (1-5 and 11-13) give the same result as
     overlapping ones (reference: ``ttest_ind``)."""
     path = per_seed(tmp_path / "r.csv", {"base": BASE, "new": NEW}, {"new": 11})
-    c = body([path, "--unpaired"])["comparisons"][0]
+    c = body([path, "--design", METHODS_INDEPENDENT])["comparisons"][0]
     np.testing.assert_allclose(c["p_value"], welch_reference(NEW, BASE, 0.05)[0], rtol=RTOL)
 
 
@@ -92,7 +94,7 @@ def test_per_question_seeds_use_their_own_means(tmp_path):
     for arm, x in scores.items():
         rows += [f"{s},{arm},q{q},{int(x[s, q])}" for s in range(len(x)) for q in range(4)]
     (tmp_path / "q.csv").write_text("\n".join(rows) + "\n")
-    c = body([str(tmp_path / "q.csv"), "--unpaired"])["comparisons"][0]
+    c = body([str(tmp_path / "q.csv"), "--design", METHODS_INDEPENDENT])["comparisons"][0]
     p, _, high = welch_reference(scores["new"].mean(axis=1), scores["base"].mean(axis=1),
                                  0.05)
     np.testing.assert_allclose(c["p_value"], p, rtol=RTOL)
@@ -103,7 +105,7 @@ def test_three_arms_holm_intervals_at_alpha_over_c(tmp_path):
     """Holm: raw p from ``ttest_ind`` adjusted by Holm (3 comparisons, computed here), and
     Bonferroni-simultaneous intervals: ``ttest_ind``'s CI at level 1 - alpha / 3."""
     path = per_seed(tmp_path / "r.csv", {"base": BASE, "new": NEW, "big": BIG})
-    out = body([path, "--unpaired"])
+    out = body([path, "--design", METHODS_INDEPENDENT])
     arms = {"base": BASE, "new": NEW, "big": BIG}
     raw = []
     for c in out["comparisons"]:
@@ -130,7 +132,7 @@ def test_maxt_is_holm_welch_unless_variances_are_declared_equal(tmp_path, extra)
     from statsmodels.stats.multitest import multipletests
 
     path = per_seed(tmp_path / "r.csv", {"base": BASE, "new": NEW, "big": BIG})
-    out = body([path, "--unpaired", "--correction", "maxt", *extra])
+    out = body([path, "--design", METHODS_INDEPENDENT, "--correction", "maxt", *extra])
     arms = {"base": BASE, "new": NEW, "big": BIG}
     c_count = len(out["comparisons"])
     raw = []
@@ -153,7 +155,7 @@ def test_maxt_two_arms_is_welch_and_says_so(tmp_path):
     """One comparison under ``--correction maxt``: Welch's own p (``welch_reference``),
     unadjusted; the note says max-T of one comparison is the test itself, no step-down."""
     path = per_seed(tmp_path / "r.csv", {"base": BASE, "new": NEW})
-    out = body([path, "--unpaired", "--correction", "maxt"])
+    out = body([path, "--design", METHODS_INDEPENDENT, "--correction", "maxt"])
     (c,) = out["comparisons"]
     p, low, high = welch_reference(NEW, BASE, 0.05)
     np.testing.assert_allclose([c["p_value"], c["p_adjusted"]], [p, p], rtol=RTOL)
@@ -165,15 +167,19 @@ def test_maxt_two_arms_is_welch_and_says_so(tmp_path):
 
 
 @pytest.mark.parametrize("argv, got", [
-    (["--unpaired", "--equal-variances"], "Got --correction holm instead"),
-    (["--correction", "maxt", "--equal-variances"], "without --unpaired"),
+    (["--design", METHODS_INDEPENDENT, "--equal-variances"], "Got --correction holm instead"),
+    (["--correction", "maxt", "--equal-variances"], "Got --correction maxt with --design "
+                                                    "(inferred) instead"),
+    (["--design", METHODS_PAIRED, "--correction", "maxt", "--equal-variances"],
+     f"Got --correction maxt with --design {METHODS_PAIRED} instead"),
 ])
 def test_equal_variances_needs_unpaired_maxt(tmp_path, argv, got):
     """The option's rule, one line on stderr, exit 2."""
     path = per_seed(tmp_path / "r.csv", {"base": BASE, "new": NEW, "big": BIG})
     code, out, err = run([path, *argv])
     assert code == 2 and out == ""
-    assert "'--equal-variances' option must be given with --unpaired and --correction maxt" in err
+    assert ("'--equal-variances' option must be given with --design methods_independent and "
+            "--correction maxt") in err
     assert got in err
 
 
@@ -181,7 +187,7 @@ def test_maxt_all_pairs_is_tukey_kramer(tmp_path):
     """``--correction maxt --equal-variances``, all pairs, 5/3/4 seeds: ``tukey_hsd`` p-values
     and ``confidence_interval(0.95)`` (Tukey-Kramer for unequal groups)."""
     path = per_seed(tmp_path / "r.csv", {"base": BASE, "new": NEW, "big": BIG})
-    out = body([path, "--unpaired", "--correction", "maxt", "--equal-variances"])
+    out = body([path, "--design", METHODS_INDEPENDENT, "--correction", "maxt", "--equal-variances"])
     groups = [BASE, NEW, BIG]
     res = stats.tukey_hsd(*groups)
     ci = res.confidence_interval(0.95)
@@ -201,7 +207,7 @@ def test_maxt_many_to_one_is_dunnett(tmp_path):
     quasi-Monte Carlo, so the reference uses the same ``rng`` (``--seed 7``): the check is
     of the pipeline against scipy, not of scipy's integration error."""
     path = per_seed(tmp_path / "r.csv", {"base": BASE, "new": NEW, "big": BIG})
-    out = body([path, "--unpaired", "--correction", "maxt", "--equal-variances",
+    out = body([path, "--design", METHODS_INDEPENDENT, "--correction", "maxt", "--equal-variances",
                 "--reference", "base", "--seed", "7"])
     res = stats.dunnett(NEW, BIG, control=BASE, rng=np.random.default_rng(7))
     ci = res.confidence_interval(0.95)
@@ -218,7 +224,8 @@ def test_claim_reads_welch_interval_at_one_minus_two_alpha(tmp_path):
     """A non-inferiority claim reads Welch's 90% interval (Hsu df: 5 vs 3 seeds) (1 - 2 alpha, one
     comparison); the verdict is the interval's against the margin."""
     path = per_seed(tmp_path / "r.csv", {"base": BASE, "new": NEW})
-    out = body([path, "--unpaired", "--claim", "non-inferiority", "--margin", "0.01"])
+    out = body([path, "--design", METHODS_INDEPENDENT, "--claim", "non-inferiority",
+                "--margin", "0.01"])
     _, low, high = welch_reference(NEW, BASE, 0.10)
     c = out["comparisons"][0]
     np.testing.assert_allclose([c["claim_ci_low"], c["claim_ci_high"]],
@@ -226,7 +233,7 @@ def test_claim_reads_welch_interval_at_one_minus_two_alpha(tmp_path):
     assert c["claim"] == ("shown" if low > -0.01 else "inconclusive")
 
 
-@pytest.mark.parametrize("extra", [[], ["--compare", "methods"], ["--compare", "models"]])
+@pytest.mark.parametrize("extra", [[], ["--design", METHODS_PAIRED], ["--design", MODELS]])
 def test_without_unpaired_the_old_error(tmp_path, extra):
     """Paired seeds (or models) still need every seed in every arm: one line naming the arm
     and the seed it lacks, exit 2."""
@@ -237,20 +244,17 @@ def test_without_unpaired_the_old_error(tmp_path, extra):
 
 
 def test_unpaired_refusals(tmp_path):
-    """One seed in an arm (no variance for Welch), a seed with some questions missing, and
-    --unpaired with models: one-line errors, exit 2."""
+    """One seed in an arm (no variance for Welch) and a seed with some questions missing:
+    one-line errors, exit 2."""
     one = per_seed(tmp_path / "one.csv", {"base": BASE, "new": [0.85]})
-    code, _, err = run([one, "--unpaired"])
+    code, _, err = run([one, "--design", METHODS_INDEPENDENT])
     assert code == 2 and "arm 'new' has 1" in err and "two or more seeds" in err, err
     (tmp_path / "part.csv").write_text(
         "seed,arm,question,score\n"
         + "".join(f"{s},base,q{q},1\n" for s in range(3) for q in range(2))
         + "0,new,q0,1\n0,new,q1,0\n1,new,q0,1\n")
-    code, _, err = run([str(tmp_path / "part.csv"), "--unpaired"])
+    code, _, err = run([str(tmp_path / "part.csv"), "--design", METHODS_INDEPENDENT])
     assert code == 2 and "arm 'new' has no score for seed 1, question 'q1'" in err, err
-    path = per_seed(tmp_path / "r.csv", {"base": BASE, "new": NEW})
-    code, _, err = run([path, "--unpaired", "--compare", "models"])
-    assert code == 2 and "'--unpaired' option must be used with --compare methods" in err, err
 
 
 def test_reader_and_container(tmp_path):

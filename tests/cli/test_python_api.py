@@ -48,7 +48,16 @@ def test_claims_carry_the_gate():
                    r"< 1\. Got 2\.0"),
     ({"alpha": "0.05"}, r"The 'alpha' parameter of compare\(\) must be a number\. "
                         r"Got '0\.05' \(a str\)"),
-    ({"unpaired": "yes"}, r"The 'unpaired' parameter of compare\(\) must be True or False"),
+    ({"equal_variances": "yes"}, r"The 'equal_variances' parameter of compare\(\) must be True "
+                                 r"or False"),
+    ({"design": "methods"}, r"The 'design' parameter of compare\(\) must be one of "
+                            r"methods_paired, methods_independent, models, models_clustered\. "
+                            r"Got 'methods' \(a str\)"),
+    ({"design": "models", "cluster": "topic"},
+     r"The 'cluster' and 'design' parameters of compare\(\) must be given together only with "
+     r"design models_clustered .*Got cluster topic with design models instead\.$"),
+    ({"unpaired": True}, r"compare\(\) got unknown option\(s\) unpaired; allowed: .*design"),
+    ({"compare": "models"}, r"compare\(\) got unknown option\(s\) compare; allowed: "),
     ({"seed": 1.5}, r"The 'seed' parameter of compare\(\) must be an integer"),
     ({"margin": 0.01}, r"The 'margin' parameter of compare\(\) must be given with a claim"),
     ({"claim": "equivalence"}, r"'margin' parameter of compare\(\) must be a number > 0 in "

@@ -20,6 +20,7 @@ import pytest
 from in_process import run_in_process
 
 from evalcal_core import readers
+from evalcal_core.designs import MODELS_CLUSTERED
 from evalcal_core.readers import _files
 from evalcal_core.results_io import read_results_arms
 
@@ -275,7 +276,7 @@ def test_na_arms_with_cluster_through_the_command_line(tmp_path):
     """The ``--cluster`` pre-check (reports/evaluate/load.py) reads names as text too."""
     path = tmp_path / "r.csv"
     _tidy(path, ("NA", "null"), clusters=["a", "b", "a", "b"], seeds=4, questions=4)
-    code, err = _cli([path, "--cluster", "grp", "--compare", "models"])
+    code, err = _cli([path, "--cluster", "grp", "--design", MODELS_CLUSTERED])
     assert code == 0, err
 
 
@@ -308,7 +309,7 @@ def test_task_cluster_through_the_command_line(tmp_path):
     base = _tasks_csv(tmp_path / "b.csv")
     variant = _tasks_csv(tmp_path / "v.csv")
     code, err = _cli(["--baseline", base, "--variant", variant, "--cluster", "task",
-                      "--compare", "models"])
+                      "--design", MODELS_CLUSTERED])
     assert code == 0, err
 
 

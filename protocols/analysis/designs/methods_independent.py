@@ -97,13 +97,14 @@ class MethodsIndependent(DesignAnalysis):
     def board_units(self, scores, codes):
         """Refused: the leaderboard ranks on paired units."""
         raise InvalidParameterError("--leaderboard compares systems on paired units (questions, "
-                                    "paired seeds or clusters); with --unpaired seeds there is "
+                                    "paired seeds or clusters); with independent seeds (--design "
+                                    f"{self.kind}) there are "
                                     "none: compare the arms without --leaderboard")
 
     def stream_units(self, scores):
         """Refused: a stream reads paired differences."""
         raise InvalidParameterError("--stream needs paired units (questions or paired seeds); with "
-                                    "--unpaired seeds there are none")
+                                    f"independent seeds (--design {self.kind}) there are none")
 
     def run_inputs(self, name, base, variant):
         """Each seed's metric, for every protocol (the seeds are the sample)."""

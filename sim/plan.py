@@ -16,8 +16,9 @@ pilot's residual into interaction and repeat noise: for 0/1 scores it is split b
 ``seed_question`` fit (stated as an assumption), else all of it is interaction (repeats never
 help); ``--sd-repeat`` overrides. ``models_clustered`` (``--cluster-size m --sd-cluster``) is
 solved as the ``methods`` problem with clusters for seeds
-(:func:`sim.plan_search.clustered_as_methods`). The figure: ``python -m reports.plan_figure``
-with the same options and ``--figure FILE``.
+(:func:`sim.plan_search.clustered_as_methods`). What is printed per design (its test, cost
+formula, estimand lines, default costs) is its :mod:`sim.plan_designs` object's. The figure:
+``python -m reports.plan_figure`` with the same options and ``--figure FILE``.
 """
 
 from __future__ import annotations
@@ -27,7 +28,6 @@ import dataclasses
 import numpy as np
 
 from evalcal_core.cli import ArgumentParser, run_main
-from evalcal_core.designs import MODELS, MODELS_CLUSTERED
 from evalcal_core.options import (
     add_options,
     alpha_option,
@@ -48,18 +48,15 @@ from evalcal_core.validate import (
     fail,
 )
 
-from . import generators
+from . import generators, plan_designs
 from .outputs import write_csv
 from .plan_components import components_from_generator, components_from_pilot
 from .plan_model import (
     ESTIMAND_TESTS,
     ESTIMANDS,
-    POPULATION,
-    QUESTIONS,
     Components,
     Costs,
     icc,
-    where_printed,
 )
 from .plan_search import (
     DESIGNS,
@@ -70,27 +67,12 @@ from .plan_search import (
     run_plan,
 )
 
-#: each (design, estimand) in words: what is estimated, the test the plan's power is for
-#: and where ``evaluate`` prints that test (the ``estimand:`` line; CSV columns ``estimand``
-#: and ``test`` hold the name and the test)
-_ESTIMAND_WORDS = {
-    ("methods", QUESTIONS): "the effect on these n questions (fixed; training seeds random), "
-                            f"tested by {ESTIMAND_TESTS[QUESTIONS]} on the k per-seed mean "
-                            f"deltas -- {where_printed(QUESTIONS)}",
-    ("methods", POPULATION): "the population mean delta, over the population of questions "
-                             "the benchmark's n are drawn from and of training seeds, tested "
-                             f"by {ESTIMAND_TESTS[POPULATION]} -- "
-                             f"{where_printed(POPULATION)}",
-    (MODELS, POPULATION): "the two checkpoints' mean delta over the population of questions "
-                          "the n are drawn from (not only these n questions)",
-    (MODELS_CLUSTERED, POPULATION): "the two checkpoints' mean delta over the population of "
-                                    "question clusters the G are drawn from",
-}
-
 
 def estimand_line(design: str, estimand: str) -> str:
-    """The ``estimand:`` line of the planner's output."""
-    return f"estimand: {estimand}: {_ESTIMAND_WORDS[design, estimand]}"
+    """The ``estimand:`` line of the planner's output: what is estimated, the test the plan's
+    power is for and where ``evaluate`` prints that test (the design's words; CSV columns
+    ``estimand`` and ``test`` hold the name and the test)."""
+    return f"estimand: {estimand}: {plan_designs.get(design).estimand_words[estimand]}"
 
 
 # ---------------------------------------------------------------- command line
@@ -117,6 +99,17 @@ def _sd_option(flag: str, what: str):
                   constraint=Optional(Interval("real", 0.0, 100.0)))
 
 
+def _design_help() -> str:
+    # each choice with what it compares, from the designs' objects
+    parts = [f"{d.name} ({d.summary})" for d in plan_designs.designs_all() if d.choosable]
+    return f"{', '.join(parts[:-1])} or {parts[-1]}; default {plan_designs.DEFAULT}"
+
+
+def _clustered_names() -> str:
+    return " or ".join(d.name for d in plan_designs.designs_all()
+                       if d.choosable and d.clustered)
+
+
 @dataclasses.dataclass(frozen=True)
 class PlanOptions:
     """What ``python -m sim.plan`` was asked, option by option (declared once: the parser,
@@ -124,10 +117,8 @@ class PlanOptions:
     into a :class:`~sim.plan_search.PlanConfig` (components from the stated sds, a pilot or
     a generator)."""
 
-    design: str = option("--design", "methods", constraint=Options(DESIGNS),
-                         help="methods (k paired seeds), models (two fixed checkpoints) or "
-                              "models_clustered (questions in clusters of --cluster-size); "
-                              "default methods")
+    design: str = option("--design", plan_designs.DEFAULT, constraint=Options(DESIGNS),
+                         help=_design_help())
     power: float = option("--power", 0.8, kind=float, help="target power (default 0.8)")
     effect: float | None = option("--effect", None, kind=float,
                                   help="true effect to detect, pp (default 1 unless --budget)")
@@ -198,18 +189,17 @@ def config_from_args(parsed) -> PlanConfig:
     """A :class:`PlanConfig` from parsed arguments (sources of components resolved)."""
     args = options_from_args(PlanOptions, parsed)
     cost_kw = _parse_pairs(args.cost, "--cost", ("seed", "question", "repeat"))
+    spec = plan_designs.get(args.design)  # a --design choice (PlanOptions checked it)
     # models pay no seeds: their default is a question's cost, so that designs differ
-    default = {"question": 1.0} if args.design in (MODELS, MODELS_CLUSTERED) \
-        else {"seed": 1.0}
+    default = dict(spec.default_costs)
     costs = Costs(**(default if not cost_kw else cost_kw), unit=args.cost_unit)
     if args.effect is None and args.budget is None:
         args = dataclasses.replace(args, effect=1.0)
     stated = {name: getattr(args, f"sd_{name}") for name in
               ("seed", "question", "inter", "repeat")}
-    if (args.cluster_size is not None or args.sd_cluster is not None) != (
-            args.design == MODELS_CLUSTERED):
+    if (args.cluster_size is not None or args.sd_cluster is not None) != spec.clustered:
         raise fail("--cluster-size", f"given (with --sd-cluster) exactly when --design is "
-                   f"{MODELS_CLUSTERED}", args.cluster_size)
+                   f"{_clustered_names()}", args.cluster_size)
     design = check_choice(args.design, "--design", DESIGNS)
     sources = sum(x is not None for x in (args.from_pilot, args.generator_param))
     if sources > 1:
@@ -276,71 +266,38 @@ def config_from_args(parsed) -> PlanConfig:
                           v is not None for v in stated.values()))
 
 
-def _design_words(design, ch, m):
-    head = {"methods": f"k = {ch.get('k')} seeds per arm, ",
-            MODELS_CLUSTERED: f"G = {ch.get('clusters')} clusters of {m}, "}.get(design, "")
+def _design_words(spec, ch, m):
+    head = spec.chosen_head.format(m=m, **ch)
     r = ch["r"]
     return f"{head}n = {ch['n']:,} questions, r = {r} repeat{'s' if r != 1 else ''}"
 
 
-#: per design: the test, the cost formula, the first column of the table (methods: the test
-#: per estimand, :data:`_METHODS_TESTS`)
-_WORDS = {
-    "methods": (None, "2 k (seed + n (question + r repeat))", "k"),
-    MODELS: ("paired t on the n per-question deltas (n - 1 df)", "2 n (question + r repeat)",
-               "k"),
-    MODELS_CLUSTERED: ("t on the G cluster-mean deltas (G - 1 df)",
-                         "2 n (question + r repeat), n = G x cluster size", "clusters"),
-}
-
-
-_METHODS_TESTS = {
-    QUESTIONS: (f"{ESTIMAND_TESTS[QUESTIONS]} on the k per-seed mean deltas (k - 1 df; "
-                "questions fixed)"),
-    POPULATION: (f"{ESTIMAND_TESTS[POPULATION]} (seeds and questions random; at least 4 "
-                 "questions)"),
-}
-#: what the power column is, per methods estimand
-_METHODS_POWER = {
-    QUESTIONS: ("power: exact for paired_t under the normal model (noncentral t, k - 1 df, "
-                "variance sd_seed^2/k + sd_inter^2/(k n) + sd_repeat^2/(k n r): the question "
-                "spread does not enter), at the effect on the questions scored; at effect 0 "
-                "it is alpha"),
-    POPULATION: ("power: of Hsu's two-level t (mean delta / sqrt(var(per-seed deltas) / k + "
-                 "var(per-question deltas) / n), min(k, n) - 1 df), exact under the normal "
-                 "model and conservative: paired_two_level, which evaluate prints, has at "
-                 "least this power in the cells checked (see the check column); at effect 0 "
-                 "it is the size (<= alpha)"),
-}
-
-
 def test_words(design: str, estimand: str) -> str:
-    """The test the plan's power is for, in words (the ``test`` CSV column)."""
-    return _METHODS_TESTS[estimand] if design == "methods" else _WORDS[design][0]
+    """The test the plan's power is for, in words."""
+    return plan_designs.get(design).test_words(estimand)
 
 
 def report_lines(plan: Plan) -> list[str]:
     """The planner's text output."""
     c = plan.config
     unit = c.costs.unit
-    _, formula, first = _WORDS[c.design]
+    spec = plan_designs.get(c.design)
+    first = spec.first_column
     lines = [f"design: {c.design}; test: {test_words(c.design, c.estimand)}; two-sided "
              f"alpha {c.alpha:g}",
              estimand_line(c.design, c.estimand),
              f"components: {plan.components.describe()}"]
-    if c.design == "methods":
-        lines.append(_METHODS_POWER[c.estimand])
+    if c.estimand in spec.power_words:
+        lines.append(spec.power_words[c.estimand])
     lines += [f"warning: {note}" for note in plan.components.notes]
-    if c.design != "methods" and plan.components.sd_seed > 0:
+    if not spec.seeds and plan.components.sd_seed > 0:
         lines.append("note: sd_seed is not used for models (two fixed checkpoints, no seeds)")
-    if c.design == MODELS_CLUSTERED:
-        inner = plan.problem.components
-        lines.append(f"clusters of {c.cluster_size} questions: design effect 1 + (m - 1) icc "
-                     f"with icc = {icc(inner, 1):.4f} at r = 1")
+    if spec.own_line:
+        lines.append(spec.own_line.format(m=c.cluster_size,
+                                          icc=icc(plan.problem.components, 1)))
     lines.append(f"costs ({unit}): seed {c.costs.seed:g}, question {c.costs.question:g}, "
-                 f"repeat {c.costs.repeat:g}; a design costs {formula}")
-    bounds = {"methods": f"k in [{c.k_min}, {c.k_max}], ",
-              MODELS_CLUSTERED: f"G in [{c.k_min}, {c.k_max}], "}.get(c.design, "")
+                 f"repeat {c.costs.repeat:g}; a design costs {spec.cost_words}")
+    bounds = spec.bounds_head.format(k_min=c.k_min, k_max=c.k_max)
     bounds += f"n in [{c.n_min}, {c.n_max:,}], r in [1, {c.r_max}]"
     if c.budget is None:
         lines.append(f"goal: power >= {100 * c.power:g}% at {100 * c.effect:g} pp; "
@@ -353,26 +310,23 @@ def report_lines(plan: Plan) -> list[str]:
                      "--r-max or the budget, or lower --power")
         return lines
     ch = plan.chosen
-    lines.append(f"chosen: {_design_words(c.design, ch, c.cluster_size)}: cost "
+    lines.append(f"chosen: {_design_words(spec, ch, c.cluster_size)}: cost "
                  f"{ch['cost']:.4g} {unit}, power {100 * ch['power']:.1f}% (closed form) at "
                  f"{ch['effect_pp']:.3g} pp (SD of the mean delta {ch['sd_pp']:.3f} pp)")
     at_bound = [f"{name} = {value} is --{name}-max" for name, value, top in
                 (("k", ch.get(first), c.k_max), ("n", ch["n"], c.n_max), ("r", ch["r"], c.r_max))
-                if value == top and not (name == "k" and c.design == MODELS)]
+                if value == top and not (name == "k" and not spec.seed_axis)]
     if at_bound:
         lines.append(f"note: {'; '.join(at_bound)}: a larger bound may give a cheaper design")
     table = plan.checked if plan.checked is not None else plan.designs.head(c.show).assign(
         role=[f"best #{i + 1}" for i in range(min(c.show, len(plan.designs)))])
-    head = (f"{'':>10} {'G' if first == 'clusters' else 'k':>4} {'n':>7} {'r':>3} "
+    head = (f"{'':>10} {spec.letter:>4} {'n':>7} {'r':>3} "
             f"{'cost':>10} {'effect pp':>9} {'power':>7}")
     if plan.checked is not None:
         head += "   check: simulated [95% Wilson]"
         # two powers side by side read as two answers: say which one the plan stands on
-        if c.design == "methods" and c.estimand == POPULATION:
-            lines.append("power column: the closed form (Hsu's t), the plan's answer; the "
-                         f"check column simulates {ESTIMAND_TESTS[POPULATION]} as evaluate "
-                         "prints it at each design (a different, less conservative test: "
-                         "its power at or above the column's is the plan holding)")
+        if c.estimand in spec.check_words:
+            lines.append(spec.check_words[c.estimand])
         else:
             lines.append("power column: the closed form, the plan's answer; the check column "
                          "simulates each design from the fitted model (a check of the closed "
@@ -394,12 +348,12 @@ def report_lines(plan: Plan) -> list[str]:
                 else f"seed_question ({model_words(c.model)}), binomial repeats")
         tested = (f"; {ESTIMAND_TESTS[c.estimand]} (registry) at the {c.estimand} effect, "
                   "a new draw of seeds and questions per experiment"
-                  if c.design == "methods" else "")
+                  if spec.registry_tested else "")
         lines.append(f"check: {c.sims:,} simulated experiments per design, {what}{tested}")
         done = plan.checked["sims"]
         if (done < c.sims).any():
             fewest = int(done[done > 0].min()) if (done > 0).any() else 0
-            seeds = " x seeds" if c.design != MODELS else ""
+            seeds = " x seeds" if spec.seed_axis else ""
             lines.append(
                 f"note: sims reduced to keep each check within {SIM_CELLS_LIMIT:.0e} "
                 f"simulated cells (sims x questions{seeds}): {(done == 0).sum()} design(s) "
@@ -408,8 +362,7 @@ def report_lines(plan: Plan) -> list[str]:
         if c.model:
             # A fitted model need not reproduce the closed form's components exactly: show
             # its own, so that a gap between the two power columns can be read.
-            own = components_from_generator(c.model, ch["effect_pp"] / 100,
-                                            MODELS if c.design == MODELS else "methods")
+            own = components_from_generator(c.model, ch["effect_pp"] / 100, c.design)
             lines.append(f"the simulated model's own components: "
                          f"{dataclasses.replace(own, source=model_words(c.model)).describe()}")
     return lines
@@ -451,8 +404,7 @@ def write_tables(plan: Plan, out) -> list[str]:
     out.mkdir(parents=True, exist_ok=True)
     c = plan.config
     tables = {name: None if table is None else table.assign(
-        estimand=c.estimand, test=(ESTIMAND_TESTS[c.estimand] if c.design == "methods"
-                                   else test_words(c.design, c.estimand)))
+        estimand=c.estimand, test=plan_designs.get(c.design).test_column(c.estimand))
         for name, table in (("plan_designs.csv", plan.designs),
                             ("plan_checked.csv", plan.checked))}
     written = [name for name, table in tables.items() if table is not None]

@@ -13,23 +13,27 @@ import math
 
 import numpy as np
 
-from evalcal_core.designs import MODELS
 from evalcal_core.validate import InvalidParameterError
 
+from . import plan_designs
 from .generators.seed_question import mean_sigmoid, pair_sigmoid
 from .plan_model import Components
 
 
-def components_from_generator(gen, effect: float, design: str = "methods") -> Components:
+def components_from_generator(gen, effect: float, design: str = plan_designs.DEFAULT
+                              ) -> Components:
     """Exact components of a ``seed_question`` setting at true effect ``effect`` (fraction).
 
     By quadrature over the model's normals (independent of any simulation): the seed part is
     the variance over the seed effects ``(u_b, u_v)`` of ``E[D | u]``, the question part the
     variance over the difficulty ``b`` of ``E[D | b]``, the repeat part ``E[p_b (1 - p_b) +
-    p_v (1 - p_v)]``, and the interaction what is left of ``Var(p_v - p_b)``. For ``models``
-    the seeds are fixed (``sd_seed = 0``; the generator's seed spread is removed).
+    p_v (1 - p_v)]``, and the interaction what is left of ``Var(p_v - p_b)``. For a design
+    of fixed models (``models``: :attr:`~sim.plan_designs.PlanDesign.seeds` false) the seeds
+    are fixed (``sd_seed = 0``; the generator's seed spread is removed) and a question's
+    interaction is part of its effect.
     """
-    if design == MODELS:
+    seeds = plan_designs.get(design).seeds
+    if not seeds:
         gen = dataclasses.replace(gen, sd_seed=0.0)
     beta = gen.beta_for(effect)
     xb, xv = gen.theta, gen.theta + beta
@@ -58,7 +62,7 @@ def components_from_generator(gen, effect: float, design: str = "methods") -> Co
     notes = ()
     if var_i < -1e-9:
         notes = (f"quadrature left a negative interaction ({var_i:.2e}); set to 0",)
-    if design == MODELS:
+    if not seeds:
         var_c, var_i = var_c + max(var_i, 0.0), 0.0
     return Components(float(np.sqrt(max(var_a, 0.0))), float(np.sqrt(max(var_c, 0.0))),
                       float(np.sqrt(max(var_i, 0.0))), float(np.sqrt(max(var_r, 0.0))),
@@ -92,7 +96,8 @@ def _largest_delta_sd(base, variant) -> float:
 
 
 def components_from_pilot(base, variant, *, sd_repeat: float | None = None,
-                          repeat_share: float | None = None, design: str = "methods",
+                          repeat_share: float | None = None,
+                          design: str = plan_designs.DEFAULT,
                           source: str = "pilot") -> Components:
     """Method-of-moments components from a pilot's ``(k, n)`` scores (one run per cell).
 
@@ -102,11 +107,12 @@ def components_from_pilot(base, variant, *, sd_repeat: float | None = None,
     interaction is the rest; else with ``repeat_share`` (a model's ``sigma_r**2 / (sigma_i**2
     + sigma_r**2)``, e.g. of ``seed_question`` fitted to the pilot) by that share; else the
     whole residual is taken as interaction (repeats then never help; the conservative
-    reading). A note says which. For ``models`` the rows are repeats of the two fixed models,
-    so the residual is the repeat noise and there is no seed part. Estimates below 0 are set
-    to 0 with a note, and estimates above the largest sd a delta of the pilot's scores can
-    have (their range: 1 for 0/1 scores) are clipped to it with a note: a few seeds can give
-    a moment estimate no data could.
+    reading). A note says which. For fixed models (``models``, ``models_clustered``: the
+    design's :attr:`~sim.plan_designs.PlanDesign.seeds` false) the rows are repeats of the
+    two fixed models, so the residual is the repeat noise and there is no seed part.
+    Estimates below 0 are set to 0 with a note, and estimates above the largest sd a delta of
+    the pilot's scores can have (their range: 1 for 0/1 scores) are clipped to it with a
+    note: a few seeds can give a moment estimate no data could.
     """
     base = np.asarray(base, dtype=float)
     variant = np.asarray(variant, dtype=float)
@@ -116,16 +122,17 @@ def components_from_pilot(base, variant, *, sd_repeat: float | None = None,
                                     f"{source} has {k} seeds and {n} questions")
     ms_s, ms_q, ms_e = anova_mean_squares(variant - base)
     notes = []
-    var_a = (ms_s - ms_e) / n if design == "methods" else 0.0
+    seeds = plan_designs.get(design).seeds
+    var_a = (ms_s - ms_e) / n if seeds else 0.0
     var_c = (ms_q - ms_e) / k
-    checked = (("sd_seed", var_a), ("sd_question", var_c)) if design == "methods" else (
+    checked = (("sd_seed", var_a), ("sd_question", var_c)) if seeds else (
         ("sd_question", var_c),)
     for name, value in checked:
         if value <= 0:
             notes.append(f"{name} estimate at the boundary 0 (moment estimate {value:.3g} "
                          f"fraction**2 <= 0): the pilot cannot tell it from 0; state --"
                          f"{name.replace('_', '-')} to plan for a positive one")
-    if design != "methods":
+    if not seeds:
         var_r, var_i = ms_e, 0.0
         notes.append(f"models: the pilot's {k} runs per arm read as repeats of the two models")
     elif sd_repeat is None and repeat_share is not None:

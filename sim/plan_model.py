@@ -87,29 +87,18 @@ import numpy as np
 from scipy import special, stats
 
 import protocols
-from evalcal_core import designs
-from evalcal_core.designs import METHODS_PAIRED, MODELS
 from evalcal_core.validate import fail
 
+from . import plan_designs
 from .generators.seed_question import _normal_rule
 from .grid import wilson
 
-#: the estimands of a ``methods`` study (module docstring); the first is the default
-QUESTIONS, POPULATION = "questions", "population"
-ESTIMANDS = (QUESTIONS, POPULATION)
-#: per estimand, the registry protocol ``evaluate`` prints for it on a methods_paired study:
-#: the design's primary comparison (questions fixed) and the reportable two-level t
-ESTIMAND_TESTS = {QUESTIONS: designs.get(METHODS_PAIRED).primary,
-                  POPULATION: "paired_two_level"}
+# the estimands (module docstring) and their tests, stated with the designs that have them
+from .plan_designs import ESTIMAND_TESTS, ESTIMANDS, POPULATION, QUESTIONS, where_printed
 
-
-def where_printed(estimand: str) -> str:
-    """Where ``evaluate`` prints the estimand's test: its primary comparison line when the
-    test is the design's primary protocol, else the two-arm table's row of that name."""
-    name = ESTIMAND_TESTS[estimand]
-    if name == designs.get(METHODS_PAIRED).primary:
-        return "evaluate's primary comparison line"
-    return f"evaluate's table row {name} (not the primary comparison line)"
+__all__ = ["ESTIMANDS", "ESTIMAND_TESTS", "POPULATION", "QUESTIONS", "Components", "Costs",
+           "SimulatedPower", "cost", "draw_deltas", "icc", "mean_delta_variance", "power",
+           "registry_test", "simulate_power", "two_level_test", "where_printed"]
 
 #: Gauss-Legendre rule on (0, 1) (weights summing to 1) over the probabilities of the two mean
 #: squares' chi-squares in :func:`power` (methods)
@@ -172,13 +161,8 @@ def mean_delta_variance(comp: Components, design: str, k, n, r, estimand: str = 
     part of a question's effect). ``estimand`` is read for ``methods`` only.
     """
     k, n, r = _sizes(k, n, r)
-    sa2, sc2, si2, sr2 = (comp.sd_seed**2, comp.sd_question**2, comp.sd_inter**2,
-                          comp.sd_repeat**2)
-    if design == MODELS:
-        return (sc2 + si2) / n + sr2 / (n * r) + 0 * k
-    if design == "methods" and estimand == QUESTIONS:
-        sc2 = 0.0
-    return sa2 / k + sc2 / n + si2 / (k * n) + sr2 / (k * n * r)
+    spec = plan_designs.get(design)
+    return spec.variance(comp, k, n, r, spec.estimand_of(estimand))
 
 
 def _two_sided_nct(tc, df, ncp):
@@ -203,10 +187,12 @@ def power(comp: Components, design: str, k, n, r, effect, alpha: float = 0.05,
     by :func:`simulate_power`).
     """
     k, n, r = _sizes(k, n, r)
+    spec = plan_designs.get(design)
+    estimand = spec.estimand_of(estimand)
     effect = np.asarray(effect, dtype=float)
     se = np.sqrt(mean_delta_variance(comp, design, k, n, r, estimand))
-    if design in (MODELS, "clusters") or estimand == QUESTIONS:
-        df = (n if design == MODELS else k) - 1 + 0 * (k + n)
+    df = spec.df(k, n, estimand)
+    if df is not None:
         with np.errstate(divide="ignore", invalid="ignore"):
             return _two_sided_nct(stats.t.isf(alpha / 2, df), df, effect / se)
     arrays = np.broadcast_arrays(k, n, r, effect, se)
@@ -280,10 +266,7 @@ def two_level_test(deltas, alpha: float = 0.05):
 
 def cost(costs: Costs, design: str, k, n, r):
     """Cost of a design (``costs.unit``); arrays broadcast; both arms counted."""
-    k, n, r = _sizes(k, n, r)
-    if design == MODELS:
-        return 2 * n * (costs.question + r * costs.repeat) + 0 * k
-    return 2 * k * (costs.seed + n * (costs.question + r * costs.repeat))
+    return plan_designs.get(design).cost(costs, *_sizes(k, n, r))
 
 
 def icc(comp: Components, r: int = 1) -> float:
@@ -355,27 +338,16 @@ def draw_deltas(model, design, sims, k, n, r, delta, rng, estimand=POPULATION):
     normal model's question effects are centred on their mean; a generator's shift is set
     per experiment). The other designs have the population estimand.
     """
+    spec = plan_designs.get(design)
+    estimand = spec.estimand_of(estimand)
     if isinstance(model, Components):
-        c = model
-        within = math.sqrt(c.sd_inter**2 + c.sd_repeat**2 / r)
-        if design == MODELS:
-            sd = math.sqrt(c.sd_question**2 + c.sd_inter**2 + c.sd_repeat**2 / r)
-            return delta + sd * rng.standard_normal((sims, n))
-        if design == "clusters":
-            # only the unit means the t reads are drawn (sd_question is 0 here)
-            return (delta + c.sd_seed * rng.standard_normal((sims, k))
-                    + within / math.sqrt(n) * rng.standard_normal((sims, k)))
-        questions = c.sd_question * rng.standard_normal((sims, 1, n))
-        if estimand == QUESTIONS:
-            questions -= questions.mean(axis=-1, keepdims=True)
-        return (delta + c.sd_seed * rng.standard_normal((sims, k, 1)) + questions
-                + within * rng.standard_normal((sims, k, n)))
-    if design == MODELS:
-        gen = dataclasses.replace(model, sd_seed=0.0)
-        base, variant = _draw_seed_question(gen, sims, 1, n, r, delta, rng)
-        return (variant[:, 0, :] - base[:, 0, :]) / r
-    base, variant = _draw_seed_question(model, sims, k, n, r, delta, rng, estimand)
-    return (variant - base) / r
+        return spec.draw_normal(model, sims, k, n, r, delta, rng, estimand)
+    # a generator: fixed models have no seed spread and one "seed" (the rows are repeats)
+    gen = model if spec.seeds else dataclasses.replace(model, sd_seed=0.0)
+    base, variant = _draw_seed_question(gen, sims, k if spec.seed_axis else 1, n, r, delta,
+                                        rng, estimand)
+    deltas = (variant - base) / r
+    return deltas if spec.seed_axis else deltas[:, 0, :]
 
 
 def registry_test(name: str):
@@ -426,16 +398,17 @@ def simulate_power(model, design, k, n, r, effect, *, estimand=QUESTIONS, test=N
     rng : numpy.random.Generator, int or SeedSequence
     """
     rng = np.random.default_rng(rng)
-    if design == "methods" and test is None:
+    spec = plan_designs.get(design)
+    if spec.registry_tested and test is None:
         test = registry_test(ESTIMAND_TESTS[estimand])
     paired_t = protocols.get("paired_t")
-    units = n if design == MODELS else k * n
+    units = spec.units(k, n)
     chunk = max(1, _CELLS_PER_CHUNK // max(units, 1))
     hits = 0
     for start in range(0, sims, chunk):
         m = min(chunk, sims - start)
         d = draw_deltas(model, design, m, k, n, r, effect, rng, estimand)
-        if design == "methods":
+        if spec.registry_tested:
             hits += int(np.sum(test(d, alpha)))
             continue
         # paired_t on (sims, units, 1): one score per unit, the t on their deltas.

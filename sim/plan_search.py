@@ -13,7 +13,9 @@ the smallest detectable effect instead. The best designs and the chosen one's ne
 with 95% Wilson intervals.
 
 ``models_clustered`` (``--cluster-size m --sd-cluster``) is solved as the ``methods`` problem
-with clusters for seeds (:func:`clustered_as_methods`).
+with clusters for seeds (:func:`clustered_as_methods`). What differs by design (the search
+axes, the cost and its inverse, the validation rules, the problem a design is solved as) is
+asked of its :mod:`sim.plan_designs` object.
 """
 
 from __future__ import annotations
@@ -27,15 +29,13 @@ import pandas as pd
 from scipy import stats
 
 import protocols
-from evalcal_core.designs import MODELS, MODELS_CLUSTERED
 from evalcal_core.validate import check_alpha, check_choice, check_int, check_number, fail
 
+from . import plan_designs
 from .grid import cell_seed
 from .plan_components import components_from_generator
 from .plan_model import (
     ESTIMAND_TESTS,
-    ESTIMANDS,
-    POPULATION,
     QUESTIONS,
     Components,
     Costs,
@@ -45,8 +45,8 @@ from .plan_model import (
     simulate_power,
 )
 
-#: the kinds of study planned (``evalcal_core.designs`` names: methods_paired, models)
-DESIGNS = ("methods", MODELS, MODELS_CLUSTERED)
+#: the kinds of study planned, the ``--design`` choices (:mod:`sim.plan_designs`)
+DESIGNS = plan_designs.DESIGNS
 #: neighbour steps of the chosen design: k +- 1, n x/ 1.25, r +- 1
 N_STEP = 1.25
 #: the largest grid sizes accepted (bounds of every size option)
@@ -131,7 +131,7 @@ def _mde(comp, design, k, n, r, target, alpha, estimand=QUESTIONS):
     return np.where(reach, np.exp(hi), np.inf)
 
 
-def search(comp: Components, costs: Costs, *, design="methods", power_target=0.8,
+def search(comp: Components, costs: Costs, *, design=plan_designs.DEFAULT, power_target=0.8,
            effect=None, budget=None, alpha=0.05, k_max=50, n_max=10_000, r_max=10,
            k_min=2, n_min=2, estimand=QUESTIONS) -> pd.DataFrame:
     """Every (k, r) of the grid with its best n, ranked (see :class:`Plan`).
@@ -141,7 +141,8 @@ def search(comp: Components, costs: Costs, *, design="methods", power_target=0.8
     ranked by the smallest detectable effect (then cost). ``estimand`` (methods): whose
     effect and test (:data:`sim.plan_model.ESTIMAND_TESTS`).
     """
-    ks = np.arange(k_min, k_max + 1) if design != MODELS else np.array([1])
+    spec = plan_designs.get(design)
+    ks = np.arange(k_min, k_max + 1) if spec.seed_axis else np.array([1])
     rs = np.arange(1, r_max + 1)
     kk, rr = (a.ravel() for a in np.meshgrid(ks, rs, indexing="ij"))
     if budget is None:
@@ -152,8 +153,7 @@ def search(comp: Components, costs: Costs, *, design="methods", power_target=0.8
         eff = np.full(kk.shape, float(effect))
     else:
         per_question = costs.question + rr * costs.repeat
-        room = budget / 2 / (kk if design != MODELS else 1) - (
-            costs.seed if design != MODELS else 0.0)
+        room = spec.room(budget, costs, kk)
         with np.errstate(divide="ignore", invalid="ignore"):
             nn = np.where(per_question > 0, np.floor(room / per_question + 1e-9), n_max)
         nn = np.minimum(nn, n_max)
@@ -176,12 +176,13 @@ def search(comp: Components, costs: Costs, *, design="methods", power_target=0.8
 def neighbours(design, k, n, r, *, k_min, k_max, n_min, n_max, r_max):
     """The chosen design's neighbours (k +- 1, n x/ 1.25, r +- 1) inside the bounds."""
     out = []
+    seed_axis = plan_designs.get(design).seed_axis
     steps = [(0, 1.0, 0), (0, N_STEP, 0), (0, 1 / N_STEP, 0), (0, 1.0, 1), (0, 1.0, -1)]
-    if design != MODELS:
+    if seed_axis:
         steps += [(1, 1.0, 0), (-1, 1.0, 0)]
     for dk, fn, dr in steps:
         kk, nn, rr = k + dk, int(round(n * fn)), r + dr
-        if design != MODELS and not k_min <= kk <= k_max:
+        if seed_axis and not k_min <= kk <= k_max:
             continue
         if n_min <= nn <= n_max and 1 <= rr <= r_max and (kk, nn, rr) not in out:
             out.append((kk, nn, rr))
@@ -229,7 +230,7 @@ def check_sims(sims: int, design: str, k: int, n: int) -> int:
     Nothing else bounds the product: a design with n ~ 1e6 questions at 20,000 sims would
     draw 2e10 cells per design (minutes to hours, with no output).
     """
-    cells = max(1, int(n) if design == MODELS else int(k) * int(n))
+    cells = max(1, plan_designs.get(design).units(int(k), int(n)))
     allowed = min(int(sims), SIM_CELLS_LIMIT // cells)
     return allowed if allowed >= MIN_CHECK_SIMS else 0
 
@@ -250,7 +251,7 @@ class PlanConfig:
     components: Components
     costs: Costs
     model: object = None
-    design: str = "methods"
+    design: str = plan_designs.DEFAULT
     power: float = 0.8
     effect: float | None = 0.01
     budget: float | None = None
@@ -276,6 +277,7 @@ class PlanConfig:
 def _plan_iv(config: PlanConfig) -> PlanConfig:
     """Validate every field once; messages name the command-line option."""
     check_choice(config.design, "--design", DESIGNS)
+    spec = plan_designs.get(config.design)
     check_alpha(config.alpha, "--alpha")
     check_number(config.power, "--power", low=config.alpha, high=1.0, low_open=True,
                  high_open=True)
@@ -288,13 +290,11 @@ def _plan_iv(config: PlanConfig) -> PlanConfig:
         check_number(config.budget, "--budget", low=0.0, low_open=True)
     check_int(config.k_min, "--k-min", low=2, high=K_LIMIT)
     check_int(config.k_max, "--k-max", low=config.k_min, high=K_LIMIT)
-    estimand = config.estimand or (QUESTIONS if config.design == "methods" else POPULATION)
-    check_choice(estimand, "--estimand",
-                 ESTIMANDS if config.design == "methods" else (POPULATION,))
+    estimand = config.estimand or spec.estimands[0]
+    check_choice(estimand, "--estimand", spec.estimands)
     config = dataclasses.replace(config, estimand=estimand)
-    check_int(config.n_min, "--n-min", low=1 if config.design == MODELS_CLUSTERED else 2,
-              high=N_LIMIT)
-    if config.design == "methods":
+    check_int(config.n_min, "--n-min", low=spec.n_min_low, high=N_LIMIT)
+    if spec.registry_tested:
         # the estimand's test as evaluate runs it needs this many questions (paired_two_level:
         # 4) and seeds: the search starts there
         test = protocols.get(ESTIMAND_TESTS[estimand])
@@ -302,8 +302,7 @@ def _plan_iv(config: PlanConfig) -> PlanConfig:
                                      k_min=max(config.k_min, test.min_k))
     check_int(config.n_max, "--n-max", low=config.n_min, high=N_LIMIT)
     check_int(config.r_max, "--r-max", low=1, high=R_LIMIT)
-    pairs = (config.k_max - config.k_min + 1 if config.design != MODELS else 1) * \
-        config.r_max
+    pairs = (config.k_max - config.k_min + 1 if spec.seed_axis else 1) * config.r_max
     if pairs > PAIRS_LIMIT:
         raise fail("--r-max", f"such that (--k-max - --k-min + 1) x --r-max <= {PAIRS_LIMIT} "
                    f"(the (k, r) pairs searched); got {pairs} pairs from --k-max "
@@ -311,33 +310,24 @@ def _plan_iv(config: PlanConfig) -> PlanConfig:
     check_int(config.sims, "--sims", low=0, high=SIMS_LIMIT)
     check_int(config.show, "--show", low=1, high=100)
     check_int(config.seed, "--seed", low=0)
-    if config.design == MODELS_CLUSTERED:
-        check_int(config.cluster_size, "--cluster-size", low=1, high=N_LIMIT)
-        check_int(config.n_max, "--n-max", low=config.k_min * config.cluster_size,
-                  high=N_LIMIT)
-        if config.model is not None:
-            raise fail("--design", "methods or models with --from-pilot or --param "
-                       "(models_clustered takes stated components)", config.design)
+    spec.validate(config, N_LIMIT)
     c = config.components
     for name in ("sd_seed", "sd_question", "sd_inter", "sd_repeat", "sd_cluster"):
         check_number(getattr(c, name), "--" + name.replace("_", "-"), low=0.0, high=1.0)
-    noise = (c.sd_seed + c.sd_inter + c.sd_repeat if config.design == "methods"
-             else c.sd_question + c.sd_inter + c.sd_repeat + c.sd_cluster)
-    if noise == 0:
-        raise fail("--sd-seed" if config.design == "methods" else "--sd-question",
+    if sum(getattr(c, name) for name in spec.noise) == 0:
+        raise fail("--" + spec.noise[0].replace("_", "-"),
                    "positive (with every other component 0 the test has no noise to estimate)", 0.0)
     for name in ("seed", "question", "repeat"):
         check_number(getattr(config.costs, name), "--cost " + name, low=0.0)
     costs = config.costs
-    paid = ("seed", "question", "repeat") if config.design == "methods" else \
-        ("question", "repeat")  # models and clusters pay no seed
+    paid = spec.paid  # models and clusters pay no seed
     if all(getattr(costs, name) == 0 for name in paid):
         # every design would cost 0: the ranking by cost would pick one arbitrarily
         raise fail("--cost", f"positive for at least one of {', '.join(paid)} (all 0 "
                    f"makes every {config.design} design free and the choice arbitrary)",
                    "all 0")
     # the dearest design in the bounds (Python floats: an overflow is inf, not a warning)
-    k_top = 1 if config.design == MODELS else config.k_max
+    k_top = spec.largest_k(config)
     n_top = config.n_max
     dearest = 2.0 * k_top * (costs.seed + n_top * (costs.question + config.r_max
                                                    * costs.repeat))
@@ -354,50 +344,25 @@ def _plan_iv(config: PlanConfig) -> PlanConfig:
 
 
 def clustered_as_methods(config: PlanConfig) -> PlanConfig:
-    """``models_clustered`` as the ``methods`` problem it is.
-
-    G clusters of m questions (``cluster_size``), r repeats: the cluster means of the delta
-    play the seeds' part. A cluster's mean delta is ``mu + g + (question and interaction
-    deltas of its m questions) + repeat noise``, so with seeds -> clusters (k = G), n -> m
-    (fixed), ``sd_seed -> sd_cluster``, ``sd_inter -> sqrt(sd_question**2 + sd_inter**2)``,
-    ``sd_question -> 0`` and a seed cost of 0, ``Var(mean D) = sd_cluster**2 / G +
-    (sd_question**2 + sd_inter**2) / (G m) + sd_repeat**2 / (G m r)`` -- the design effect
-    form ``Var_iid (1 + (m - 1) icc)`` with ``icc = sd_cluster**2 / (sd_cluster**2 +
-    sd_question**2 + sd_inter**2 + sd_repeat**2 / r)`` -- and the test is the t on the G
-    cluster-mean deltas (G - 1 df); the cost ``2 G m (question + r repeat)``. The returned
-    problem's design is ``clusters`` (a nested design: searched like ``methods``, tested by
-    that t, not by :func:`two_level_test`); it is solved unvalidated, by :func:`run_plan`.
+    """``models_clustered`` as the ``methods`` problem it is: the configuration its design
+    object searches (:meth:`sim.plan_designs.models_clustered.ModelsClusteredDesign.problem`,
+    whose module states the mapping: clusters for seeds, ``sd_seed -> sd_cluster``,
+    ``sd_inter -> sqrt(sd_question**2 + sd_inter**2)``, ``sd_question -> 0``, a seed cost
+    of 0). The returned problem's design is ``clusters`` (a nested design: searched like
+    ``methods``, tested by the t on the G cluster-mean deltas, not by
+    :func:`two_level_test`); it is solved unvalidated, by :func:`run_plan`. Any other design
+    is its own problem.
     """
-    c, m = config.components, config.cluster_size
-    comp = Components(c.sd_cluster, 0.0, math.hypot(c.sd_question, c.sd_inter), c.sd_repeat,
-                      source=c.source, notes=c.notes)
-    return dataclasses.replace(config, design="clusters", components=comp, model=None,
-                               costs=dataclasses.replace(config.costs, seed=0.0), n_min=m,
-                               n_max=m, k_max=min(config.k_max, config.n_max // m))
-
-
-def _clustered_rows(table, m):
-    if table is None:
-        return None
-    out = table.rename(columns={"k": "clusters"})
-    out["n"] = out["clusters"] * m
-    return out
+    return plan_designs.get(config.design).problem(config)
 
 
 def run_plan(config: PlanConfig) -> Plan:
-    """Search the grid, choose, and (``config.sims > 0``) check by simulation."""
+    """Search the grid, choose, and (``config.sims > 0``) check by simulation: the problem
+    the design is solved as (:func:`clustered_as_methods`), its plan read back in the
+    design's terms."""
     config = _plan_iv(config)
-    if config.design == MODELS_CLUSTERED:
-        inner = _solve(clustered_as_methods(config))
-        chosen = None
-        if inner.chosen is not None:
-            chosen = dict(inner.chosen, clusters=inner.chosen["k"],
-                          n=inner.chosen["k"] * config.cluster_size)
-            del chosen["k"]
-        return Plan(config, config.components,
-                    _clustered_rows(inner.designs, config.cluster_size), chosen,
-                    _clustered_rows(inner.checked, config.cluster_size), inner.config)
-    return _solve(config)
+    spec = plan_designs.get(config.design)
+    return spec.plan_of(_solve(spec.problem(config)), config)
 
 
 def _solve(config: PlanConfig) -> Plan:
@@ -451,21 +416,9 @@ def power_grid(plan: Plan, ks=None, ns=None):
     c = plan.problem
     r = plan.chosen["r"] if plan.chosen else 1
     effect = plan.chosen["effect_pp"] / 100 if plan.chosen else (c.effect or 0.01)
-    if plan.config.design == MODELS_CLUSTERED:
-        # rows r, columns the total questions G m of G = k_min .. k_max clusters
-        m = plan.config.cluster_size
-        rs = np.arange(1, c.r_max + 1) if ks is None else np.asarray(ks)
-        gs = (np.unique(np.geomspace(c.k_min, c.k_max, 60).round().astype(int))
-              if ns is None else np.asarray(ns) // m)
-        p = power(c.components, "clusters", gs[None, :], m, rs[:, None], effect, c.alpha)
-        return rs, gs * m, p, cost(c.costs, "clusters", gs[None, :], m, rs[:, None])
-    if ns is None:
-        ns = np.unique(np.geomspace(c.n_min, c.n_max, 60).round().astype(int))
-    if c.design == MODELS:
-        rs = np.arange(1, c.r_max + 1) if ks is None else np.asarray(ks)
-        p = power(c.components, MODELS, 1, ns[None, :], rs[:, None], effect, c.alpha)
-        return rs, ns, p, cost(c.costs, MODELS, 1, ns[None, :], rs[:, None])
-    ks = np.arange(c.k_min, c.k_max + 1) if ks is None else np.asarray(ks)
-    p = power(c.components, "methods", ks[:, None], ns[None, :], r, effect, c.alpha,
-              c.estimand)
-    return ks, ns, p, cost(c.costs, "methods", ks[:, None], ns[None, :], r)
+    # the design's axes (methods: k x n at the chosen r; models: r x n; models_clustered:
+    # r x the total questions G m), computed on the problem searched
+    rows, columns, (k, n, rr) = plan_designs.get(plan.config.design).grid_axes(
+        c, plan.config, r, ks, ns)
+    p = power(c.components, c.design, k, n, rr, effect, c.alpha, c.estimand)
+    return rows, columns, p, cost(c.costs, c.design, k, n, rr)

@@ -32,16 +32,11 @@ KIND_CONSTANTS = frozenset(name for name, value in vars(core).items()
                            if name.isupper() and not name.startswith("COMPARE")
                            and isinstance(value, str) and value in KINDS)
 #: comparisons of a kind still written outside the registries, per file, at most this many:
-#: the planner (sim.plan*) names its own designs ("methods", "clusters", MODELS, ...), which
-#: are not the registry's kinds, and the calibration grid (sim.design_check) checks which
-#: kinds a grid asked for and adds the LLM pools' cells to models. A file may lose entries,
-#: never gain them, and no other file may have any.
+#: the calibration grid (sim.design_check) checks which kinds a grid asked for and adds the
+#: LLM pools' cells to models. (The planner asks its designs' objects, sim.plan_designs.) A
+#: file may lose entries, never gain them, and no other file may have any.
 KNOWN = {
     "sim/design_check.py": 3,
-    "sim/plan.py": 6,
-    "sim/plan_components.py": 2,
-    "sim/plan_model.py": 7,
-    "sim/plan_search.py": 13,
 }
 
 

@@ -70,6 +70,7 @@ from evalcal_core.options import (
     to_argv,
 )
 from evalcal_core.outdir import run_outputs
+from evalcal_core.pool_paths import missing_line, present
 from evalcal_core.validate import Interval, InvalidParameterError, fail
 
 from . import generators
@@ -84,8 +85,9 @@ from .validity import ValidityRule, settle
 
 PROG = "python -m sim.harness_defaults"
 DEFAULT_OUT = Path("reports") / "output" / "harness_defaults"
-#: the shipped real LLM pool
-DEFAULT_POOLS = ("matharena_aime_2025_i",)
+#: the real LLM pools read by default (by name: evalcal_core.pool_paths), and those found
+WANTED_POOLS = ("matharena_aime_2025_i",)
+DEFAULT_POOLS = present(WANTED_POOLS)
 #: what ``--quick`` sets (a test-sized table; its rates are too rough to judge most cells)
 QUICK = dict(sims=200, power_sims=100, questions=(30, 200), repeats=(1, 4), seeds=(3,))
 MAX_QUESTIONS = 10**5
@@ -351,6 +353,8 @@ def main(argv=None) -> int:
 
     config = config_from_args(DefaultsConfig, build_parser().parse_args(argv))
     check_config(config)
+    if config.llm_pools == DEFAULT_POOLS and (line := missing_line(WANTED_POOLS, PROG)):
+        print(line)
     sized = config.sized()
     command = " ".join([PROG, *to_argv(config), *(["--quick"] if config.quick else [])])
     with run_outputs(config.out, PROG) as outputs:

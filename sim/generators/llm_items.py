@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import functools
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -10,120 +9,34 @@ import numpy as np
 
 from evalcal_core.designs import MODELS
 from evalcal_core.params import content_digest, encode
-from evalcal_core.validate import InvalidParameterError, check_choice, check_int, fail, plain
+from evalcal_core.pool_paths import resolve_pool
+from evalcal_core.pools import ItemPool, read_pool
+from evalcal_core.validate import InvalidParameterError, check_choice, check_int, fail
 
 from ._base import Generator, pool_rows, register
 
-#: the shipped pool used unless ``pool=`` names another (``sim/llm_pools/<name>.csv``)
+#: the pool used unless ``pool=`` names another: a name found in the pools folder
+#: (:mod:`evalcal_core.pool_paths`: ``$EVALCAL_POOLS``, else ``../shared/data/llm_pools``)
 DEFAULT_POOL = "matharena_aime_2025_i"
-
-#: columns every pool CSV has (``cluster`` is optional)
-COLUMNS = ("model", "item", "attempt", "score")
-
-
-@dataclass(frozen=True)
-class ItemPool:
-    """A rectangular result matrix: every model, every item, the same number of attempts.
-
-    Attributes
-    ----------
-    models : tuple of str
-        Model names, sorted.
-    items : tuple of str
-        Item names, sorted by cluster then name.
-    scores : ndarray, shape (models, items, attempts)
-        Read-only; bool when every score is 0 or 1, else float64 fractions in [0, 1].
-    clusters : ndarray of int, shape (items,), or None
-        Cluster code of each item (``None`` when the file has no ``cluster`` column or one
-        cluster only).
-    """
-
-    models: tuple
-    items: tuple
-    scores: np.ndarray
-    clusters: np.ndarray | None
-
-    @property
-    def attempts(self) -> int:
-        return self.scores.shape[2]
 
 
 def pool_path(pool: str) -> Path:
-    """The CSV file of ``pool``: a shipped pool's name, or a path ending in ``.csv``."""
-    if str(pool).lower().endswith(".csv"):
-        return Path(pool)
-    from sim.llm_pools import POOLS_DIR, shipped
-
-    if pool not in shipped():
-        raise fail("pool", f"one of {', '.join(shipped())} (the shipped pools) or a path "
-                   "ending in .csv", pool, "generator llm_items")
-    return POOLS_DIR / f"{pool}.csv"
+    """The file of ``pool``: a path, or a name in the pools folder (refused in one line when
+    no pools folder has it)."""
+    return resolve_pool(pool, "pool", "generator llm_items")
 
 
-@functools.lru_cache(maxsize=8)
-def load_pool(pool: str) -> ItemPool:
-    """Read and check a pool CSV (columns ``model, item, attempt, score[, cluster]``).
+def load_pool(pool: str, complete_models: bool = False) -> ItemPool:
+    """Read and check a pool (:func:`evalcal_core.pools.read_pool`): a path (CSV, plain or
+    gzip) or a pool's name; cached per file version.
 
-    Every model must have every item with the same number of attempts (>= 2), one score per
+    Every model must have every item with the same number of attempts, one score per
     (model, item, attempt), each in [0, 1]; messages name the file and the first offence.
+    ``complete_models`` keeps the models complete at the full attempt count (ragged pools).
     """
-    import pandas as pd
-
     path = pool_path(pool)
-    where = f"generator llm_items: pool {str(path)!r}"
-    if not path.is_file():
-        raise InvalidParameterError(f"{where} does not exist")
-    frame = pd.read_csv(path, dtype={"model": str, "item": str, "cluster": str})
-    missing = [c for c in COLUMNS if c not in frame.columns]
-    if missing:
-        raise InvalidParameterError(f"{where} lacks the column(s) {', '.join(missing)} (needs "
-                                    f"{', '.join(COLUMNS)} and optionally cluster)")
-    score = pd.to_numeric(frame["score"], errors="coerce").to_numpy(dtype=float)
-    bad = ~np.isfinite(score) | (score < 0) | (score > 1)
-    if bad.any():
-        row = int(np.argmax(bad))
-        raise InvalidParameterError(f"{where}: score must be a number in [0, 1]; line "
-                                    f"{row + 2} has {plain(frame['score'].iloc[row])}")
-    if frame.duplicated(["model", "item", "attempt"]).any():
-        row = frame[frame.duplicated(["model", "item", "attempt"])].iloc[0]
-        raise InvalidParameterError(f"{where}: model {row['model']!r}, item {row['item']!r}, "
-                                    f"attempt {row['attempt']!r} appears twice")
-    counts = frame.groupby(["model", "item"]).size()
-    models = sorted(frame["model"].unique())
-    if "cluster" in frame.columns:
-        per_item = frame.groupby("item")["cluster"].nunique()
-        if (per_item > 1).any():
-            raise InvalidParameterError(f"{where}: item {per_item.idxmax()!r} is in more than "
-                                        "one cluster")
-        item_cluster = frame.groupby("item")["cluster"].first()
-        items = sorted(item_cluster.index, key=lambda i: (item_cluster[i], i))
-    else:
-        items = sorted(frame["item"].unique())
-    if len(counts) != len(models) * len(items):
-        full = pd.MultiIndex.from_product([models, items])
-        gap = next(iter(full.difference(counts.index)))
-        raise InvalidParameterError(f"{where}: model {gap[0]!r} has no attempt on item "
-                                    f"{gap[1]!r} (every model needs every item)")
-    attempts = int(counts.iloc[0])
-    if (counts != attempts).any() or attempts < 2:
-        raise InvalidParameterError(f"{where}: every (model, item) needs the same number of "
-                                    f">= 2 attempts; counts range {counts.min()}-{counts.max()}")
-    # Rows in (model, item) order, attempts in file order within each.
-    order = frame.assign(_m=frame["model"].map({m: i for i, m in enumerate(models)}),
-                         _i=frame["item"].map({q: i for i, q in enumerate(items)}),
-                         _s=score).sort_values(["_m", "_i"], kind="stable")
-    scores = order["_s"].to_numpy().reshape(len(models), len(items), attempts)
-    if np.isin(scores, (0.0, 1.0)).all():
-        scores = scores.astype(bool)
-    scores.setflags(write=False)
-    codes = None
-    if "cluster" in frame.columns:
-        names = [item_cluster[i] for i in items]
-        uniq = list(dict.fromkeys(names))
-        if len(uniq) > 1:
-            codes = np.array([uniq.index(c) for c in names])
-            codes.setflags(write=False)
-    return ItemPool(tuple(models), tuple(items), scores, codes)
+    return read_pool(path, complete_models=complete_models,
+                     where=f"generator llm_items: pool {str(path)!r}")
 
 
 @register
@@ -131,7 +44,8 @@ def load_pool(pool: str) -> ItemPool:
 class LLMItems(Generator):
     """Experiments from a real per-item result matrix of LLMs with repeated attempts.
 
-    The pool (``sim/llm_pools/<pool>.csv``, or a user's CSV in the same long format) holds,
+    The pool (a file in the long format of :mod:`evalcal_core.pools`, plain or gzip, or a
+    pool's name in the pools folder: ``$EVALCAL_POOLS``, else ``../shared/data/llm_pools``) holds,
     for every model and item, ``R`` attempts scored 0/1 (or a fraction). Two modes:
 
     *A/A* (``pair`` not given; effect 0, known truth): each experiment takes one model
@@ -156,8 +70,9 @@ class LLMItems(Generator):
     Parameters
     ----------
     pool : str, default 'matharena_aime_2025_i'
-        A shipped pool's name (``sim/llm_pools/README.md``) or a path to a CSV file with
-        columns ``model, item, attempt, score`` and optionally ``cluster``.
+        A pool's name in the pools folder (``sim/llm_pools/README.md``) or a path to a CSV
+        file (plain or gzip) with columns ``model, item, attempt, score`` and optionally
+        ``cluster``.
     model : str or None
         A/A: the model whose attempts are split; ``None``: one model drawn per experiment.
     pair : str or None
@@ -177,6 +92,11 @@ class LLMItems(Generator):
 
     def __post_init__(self):
         data = self.data()  # fail at construction, not in a worker
+        if self.pair is None and data.attempts < 2:
+            # an A/A pair splits one model's attempts in two halves: a single attempt has none
+            raise fail("pool", "a pool with >= 2 attempts per (model, item) for an A/A pool "
+                       f"(it has {data.attempts}; give pair='A,B' for an A/B pool)",
+                       str(self.pool), self.owner)
         if self.model is not None:
             check_choice(self.model, "model", data.models, self.owner)
         if self.pair is not None:

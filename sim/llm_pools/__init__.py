@@ -1,17 +1,9 @@
-"""Real per-item LLM result matrices with repeated attempts (data files and their builder).
+"""Real per-item LLM result pools: their builders and documentation, no data.
 
-Each pool is one long CSV ``<name>.csv`` in this folder with the columns ``model, item,
-attempt, score`` and an optional ``cluster`` (see ``README.md`` for the source, licence and
-counts of each). :mod:`sim.generators.llm_items` draws experiments from them;
-``python -m sim.llm_pools.build`` rebuilds the shipped files from their sources.
+A pool is one long CSV (plain or gzip) with the columns ``model, item, attempt, score`` and
+an optional ``cluster``, read by :func:`evalcal_core.pools.read_pool`. The real pools are not
+the project's (their terms are their owners'): none ships here. They are read from a path,
+or by name from the pools folder (:mod:`evalcal_core.pool_paths`: ``$EVALCAL_POOLS``, else
+``../shared/data/llm_pools``); ``README.md`` lists their sources, and
+``python -m sim.llm_pools.build`` rebuilds them from their public source files.
 """
-
-from pathlib import Path
-
-#: the folder of the shipped pools
-POOLS_DIR = Path(__file__).resolve().parent
-
-
-def shipped() -> list[str]:
-    """Names of the pools shipped in :data:`POOLS_DIR` (file stems, sorted)."""
-    return sorted(p.stem for p in POOLS_DIR.glob("*.csv"))

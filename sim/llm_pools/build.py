@@ -1,4 +1,4 @@
-"""``python -m sim.llm_pools.build``: rebuild a shipped LLM pool from its public source.
+"""``python -m sim.llm_pools.build``: rebuild an LLM pool from its public source file.
 
 MathArena's first public leaderboard (github.com/eth-sri/matharena.ai, MIT licence) publishes,
 in ``static/js/table_data.js``, each model's success rate on each problem of AIME I 2025 over
@@ -9,7 +9,7 @@ random, so it does not depend on that order (the attempts are exchangeable)::
 
     git --git-dir PATH/TO/matharena.ai show COMMIT:static/js/table_data.js > table_data.js
     python -m sim.llm_pools.build --table-data table_data.js \
-        --out sim/llm_pools/matharena_aime_2025_i.csv
+        --out matharena_aime_2025_i.csv
 """
 
 from __future__ import annotations

@@ -10,6 +10,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
+from item_pools import shared_pool, write_pool
 from scipy import stats
 from statsmodels.stats.proportion import proportion_confint
 
@@ -270,35 +271,52 @@ def test_slow_cr1_over_rejects_at_10_clusters(reduced):
 # ------------------------------------------------------------------------------------------
 # Small benchmarks and the real LLM pools
 
-SMALL = dc.CheckGrid(kinds=("models", "models_clustered"), questions=(15, 30), clusters=(10,),
-                     icc=(0.3,), repeats=(1, 2, 4), sims=80, min_cluster_size=1,
-                     llm_pools=("matharena_aime_2025_i",),
-                     protocols=("paired_t_questions", "mcnemar", "cluster_cr2"))
+def _small(pool):
+    return dc.CheckGrid(kinds=("models", "models_clustered"), questions=(15, 30),
+                        clusters=(10,), icc=(0.3,), repeats=(1, 2, 4), sims=80,
+                        min_cluster_size=1, llm_pools=(str(pool),),
+                        protocols=("paired_t_questions", "mcnemar", "cluster_cr2"))
 
 
 @pytest.fixture(scope="module")
-def small():
-    return dc.design_check(SMALL)
+def pool15(tmp_path_factory):
+    """A small pool written for the tests: 3 models x 15 items x 4 attempts (MathArena's
+    shape)."""
+    return write_pool(tmp_path_factory.mktemp("pool"), models=("a", "b", "c"), items=15,
+                      attempts=4)
 
 
-def test_small_grid_cells_and_llm_pool_cells():
+@pytest.fixture(scope="module")
+def small(pool15):
+    return dc.design_check(_small(pool15))
+
+
+def test_small_grid_cells_and_llm_pool_cells(pool15):
     """10 clusters fit 15 questions at min_cluster_size 1; the LLM pool (15 items, 4
     attempts) adds one A/A cell per model at n = 15 and r <= 2 (r = 4 needs 8 attempts)."""
     from sim.generators.llm_items import load_pool
 
-    cells = dc.grid_cells(SMALL)
+    grid = _small(pool15)
+    cells = dc.grid_cells(grid)
     clustered = [c for c in cells if c.kind == "models_clustered"]
     assert {c.generator.n for c in clustered} == {15, 30}
     assert all(c.generator.min_size == 1 for c in clustered)
     llm = [c for c in cells if c.generator.name == "llm_items"]
-    models = load_pool("matharena_aime_2025_i").models
+    models = load_pool(str(pool15)).models
     assert len(llm) == len(models) * 2
     assert {(c.generator.model, c.k) for c in llm} == {(m, r) for m in models for r in (1, 2)}
     assert all(c.kind == "models" and c.generator.n == 15 and c.generator.fixed_effect() == 0
                for c in llm)
     # without the option the 10 clusters do not fit 15 questions: that cell is skipped
-    plain = dc.grid_cells(dc.CheckGrid(**{**SMALL.__dict__, "min_cluster_size": 2}))
+    plain = dc.grid_cells(dc.CheckGrid(**{**grid.__dict__, "min_cluster_size": 2}))
     assert {c.generator.n for c in plain if c.kind == "models_clustered"} == {30}
+
+
+def test_real_matharena_pool_cells():
+    """The shared MathArena pool (16 models x 15 problems x 4 attempts) by name."""
+    shared_pool("matharena_aime_2025_i")
+    cells = dc.grid_cells(_small("matharena_aime_2025_i"))
+    assert len([c for c in cells if c.generator.name == "llm_items"]) == 16 * 2
 
 
 def test_clopper_pearson_column_and_summary(small):
@@ -322,21 +340,24 @@ def test_clopper_pearson_column_and_summary(small):
 @pytest.mark.parametrize("params, match", [
     ({"llm_pools": ("nope",)}, r"'llm_pools' parameter of sim.design_check must be a list of "
                                r"LLM pools .*Got 'nope' instead"),
-    ({"llm_pools": ("matharena_aime_2025_i",), "questions": (30,)},
+    ({"llm_pools": ("POOL",), "questions": (30,)},
      r"'llm_pools'.*has 15 items and 4 attempts"),
-    ({"llm_pools": ("matharena_aime_2025_i",), "kinds": ("methods_paired",)},
+    ({"llm_pools": ("POOL",), "kinds": ("methods_paired",)},
      r"'llm_pools'.*unless 'models' is among the kinds"),
     ({"min_cluster_size": 0}, r"'min_cluster_size'.*>= 1"),
 ])
-def test_small_grid_validation(params, match):
+def test_small_grid_validation(params, match, pool15):
+    if "llm_pools" in params:
+        params = {**params, "llm_pools": tuple(str(pool15) if p == "POOL" else p
+                                               for p in params["llm_pools"])}
     with pytest.raises(ValueError, match=match):
         dc.CheckGrid(**params)
 
 
-def test_cli_llm_pool_cells(tmp_path):
+def test_cli_llm_pool_cells(tmp_path, pool15):
     out = tmp_path / "out"
     res = _cli("--design", "models", "--questions", "15", "--repeats", "1", "--sims", "40",
-               "--llm-pools", "matharena_aime_2025_i", "--protocols", "paired_t_questions",
+               "--llm-pools", str(pool15), "--protocols", "paired_t_questions",
                "--out", str(out), "--quiet", tmp_path=tmp_path)
     assert res.returncode == 0, res.stderr
     frame = pd.read_csv(out / "design_check.csv")
@@ -353,6 +374,7 @@ def test_slow_small_n_levels():
     models cell, synthetic and real); the per-question t exceeds the level on the real pool
     where 5 of 15 problems have mixed outcomes and both halves hold 2 attempts (Wilson lower
     end above 5%)."""
+    shared_pool("matharena_aime_2025_i")
     grid = dc.CheckGrid(kinds=("models", "models_clustered"), questions=(15, 30, 60, 100, 200),
                         clusters=(10,), icc=(0.3,), repeats=(1, 2, 4, 8), sims=4000,
                         min_cluster_size=1, llm_pools=("matharena_aime_2025_i",),

@@ -1,4 +1,4 @@
-"""``llm_items`` and the shipped LLM pools: the pool against its published source, the builder,
+"""``llm_items`` and the LLM pools: the real pool against its published source, the builder,
 the A/A and A/B draws against exact sampling-without-replacement laws, validation, and the
 calibrate command on the pool."""
 
@@ -10,14 +10,22 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
+from item_pools import shared_pool, write_pool
 from scipy import stats
 
 from sim import generators
-from sim.generators.llm_items import DEFAULT_POOL, load_pool
-from sim.llm_pools import POOLS_DIR, shipped
+from sim.generators.llm_items import DEFAULT_POOL
 from sim.llm_pools.build import matharena_table, slug
 
-SHIPPED = POOLS_DIR / f"{DEFAULT_POOL}.csv"
+MODELS = ("m0", "m1", "m2", "m3")
+
+
+@pytest.fixture(scope="module")
+def pool(tmp_path_factory):
+    """A pool written for the tests: 4 models x 15 items x 4 attempts, 0/1 (MathArena's
+    shape; the real pool is read only where its own numbers are checked)."""
+    return str(write_pool(tmp_path_factory.mktemp("pool"), models=MODELS, items=15,
+                          attempts=4, seed=11))
 
 
 def _pool_csv(tmp_path, rows, name="pool.csv"):
@@ -43,15 +51,18 @@ def _clustered_pool(tmp_path, sizes=(5, 3, 2), attempts=4, models=("a", "b"), se
 
 
 # ------------------------------------------------------------------------------------------
-# The shipped pool and its builder
+# The real MathArena pool (shared, not shipped) and its builder
 
 
-def test_shipped_pool_counts_and_published_averages():
-    """16 models x 15 AIME I 2025 problems x 4 attempts, 0/1 scores. Each model's accuracy
-    equals the "Avg" row MathArena published (matharena.ai, static/js/table_data.js at
-    8fdd9ab): o3-mini (high) 80.0%, o1 (medium) 78.33%, claude-3.5-sonnet 3.33%."""
-    assert DEFAULT_POOL in shipped()
-    frame = pd.read_csv(SHIPPED)
+def test_real_pool_counts_and_published_averages():
+    """16 models x 15 AIME I 2025 problems x 4 attempts, 0/1 scores, read by name. Each
+    model's accuracy equals the "Avg" row MathArena published (matharena.ai,
+    static/js/table_data.js at 8fdd9ab): o3-mini (high) 80.0%, o1 (medium) 78.33%,
+    claude-3.5-sonnet 3.33%."""
+    shared = shared_pool(DEFAULT_POOL)
+    frame = pd.read_csv(shared)
+    data = generators.get("llm_items", model="deepseek-r1").data()
+    assert data.scores.shape == (16, 15, 4) and Path(data.source) == shared.resolve()
     assert frame.groupby("model").size().nunique() == 1
     assert frame["model"].nunique() == 16 and frame["item"].nunique() == 15
     assert set(frame["attempt"]) == {0, 1, 2, 3}
@@ -61,7 +72,6 @@ def test_shipped_pool_counts_and_published_averages():
                  "claude-3.5-sonnet": 3.3333333333333335}
     for model, value in published.items():
         assert acc[model] == pytest.approx(value, abs=1e-9)
-    assert SHIPPED.stat().st_size < 5 * 2**20
 
 
 def test_builder_expands_rates_into_attempts():
@@ -82,13 +92,22 @@ def test_builder_refuses_a_rate_that_is_not_a_count():
         matharena_table('var result_data = [{"m": 30.0, "question": 1}]', attempts=4)
 
 
-def test_builder_command_rebuilds_the_shipped_pool(tmp_path):
-    """The shipped rows from a table_data.js written back from them (the builder is the
-    inverse of the per-problem rate)."""
-    frame = pd.read_csv(SHIPPED)
+def _table_data(frame, path):
+    """A MathArena ``table_data.js`` holding ``frame``'s per-problem rates (percent)."""
     rate = 100 * frame.groupby(["item", "model"])["score"].mean()
     objs = [{**{m: float(rate[(q, m)]) for m in sorted(frame["model"].unique())}, "question": q}
             for q in sorted(frame["item"].unique())]
+    path.write_text("var result_data = " + pd.Series(objs).to_json(orient="values"))
+    return path
+
+
+def test_builder_command_builds_a_written_table_data(tmp_path):
+    """A small table_data.js written here (3 models x 5 problems, rates in quarters, names
+    with spaces) becomes the pool whose per-problem rates it holds."""
+    rng = np.random.default_rng(5)
+    names = ("Model A (high)", "model-b", "C")
+    objs = [{**{m: 25.0 * int(rng.integers(0, 5)) for m in names}, "question": q}
+            for q in range(1, 6)]
     src = tmp_path / "table_data.js"
     src.write_text("var result_data = " + pd.Series(objs).to_json(orient="values"))
     out = tmp_path / "pool.csv"
@@ -97,33 +116,55 @@ def test_builder_command_rebuilds_the_shipped_pool(tmp_path):
                           "--out", str(out)], capture_output=True, text=True, cwd=tmp_path,
                          env={**os.environ, "PYTHONPATH": str(root)})
     assert res.returncode == 0, res.stderr
-    assert out.read_text() == SHIPPED.read_text()
+    frame = pd.read_csv(out)
+    rate = 100 * frame.groupby(["model", "item"])["score"].mean()
+    for obj in objs:
+        for name in names:
+            assert rate[(slug(name), obj["question"])] == obj[name]
+    assert set(frame.groupby(["model", "item"]).size()) == {4}
+
+
+def test_builder_command_rebuilds_the_shared_pool(tmp_path):
+    """The shared MathArena rows from a table_data.js written back from them (the builder
+    is the inverse of the per-problem rate)."""
+    import gzip
+
+    shared = shared_pool(DEFAULT_POOL)
+    frame = pd.read_csv(shared)
+    src = _table_data(frame, tmp_path / "table_data.js")
+    out = tmp_path / "pool.csv"
+    root = Path(generators.__file__).resolve().parents[2]
+    res = subprocess.run([sys.executable, "-m", "sim.llm_pools.build", "--table-data", str(src),
+                          "--out", str(out)], capture_output=True, text=True, cwd=tmp_path,
+                         env={**os.environ, "PYTHONPATH": str(root)})
+    assert res.returncode == 0, res.stderr
+    assert out.read_bytes() == gzip.decompress(shared.read_bytes())
 
 
 # ------------------------------------------------------------------------------------------
 # A/A draws
 
 
-def test_aa_halves_are_a_permutation_of_the_items_attempts():
+def test_aa_halves_are_a_permutation_of_the_items_attempts(pool):
     """At k = R / 2 the two halves together are exactly the item's R attempts (a draw
     without replacement): their sum is the item's count of correct attempts."""
-    g = generators.get("llm_items", model="deepseek-r1")
+    g = generators.get("llm_items", pool=pool, model="m1")
     data = g.data()
-    counts = data.scores[data.models.index("deepseek-r1")].sum(axis=1)
+    counts = data.scores[data.models.index("m1")].sum(axis=1)
     b, v = g.draw(200, 2, 0.0, np.random.default_rng(1))
     np.testing.assert_array_equal(b.sum(axis=1) + v.sum(axis=1),
                                   np.broadcast_to(counts, (200, g.n)))
     assert g.fixed_effect() == 0.0 and g.null_setting() == g.describe()
 
 
-def test_aa_one_run_each_follows_the_hypergeometric_law():
+def test_aa_one_run_each_follows_the_hypergeometric_law(pool):
     """k = 1: base and variant are two attempts drawn without replacement from the item's R,
     so P(both right) = c (c - 1) / (R (R - 1)) and P(base right) = c / R (scipy's
     hypergeometric pmf); tolerance 4 binomial SE of the Monte Carlo frequency."""
-    g = generators.get("llm_items", model="o3-mini-low")
+    g = generators.get("llm_items", pool=pool, model="m2")
     data = g.data()
     r = data.attempts
-    counts = data.scores[data.models.index("o3-mini-low")].sum(axis=1)
+    counts = data.scores[data.models.index("m2")].sum(axis=1)
     sims = 20_000
     b, v = g.draw(sims, 1, 0.0, np.random.default_rng(2))
     b, v = b[:, 0, :], v[:, 0, :]
@@ -135,10 +176,10 @@ def test_aa_one_run_each_follows_the_hypergeometric_law():
             assert abs(freq - p) <= 4 * np.sqrt(p * (1 - p) / sims) + 1e-12
 
 
-def test_aa_random_model_and_item_subsets():
+def test_aa_random_model_and_item_subsets(pool):
     """model=None draws the model uniformly per experiment; n_items draws distinct items,
     each item in a fraction n / N of the experiments (4 binomial SE)."""
-    g = generators.get("llm_items", n_items=5)
+    g = generators.get("llm_items", pool=pool, n_items=5)
     data = g.data()
     sims = 4000
     rng = np.random.default_rng(3)
@@ -163,8 +204,8 @@ def test_aa_random_model_and_item_subsets():
     assert np.all(np.abs(freq - p) <= 4 * np.sqrt(p * (1 - p) / sims))
 
 
-def test_same_rng_same_draw_other_rng_other_draw():
-    g = generators.get("llm_items", n_items=10)
+def test_same_rng_same_draw_other_rng_other_draw(pool):
+    g = generators.get("llm_items", pool=pool, n_items=10)
     a = g.draw(50, 1, 0.0, np.random.default_rng(9))
     b = g.draw(50, 1, 0.0, np.random.default_rng(9))
     c = g.draw(50, 1, 0.0, np.random.default_rng(10))
@@ -177,30 +218,30 @@ def test_same_rng_same_draw_other_rng_other_draw():
 # A/B draws
 
 
-def test_ab_truth_is_the_pools_mean_difference_and_draws_are_unbiased():
+def test_ab_truth_is_the_pools_mean_difference_and_draws_are_unbiased(pool):
     """fixed_effect = mean over items of (B's - A's attempt mean), computed here from the
     CSV with pandas; the mean drawn difference matches it (4 Monte Carlo SE)."""
-    pair = "o3-mini-medium,deepseek-r1"
-    g = generators.get("llm_items", pair=pair, n_items=8)
-    frame = pd.read_csv(SHIPPED)
+    pair = "m0,m3"
+    g = generators.get("llm_items", pool=pool, pair=pair, n_items=8)
+    frame = pd.read_csv(pool)
     acc = frame.groupby("model")["score"].mean()
-    truth = acc["deepseek-r1"] - acc["o3-mini-medium"]
+    truth = acc["m3"] - acc["m0"]
     assert g.fixed_effect() == pytest.approx(truth, abs=1e-12)
     sims = 20_000
     b, v = g.draw(sims, 3, truth, np.random.default_rng(5))
     d = v.mean(axis=(1, 2)) - b.mean(axis=(1, 2))
     assert abs(d.mean() - truth) <= 4 * d.std(ddof=1) / np.sqrt(sims)
     assert g.max_k == 4
-    null = generators.get("llm_items", model="o3-mini-medium", n_items=8)
+    null = generators.get("llm_items", pool=pool, model="m0", n_items=8)
     assert g.null_setting() == null.describe()
 
 
-def test_ab_effect_is_fixed():
-    g = generators.get("llm_items", pair="gpt-4o,o1-medium")
+def test_ab_effect_is_fixed(pool):
+    g = generators.get("llm_items", pool=pool, pair="m0,m1")
     with pytest.raises(ValueError, match=r"fixed by the pool .*Omit --effects"):
         g.draw(2, 1, 0.0, 0)
     with pytest.raises(ValueError, match="'k'"):
-        generators.get("llm_items").draw(2, 3, 0.0, 0)
+        generators.get("llm_items", pool=pool).draw(2, 3, 0.0, 0)
 
 
 # ------------------------------------------------------------------------------------------
@@ -230,16 +271,16 @@ def test_clustered_pool_draws_a_fixed_share_per_cluster(tmp_path):
 @pytest.mark.parametrize("rows, match", [
     ([{"model": "a", "item": 1, "attempt": 0}], r"lacks the column\(s\) score"),
     ([{"model": "a", "item": 1, "attempt": a, "score": 2} for a in range(2)],
-     r"score must be a number in \[0, 1\]; line 2 has 2"),
-    ([{"model": "a", "item": 1, "attempt": 0, "score": 1}] * 2, "appears twice"),
+     r"score that is not a number in \[0, 1\]: line 2 has '2'"),
+    ([{"model": "a", "item": 1, "attempt": 0, "score": 1}] * 2, "attempt '0' twice"),
     ([{"model": m, "item": q, "attempt": a, "score": 1} for m, q in (("a", 1), ("a", 2),
                                                                      ("b", 1))
-      for a in range(2)], r"model 'b' has no attempt on item '2'"),
-    ([{"model": "a", "item": 1, "attempt": 0, "score": 1}], r"same number of >= 2 attempts"),
+      for a in range(2)], r"no attempt of model 'b' on item '2'"),
+    ([{"model": "a", "item": 1, "attempt": 0, "score": 1}],
+     r"'pool'.*>= 2 attempts per \(model, item\) for an A/A pool \(it has 1"),
 ])
 def test_bad_pool_files(tmp_path, rows, match):
     path = _pool_csv(tmp_path, rows)
-    load_pool.cache_clear()
     with pytest.raises(ValueError, match=match):
         generators.get("llm_items", pool=path)
 
@@ -247,17 +288,43 @@ def test_bad_pool_files(tmp_path, rows, match):
 @pytest.mark.parametrize("params, match", [
     ({"model": "nope"}, r"The 'model' parameter of generator llm_items must be one of .*"
                         r"Got 'nope' instead"),
-    ({"pair": "gpt-4o"}, r"'pair'.*two different models"),
-    ({"pair": "gpt-4o,gpt-4o"}, r"'pair'.*two different models"),
-    ({"pair": "gpt-4o,o1-medium", "model": "gpt-4o"}, r"'pair'.*left out when 'model'"),
+    ({"pair": "m0"}, r"'pair'.*two different models"),
+    ({"pair": "m0,m0"}, r"'pair'.*two different models"),
+    ({"pair": "m0,m1", "model": "m0"}, r"'pair'.*left out when 'model'"),
     ({"n_items": 1}, r"'n_items'.*>= 2 and <= 15. Got 1"),
     ({"n_items": 16}, r"'n_items'.*Got 16"),
-    ({"pool": "nope"}, r"'pool'.*one of matharena_aime_2025_i .*or a path ending in .csv"),
-    ({"pool": "missing.csv"}, r"pool 'missing.csv' does not exist"),
 ])
-def test_bad_parameters(params, match):
+def test_bad_parameters(params, match, pool):
     with pytest.raises(ValueError, match=match):
-        generators.get("llm_items", **params)
+        generators.get("llm_items", pool=pool, **params)
+
+
+@pytest.mark.parametrize("pool_arg, match", [
+    ("nope", r"'pool' parameter of generator llm_items: no pool named 'nope' in \$EVALCAL_POOLS"),
+    ("missing.csv", r"pool 'missing.csv' does not exist"),
+])
+def test_bad_pool_names(pool_arg, match, tmp_path, monkeypatch):
+    monkeypatch.setenv("EVALCAL_POOLS", str(tmp_path))
+    with pytest.raises(ValueError, match=match):
+        generators.get("llm_items", pool=pool_arg)
+
+
+def test_pool_by_name_from_the_pools_folder(tmp_path, monkeypatch):
+    """A name resolves to NAME.csv.gz in $EVALCAL_POOLS (a gzip read by its magic bytes)."""
+    import gzip
+
+    frame = pd.read_csv(write_pool(tmp_path, models=("x", "y"), items=6, attempts=2))
+    (tmp_path / "mine.csv.gz").write_bytes(gzip.compress(frame.to_csv(index=False).encode()))
+    monkeypatch.setenv("EVALCAL_POOLS", str(tmp_path))
+    data = generators.get("llm_items", pool="mine", model="x").data()
+    np.testing.assert_array_equal(
+        data.scores.sum(axis=2), frame.pivot_table("score", "model", "item", "sum").to_numpy())
+
+
+def test_default_pool_absent_is_one_line(tmp_path, monkeypatch):
+    monkeypatch.setenv("EVALCAL_POOLS", str(tmp_path))
+    with pytest.raises(ValueError, match=rf"no pool named '{DEFAULT_POOL}' in \$EVALCAL_POOLS"):
+        generators.get("llm_items")
 
 
 def test_clustered_pool_needs_an_item_per_cluster(tmp_path):
@@ -270,13 +337,14 @@ def test_clustered_pool_needs_an_item_per_cluster(tmp_path):
 # The calibrate command
 
 
-def test_calibrate_runs_on_the_llm_pool(tmp_path):
+def test_calibrate_runs_on_the_llm_pool(tmp_path, pool):
     """``python -m sim.calibrate --generator llm_items`` runs like on the CIFAR pools: the
     effect-0 rows of the A/A pool at k = 1, 2 (false-positive rates in [0, 1])."""
     out = tmp_path / "cal"
     root = Path(generators.__file__).resolve().parents[2]
     res = subprocess.run([sys.executable, "-m", "sim.calibrate", "--generator", "llm_items",
-                          "--param", "model=o3-mini-low", "--k", "1", "2", "--sims", "60",
+                          "--param", f"pool={pool}", "model=m1", "--k", "1", "2",
+                          "--sims", "60",
                           "--protocols", "paired_t_questions", "mcnemar", "--out", str(out),
                           "--no-plot", "--quiet"], capture_output=True, text=True,
                          cwd=tmp_path, env={**os.environ, "PYTHONPATH": str(root)})

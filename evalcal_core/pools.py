@@ -70,6 +70,9 @@ class ItemPool:
         (``complete_models=True``); empty otherwise.
     source : str
         The file read.
+    attempts_range : tuple of int
+        Fewest and most attempts of any (model, item) in the file, dropped models included
+        (equal unless the file is ragged).
     """
 
     models: tuple
@@ -79,6 +82,7 @@ class ItemPool:
     cluster_names: tuple = ()
     dropped: tuple = ()
     source: str = ""
+    attempts_range: tuple = ()
 
     @property
     def attempts(self) -> int:
@@ -313,7 +317,8 @@ def check_frame(frame, where: str, *, complete_models: bool = False,
             lookup = {c: k for k, c in enumerate(names)}
             codes = np.array([lookup[c] for c in per])
             codes.setflags(write=False)
-    return ItemPool(tuple(models), tuple(items), scores, codes, names, dropped, source)
+    return ItemPool(tuple(models), tuple(items), scores, codes, names, dropped, source,
+                    (int(counts.min()), full))
 
 
 # --------------------------------------------------------------------------------------------

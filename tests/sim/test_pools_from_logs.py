@@ -1,0 +1,76 @@
+"""``evalcal pools from-logs``: multi-epoch Inspect and multi-run lm-eval logs written by the
+tests become a pool; round trip from-logs -> describe -> llm_items A/A draws."""
+
+from __future__ import annotations
+
+import json
+import zipfile
+
+import numpy as np
+import pandas as pd
+from in_process import run_in_process
+
+from evalcal_cli import main as evalcal
+from sim import generators
+
+
+def _inspect(path, table: np.ndarray, groups=None):
+    """An Inspect ``.eval`` with ``table[e, q]`` the score of question q at epoch e + 1."""
+    epochs, n = table.shape
+    header = {"version": 2, "status": "success",
+              "eval": {"task": "t", "model": "m", "config": {"epochs": epochs}}}
+    with zipfile.ZipFile(path, "w", zipfile.ZIP_DEFLATED) as archive:
+        archive.writestr("header.json", json.dumps(header))
+        for e in range(epochs):
+            for q in range(n):
+                sample = {"id": f"q{q}", "epoch": e + 1,
+                          "scores": {"match": {"value": "C" if table[e, q] else "I"}}}
+                if groups is not None:
+                    sample["metadata"] = {"topic": groups[q]}
+                archive.writestr(f"samples/q{q}_epoch_{e + 1}.json", json.dumps(sample))
+    return path
+
+
+def test_inspect_epochs_become_a_pool_and_round_trip(tmp_path):
+    rng = np.random.default_rng(0)
+    tables = {"base": rng.random((4, 9)) < 0.5, "new": rng.random((4, 9)) < 0.6}
+    groups = [f"g{q % 3}" for q in range(9)]
+    args = []
+    for name, table in tables.items():
+        args += ["--arm", f"{name}={_inspect(tmp_path / f'{name}.eval', table, groups)}"]
+    out = tmp_path / "pools" / "mine.csv.gz"
+    res = run_in_process(evalcal, "evalcal", "pools", "from-logs", *args, "--cluster", "topic",
+                         "--out", str(out))
+    assert res.returncode == 0, res.stderr
+    assert "2 model(s) x 9 items x 4 attempts" in res.stdout
+    frame = pd.read_csv(out)
+    for name, table in tables.items():
+        part = frame[frame["model"] == name].pivot(index="attempt", columns="item",
+                                                   values="score")
+        np.testing.assert_array_equal(part[[f"q{q}" for q in range(9)]].to_numpy(), table)
+    assert frame.groupby("cluster")["item"].nunique().to_dict() == {"g0": 3, "g1": 3, "g2": 3}
+    desc = json.loads(run_in_process(evalcal, "evalcal", "pools", "describe", str(out),
+                                     "--json").stdout)
+    assert desc["models"] == 2 and desc["attempts"] == 4 and desc["clusters"] == 3
+    g = generators.get("llm_items", pool=str(out), model="new")
+    b, v = g.draw(50, 2, 0.0, np.random.default_rng(1))
+    # the two halves hold each item's 4 attempts: their sum is the item's correct count
+    counts = dict(zip([f"q{q}" for q in range(9)], tables["new"].sum(axis=0)))
+    expect = [counts[i] for i in g.data().items]
+    np.testing.assert_array_equal(b.sum(axis=1) + v.sum(axis=1),
+                                  np.broadcast_to(expect, (50, 9)))
+
+
+def test_ragged_runs_are_refused_before_writing(tmp_path):
+    rng = np.random.default_rng(2)
+    a = _inspect(tmp_path / "a.eval", rng.random((3, 5)) < 0.5)
+    b = _inspect(tmp_path / "b.eval", rng.random((2, 5)) < 0.5)
+    out = tmp_path / "pool.csv"
+    res = run_in_process(evalcal, "evalcal", "pools", "from-logs", "--arm", f"a={a}",
+                         "--arm", f"b={b}", "--out", str(out))
+    assert res.returncode == 2 and res.stderr.count("\n") == 1
+    assert "ragged attempts" in res.stderr and not out.exists()
+    assert not [p for p in tmp_path.iterdir() if p.name.startswith(".pool.csv")]
+    bad = run_in_process(evalcal, "evalcal", "pools", "from-logs", "--arm", "x",
+                         "--out", str(out))
+    assert bad.returncode == 2 and "NAME=LOG" in bad.stderr

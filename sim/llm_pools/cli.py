@@ -35,7 +35,8 @@ def main(argv=None) -> int:
     argv = list(argv or [])
     if not argv or argv[0] in ("-h", "--help"):
         print(_help())
-        return 0
+        # as argparse's --help does: the front door's checks expect the same exit
+        raise SystemExit(0)
     name, rest = argv[0], argv[1:]
     if name not in SUBCOMMANDS:
         raise InvalidParameterError(f"{name!r} is not a subcommand of {PROG}; the subcommands "

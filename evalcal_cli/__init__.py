@@ -44,6 +44,9 @@ SUBCOMMANDS = {s.name: s for s in (
                "calibration"),
     Subcommand("design-check", "sim.design_check",
                "which protocol holds its level for each study design", "calibration"),
+    Subcommand("evidence", "sim.evidence",
+               "the table behind evaluate's evidence line: each reported protocol's "
+               "false positives and power", "calibration"),
     Subcommand("harness-defaults", "sim.harness_defaults",
                "which statistics the harnesses print can be trusted", "calibration"),
     Subcommand("decision-grid", "reports.decision_grid",

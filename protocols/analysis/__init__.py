@@ -34,6 +34,7 @@ from . import designs
 from .board import rank_board
 from .compare import CORRECTIONS, Comparisons, compare_arms
 from .design import cluster_codes, infer_design
+from .evidence import Evidence, nearest
 from .protocol_table import evaluate_protocols, notes_for
 from .stream import stream_summary
 
@@ -124,6 +125,9 @@ class Analysis:
     rows, skipped, table_notes : list, dict, list
         The two-arm table of every applicable protocol (empty with more arms or ragged
         seeds), in display units (pp for fractions).
+    evidence : protocols.analysis.evidence.Evidence or None
+        The reported protocol's measured false-positive rate and power in the calibrated
+        cells nearest this design (:func:`.evidence.nearest`; ``None`` with a leaderboard).
     """
 
     design: Design
@@ -135,6 +139,7 @@ class Analysis:
     rows: list = field(default_factory=list)
     skipped: dict = field(default_factory=dict)
     table_notes: list = field(default_factory=list)
+    evidence: Evidence | None = None
 
     @property
     def gate(self) -> int | None:
@@ -183,8 +188,11 @@ def analyze(scores: ArmScores, design: Design, plan: Plan) -> Analysis:
                           unit=plan.unit, names_=scores.arms)
     stream = (stream_summary(scores, design, alpha, plan.fraction, method=plan.stream_method,
                              claim=plan.claim, margin=plan.margin) if plan.stream else None)
+    # the evidence is read from the shipped table, for the protocol the verdict reports
+    found = nearest(design.kind, comparisons.primary, design.n_questions, design.runs,
+                    design.n_clusters)
     return Analysis(design, plan, comparisons=comparisons, stream=stream, rows=rows,
-                    skipped=skipped, table_notes=notes)
+                    skipped=skipped, table_notes=notes, evidence=found)
 
 
 def is_binary(scores: ArmScores, per_question: bool) -> bool:

@@ -78,7 +78,8 @@ class EvaluateOptions:
                                 help="lm-eval filter, HELM perturbation or CSV arm")
     design: str | None = option("--design", None, choices=KINDS, metavar="NAME", group=DESIGN,
                                 help="the study design, one of: " + "; ".join(
-                                    f"{kind} ({KIND_WORDS[kind]})" for kind in KINDS))
+                                    kind + ("" if KIND_WORDS[kind] == kind
+                                            else f" ({KIND_WORDS[kind]})") for kind in KINDS))
     equal_variances: bool = option("--equal-variances", False, switch=True, group=DESIGN,
                                    help=f"with --design {_INDEPENDENT} --correction maxt: the "
                                         "arms' seed variances are equal by design (declared, "

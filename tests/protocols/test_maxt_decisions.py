@@ -146,7 +146,8 @@ def test_cluster_units_shift_by_their_weight():
 
 
 # --------------------------------------------------------------------------------------------
-# Independent seeds of unequal variances (issue 45): what --unpaired --correction maxt prints
+# Independent seeds of unequal variances (issue 45): what --design methods_independent
+# --correction maxt prints
 
 
 def _unequal_cell(sds, family, k, effect=0.0, ratio=None):

@@ -3,7 +3,9 @@
 The project ships no pool data (the real pools' terms are their owners'). A pool is read
 from a path; a bare name (``matharena_aime_2025_i``) is looked up as ``NAME.csv.gz``,
 ``NAME.csv`` or ``NAME`` in the pools folder: ``$EVALCAL_POOLS`` when set, else
-``shared/data/llm_pools`` beside the checkout when it exists. Commands whose default pools
+``shared/data/llm_pools`` beside the checkout the package was imported from (an editable
+install), else ``../shared/data/llm_pools`` from the working folder (an installed package run
+from its checkout, as tox runs the tests), whichever exists first. Commands whose default pools
 are missing run without them and say so in one line (:func:`missing_line`); a pool the user
 named and that is missing is refused in one line (:func:`resolve_pool`).
 """
@@ -19,6 +21,13 @@ from evalcal_core.validate import InvalidParameterError
 POOLS_ENV = "EVALCAL_POOLS"
 #: the shared data folder beside the checkout (``../shared/data/llm_pools``)
 SHARED_POOLS = Path(__file__).resolve().parents[2] / "shared" / "data" / "llm_pools"
+#: the same folder named from the working folder (an installed package lives elsewhere)
+SHARED_FROM_CWD = Path("..") / "shared" / "data" / "llm_pools"
+
+
+def shared_candidates() -> tuple[Path, ...]:
+    """The shared pools folders tried after ``$EVALCAL_POOLS``, in order (absolute)."""
+    return tuple(dict.fromkeys((SHARED_POOLS, SHARED_FROM_CWD.resolve())))
 #: what a name may be completed with, in the order tried
 SUFFIXES = (".csv.gz", ".csv", "")
 #: suffixes that mark a pool argument as a path rather than a name
@@ -31,15 +40,18 @@ def pools_dir() -> tuple[Path | None, str]:
     Returns
     -------
     (Path or None, str)
-        ``$EVALCAL_POOLS`` when set; else the shared folder when it exists; else ``None``.
+        ``$EVALCAL_POOLS`` when set; else the first shared folder that exists
+        (:func:`shared_candidates`); else ``None``.
     """
     env = os.environ.get(POOLS_ENV)
     if env:
         return Path(env), f"${POOLS_ENV} ({env})"
-    if SHARED_POOLS.is_dir():
-        return SHARED_POOLS, f"the shared pools folder ({SHARED_POOLS})"
-    return None, (f"neither ${POOLS_ENV} (unset) nor the shared pools folder ({SHARED_POOLS}, "
-                  "absent)")
+    candidates = shared_candidates()
+    for folder in candidates:
+        if folder.is_dir():
+            return folder, f"the shared pools folder ({folder})"
+    tried = " or ".join(str(f) for f in candidates)
+    return None, f"neither ${POOLS_ENV} (unset) nor a shared pools folder ({tried}, absent)"
 
 
 def is_path(spec: str) -> bool:

@@ -29,7 +29,7 @@ stated effect, with its Wilson 95% interval, on one benchmark shape:
   300, 1000, 3000 (those below the pool's items) and the pool's items (subsampled per
   experiment, stratified by the pool's clusters), and 1 ... attempts / 2 attempts per arm;
   ``models`` rows ignore the pool's clusters, ``models_clustered`` rows (pools with clusters)
-  use them. The models' cells are pooled into one row (``models`` models, ``model_sims``
+  use them. The models' cells are pooled into one row (``pool_models`` models, ``model_sims``
   experiments each: the rate of a model drawn at random), with the worst model's rate,
   interval and name. A/B cells (``pair``: model A as baseline, B as variant) between the two
   models whose whole-pool difference is nearest each of the ``models`` effects give power at
@@ -173,7 +173,7 @@ ALPHA = 0.05
 #: columns of the table, in order
 COLUMNS = ["source", "kind", "protocol", "n_questions", "runs", "clusters", "icc", "sd_ratio",
            "effect_pp", "effect_units", "generator_params", "median_ci_width_pp", "sims",
-           "rejections", "rate", "rate_low", "rate_high", "state", "models", "model_sims",
+           "rejections", "rate", "rate_low", "rate_high", "state", "pool_models", "model_sims",
            "worst_model", "worst_rate", "worst_low", "worst_high", "pair"]
 
 
@@ -269,7 +269,7 @@ def _row(**fields) -> dict:
              METHODS_PAIRED: "pp of the per-seed metric",
              METHODS_INDEPENDENT: "pp of the per-seed metric"}[fields["kind"]]
     base = {c: "" for c in COLUMNS}
-    base.update(models=0, model_sims=0, worst_rate=math.nan, worst_low=math.nan,
+    base.update(pool_models=0, model_sims=0, worst_rate=math.nan, worst_low=math.nan,
                 worst_high=math.nan, effect_units=units,
                 rate=fields["rejections"] / fields["sims"], rate_low=low, rate_high=high)
     base.update(fields)
@@ -356,12 +356,12 @@ def _pool_rows(frame: pd.DataFrame, metas: dict, pool: str, model_sims: int) -> 
                       median_ci_width_pp=float(part["median_ci_width_pp"].median()))
         if pair:
             r = part.iloc[0]
-            rows.append(_row(**common, effect_pp=float(r.effect_pp), pair=pair, models=2,
+            rows.append(_row(**common, effect_pp=float(r.effect_pp), pair=pair, pool_models=2,
                              generator_params=f"A/B {pair}"))
             continue
         worst = part.loc[part["rate"].idxmax()]
         lo, hi = wilson(int(worst.rejections), int(worst.sims))
-        rows.append(_row(**common, effect_pp=0.0, models=len(part), model_sims=model_sims,
+        rows.append(_row(**common, effect_pp=0.0, pool_models=len(part), model_sims=model_sims,
                          worst_model=worst.model, worst_rate=float(worst.rate),
                          worst_low=lo, worst_high=hi,
                          generator_params=f"A/A over {len(part)} models"))
@@ -414,7 +414,7 @@ def build_table(config: EvidenceConfig, run: Execution | None = None) -> pd.Data
 def sort_table(table: pd.DataFrame) -> pd.DataFrame:
     """Kind (in :data:`KINDS` order), protocol, synthetic before real, then the shape."""
     order = table["kind"].map({k: i for i, k in enumerate(KINDS)})
-    real = table["models"] > 0
+    real = table["pool_models"] > 0
     table = table.assign(_kind=order, _real=real)
     table = table.sort_values(["_kind", "protocol", "_real", "source", "n_questions", "runs",
                                "clusters", "icc", "sd_ratio", "pair", "effect_pp"],

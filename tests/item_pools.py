@@ -1,7 +1,8 @@
 """Item pools for tests: small ones written into a folder, and the shared real ones.
 
-Real pools are not the project's: tests read ``../shared/data/llm_pools`` when it exists and
-skip with the reason when it does not (:func:`shared_pool`).
+Real pools are not the project's: tests read ``../shared/data/llm_pools`` when the library
+finds it (:mod:`evalcal_core.pool_paths`, the folder the commands under test read) and skip
+with the reason when it does not (:func:`shared_pool`).
 """
 
 from __future__ import annotations
@@ -12,16 +13,15 @@ import numpy as np
 import pandas as pd
 import pytest
 
-#: the shared real pools beside the checkout
-SHARED_POOLS = Path(__file__).resolve().parents[2] / "shared" / "data" / "llm_pools"
+from evalcal_core.pool_paths import find_pool, pools_dir
 
 
 def shared_pool(name: str) -> Path:
-    """The shared pool ``NAME.csv.gz``, or skip the test saying it is absent."""
-    path = SHARED_POOLS / f"{name}.csv.gz"
-    if not path.is_file():
-        pytest.skip(f"real pool {path} is absent (the shared data folder is not beside this "
-                    "checkout)")
+    """The shared pool ``NAME`` as the library resolves it, or skip saying where it looked."""
+    path = find_pool(name)
+    if path is None:
+        _, where = pools_dir()
+        pytest.skip(f"real pool {name!r} is absent: {where}")
     return path
 
 

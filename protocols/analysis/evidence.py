@@ -79,7 +79,7 @@ class EvidenceCell:
     sims, rejections : int
     state : str
         The validity rule's verdict on the rate (valid, invalid, undecided).
-    models : int
+    pool_models : int
         Real pools: models the A/A cell draws from (0 for synthetic cells).
     worst_model : str
     worst_rate : float
@@ -102,7 +102,7 @@ class EvidenceCell:
     sims: int
     rejections: int
     state: str
-    models: int
+    pool_models: int
     worst_model: str
     worst_rate: float
     params: str
@@ -161,7 +161,7 @@ class Evidence:
             if cell is None:
                 continue
             rate = f"{_pct(cell.rate)} [{_pct(cell.low, 1)}, {_pct(cell.high, 1)}]"
-            where = (f"{cell.source.split('@')[0]} A/A ({cell.models} models; worst "
+            where = (f"{cell.source.split('@')[0]} A/A ({cell.pool_models} models; worst "
                      f"{cell.worst_model} {_pct(cell.worst_rate)})" if cell.real
                      else f"synthetic {cell.source}")
             near = self._near(cell, clustered, ql)
@@ -191,7 +191,7 @@ class Evidence:
                                               "distance", "rate", "low", "high", "sims",
                                               "rejections", "state")}
             if c.real:
-                out.update(models=c.models, worst_model=c.worst_model,
+                out.update(pool_models=c.pool_models, worst_model=c.worst_model,
                            worst_rate=c.worst_rate)
             out["power"] = [{"effect_pp": p.effect_pp, "units": p.units, "rate": p.rate,
                              "low": p.low, "high": p.high, "sims": p.sims,
@@ -265,7 +265,7 @@ def _nearest(kind, protocol, n_questions, runs, clusters, path) -> Evidence:
     clustered = bool(len(cells)) and bool((cells["clusters"] > 0).any())
     found = {}
     for real in (False, True):
-        part = cells[(cells["models"] > 0) == real] if len(cells) else cells
+        part = cells[(cells["pool_models"] > 0) == real] if len(cells) else cells
         found[real] = _nearest_cell(part, n_questions, runs, clusters, clustered, real)
     return Evidence(kind, protocol, n_questions, runs, clusters, found[False], found[True],
                     RECOMPUTE, table_provenance(path))
@@ -305,7 +305,7 @@ def _nearest_cell(part, n, runs, clusters, clustered, real) -> EvidenceCell | No
         rate=float(row["rate"]), low=float(row["rate_low"]), high=float(row["rate_high"]),
         sims=int(row["sims"]), rejections=int(row["rejections"]),
         state=str(row["state"]) if not pd.isna(row["state"]) else "",
-        models=int(row["models"]),
+        pool_models=int(row["pool_models"]),
         worst_model=str(row["worst_model"]) if not pd.isna(row["worst_model"]) else "",
         worst_rate=float(row["worst_rate"]), params=str(row["generator_params"]),
         power=power)

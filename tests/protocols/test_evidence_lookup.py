@@ -15,7 +15,7 @@ from protocols.analysis import evidence
 from sim.evidence import COLUMNS
 
 
-def _row(kind, protocol, n, runs, rejections, sims=1000, clusters=0, effect=0.0, models=0,
+def _row(kind, protocol, n, runs, rejections, sims=1000, clusters=0, effect=0.0, pool_models=0,
          source="question_mixture", **extra):
     low, high = proportion_confint(rejections, sims, method="wilson")
     row = {c: "" for c in COLUMNS}
@@ -23,9 +23,9 @@ def _row(kind, protocol, n, runs, rejections, sims=1000, clusters=0, effect=0.0,
                clusters=clusters, icc=math.nan, sd_ratio=math.nan, effect_pp=effect,
                effect_units="pp of accuracy", generator_params="x", median_ci_width_pp=3.0,
                sims=sims, rejections=rejections, rate=rejections / sims, rate_low=low,
-               rate_high=high, state="valid" if effect == 0 else "", models=models,
-               model_sims=0, worst_model="m1" if models else "",
-               worst_rate=0.08 if models else math.nan, worst_low=math.nan,
+               rate_high=high, state="valid" if effect == 0 else "", pool_models=pool_models,
+               model_sims=0, worst_model="m1" if pool_models else "",
+               worst_rate=0.08 if pool_models else math.nan, worst_low=math.nan,
                worst_high=math.nan, pair="")
     row.update(extra)
     return row
@@ -38,7 +38,7 @@ def table(tmp_path):
         _row(MODELS, "t_signflip_questions", 300, 2, 50),
         _row(MODELS, "t_signflip_questions", 300, 2, 800, effect=5.0),
         _row(MODELS, "t_signflip_questions", 1000, 2, 45),
-        _row(MODELS, "t_signflip_questions", 400, 2, 38, models=43,
+        _row(MODELS, "t_signflip_questions", 400, 2, 38, pool_models=43,
              source="lcb.csv.gz@0123456789abcdef"),
         _row(MODELS_CLUSTERED, "cluster_cr2", 300, 1, 30, clusters=3),
         _row(MODELS_CLUSTERED, "cluster_cr2", 300, 1, 60, clusters=30),
@@ -58,7 +58,7 @@ def test_nearest_picks_the_cell_at_the_smallest_distance(table):
     assert ev.synthetic.distance == pytest.approx(abs(math.log(250) - math.log(300)))
     assert [p.effect_pp for p in ev.synthetic.power] == [5.0]
     assert ev.synthetic.power[0].rate == pytest.approx(0.8)
-    assert ev.real.source.startswith("lcb.csv.gz") and ev.real.models == 43
+    assert ev.real.source.startswith("lcb.csv.gz") and ev.real.pool_models == 43
     line = ev.describe()
     assert "(nearest; yours n = 250)" in line and "power at +5 pp: 80%" in line
     assert "lcb.csv.gz A/A (43 models; worst m1 8.0%)" in line
@@ -107,7 +107,7 @@ def test_shipped_table_intervals_are_wilson():
     assert (table["rate_high"] - high).abs().max() < 1e-9
     # the CSV keeps 10 significant digits
     assert (table["rate"] - table["rejections"] / table["sims"]).abs().max() < 1e-9
-    real = table[table["models"] > 2]
+    real = table[table["pool_models"] > 2]
     worst_n = real["model_sims"]
     worst_x = (real["worst_rate"] * worst_n).round()
     wl, wh = proportion_confint(worst_x, worst_n, method="wilson")

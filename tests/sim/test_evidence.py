@@ -62,14 +62,14 @@ def test_quick_table_every_kind_and_a_real_pool(tmp_path):
     aa = real[real["pair"].fillna("") == ""]
     # A/A: three models at 30 experiments each, pooled; n = 30 and all 40 items; r = 1, 2
     assert set(aa["n_questions"]) == {30, 40} and set(aa["runs"]) == {1, 2}
-    assert (aa["models"] == 3).all() and (aa["sims"] == 90).all()
+    assert (aa["pool_models"] == 3).all() and (aa["sims"] == 90).all()
     assert (aa["effect_pp"] == 0).all()
     assert set(aa["kind"]) == {MODELS, MODELS_CLUSTERED}
     assert (aa.loc[aa["kind"] == MODELS_CLUSTERED, "clusters"] == 2).all()
     assert (aa["worst_rate"] >= aa["rate"] - 1e-12).all()
     assert set(aa["worst_model"]) <= {"a", "b", "c"}
     ab = real[real["pair"].fillna("") != ""]
-    assert len(ab) and (ab["effect_pp"] != 0).all() and (ab["models"] == 2).all()
+    assert len(ab) and (ab["effect_pp"] != 0).all() and (ab["pool_models"] == 2).all()
     # the pool's data never reaches the table: no path, only the file's name and digest
     assert not table.astype(str).apply(lambda c: c.str.contains(str(tmp_path))).any().any()
 
@@ -108,7 +108,7 @@ def test_shipped_rows_recomputed_within_monte_carlo_error(kind, protocol, n, run
     table = _shipped()
     row = table[(table["kind"] == kind) & (table["protocol"] == protocol)
                 & (table["n_questions"] == n) & (table["runs"] == runs)
-                & (table["effect_pp"] == effect) & (table["models"] == 0)]
+                & (table["effect_pp"] == effect) & (table["pool_models"] == 0)]
     row = row[row["sd_ratio"].isna() | (row["sd_ratio"] == 1.0)].iloc[0]
     grid = evidence.full_grid()
     reqs = [req for req, shape in evidence.synthetic_requests(grid)

@@ -79,18 +79,25 @@ class LLMItems(Generator):
         A/B: ``"A,B"``, baseline model A and variant model B (excludes ``model``).
     n_items : int or None
         Items per experiment (2 to the pool's count); ``None``: every item.
+    complete_models : bool, default False
+        Read a ragged pool (some (model, item) pairs with fewer attempts than the most) by
+        keeping only the models with the full count on every item
+        (:func:`evalcal_core.pools.read_pool`); ``False`` refuses a ragged pool in one line.
     """
 
     pool: str = DEFAULT_POOL
     model: str | None = None
     pair: str | None = None
     n_items: int | None = None
+    complete_models: bool = False
 
     name = "llm_items"
     #: fixed models answering the same items: the runs are decoding repeats, items the sample
     design = MODELS
 
     def __post_init__(self):
+        if not isinstance(self.complete_models, bool):
+            raise fail("complete_models", "True or False", self.complete_models, self.owner)
         data = self.data()  # fail at construction, not in a worker
         if self.pair is None and data.attempts < 2:
             # an A/A pair splits one model's attempts in two halves: a single attempt has none
@@ -120,14 +127,22 @@ class LLMItems(Generator):
 
     def data(self) -> ItemPool:
         """The pool's result matrix (read once per process)."""
-        return load_pool(str(self.pool))
+        return load_pool(str(self.pool), complete_models=self.complete_models)
 
     def data_digest(self) -> str:
         """Fingerprint of the pool's scores: an edited pool file is a new cell key."""
         return content_digest(np.asarray(self.data().scores))
 
+    def _key_params(self) -> dict[str, object]:
+        """The parameters that name a cell: ``complete_models`` only when set, so the cells
+        of a complete pool keep the keys they had before the parameter existed."""
+        params = self.params()
+        if not self.complete_models:
+            del params["complete_models"]
+        return params
+
     def describe(self) -> str:
-        return encode(self.params(), sort=False, skip_none=True)
+        return encode(self._key_params(), sort=False, skip_none=True)
 
     @property
     def n(self) -> int:
@@ -202,7 +217,7 @@ class LLMItems(Generator):
         if self.pair is None:
             return self.describe()
         base = str(self.pair).split(",")[0]
-        return encode({**self.params(), "model": base, "pair": None}, sort=False,
+        return encode({**self._key_params(), "model": base, "pair": None}, sort=False,
                       skip_none=True)
 
     # ------------------------------------------------------------------ draws

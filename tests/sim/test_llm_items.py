@@ -333,6 +333,27 @@ def test_clustered_pool_needs_an_item_per_cluster(tmp_path):
         generators.get("llm_items", pool=path, n_items=3)
 
 
+def test_ragged_pool_is_refused_unless_complete_models(tmp_path):
+    """A ragged pool (model 'c' lacks an attempt on one item) is refused in one line; with
+    ``complete_models=True`` it draws from the complete models only, and the parameter
+    enters the cell's key only when set (a complete pool's keys are unchanged)."""
+    frame = pd.read_csv(write_pool(tmp_path, models=("a", "b", "c"), items=6, attempts=4))
+    short = (frame["model"] == "c") & (frame["item"] == "q002") & (frame["attempt"] == 3)
+    path = _pool_csv(tmp_path, frame[~short], name="ragged.csv")
+    with pytest.raises(ValueError, match=r"has ragged attempts: 1 of 18 .*complete_models"):
+        generators.get("llm_items", pool=path)
+    g = generators.get("llm_items", pool=path, complete_models=True)
+    assert tuple(g.data().models) == ("a", "b") and g.data().dropped == ("c",)
+    assert g.describe().endswith(";complete_models=True")
+    with pytest.raises(ValueError, match=r"'model' parameter .*Got 'c' instead"):
+        generators.get("llm_items", pool=path, model="c", complete_models=True)
+    with pytest.raises(ValueError, match=r"'complete_models' parameter .*True or False"):
+        generators.get("llm_items", pool=path, complete_models="yes")
+    whole = generators.get("llm_items", pool=str(tmp_path / "pool.csv"))
+    assert "complete_models" not in whole.describe()
+    assert "complete_models" not in whole.null_setting()
+
+
 # ------------------------------------------------------------------------------------------
 # The calibrate command
 

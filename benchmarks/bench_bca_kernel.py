@@ -69,7 +69,7 @@ def bench(k: int, sims: int, repeat: int) -> dict:
 
 
 def main(argv=None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(allow_abbrev=False, description=__doc__.splitlines()[0])
     parser.add_argument("--sims", type=int, default=2000)
     parser.add_argument("--k", type=int, nargs="+", default=[8, 10, 12])
     parser.add_argument("--repeat", type=int, default=5)

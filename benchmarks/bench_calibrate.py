@@ -103,7 +103,7 @@ def naive_decisions(base, variant, alpha, rng):
 
 
 def main(argv=None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(allow_abbrev=False, description=__doc__.splitlines()[0])
     parser.add_argument("--jobs", type=int, default=os.cpu_count() or 1)
     parser.add_argument("--sims", type=int, default=2000)
     parser.add_argument("--loop-sims", type=int, default=30,

@@ -79,7 +79,7 @@ def compare_outputs(evaluate_json: str, plain_json: str) -> dict:
 
 
 def main(argv=None) -> int:
-    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p = argparse.ArgumentParser(allow_abbrev=False, description=__doc__.splitlines()[0])
     p.add_argument("--arms", type=int, default=10)
     p.add_argument("--seeds", type=int, default=10)
     p.add_argument("--questions", type=int, default=10_000)

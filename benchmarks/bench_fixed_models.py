@@ -134,7 +134,7 @@ def profile(sims: int, top: int = 20) -> None:
 
 
 def main(argv=None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(allow_abbrev=False, description=__doc__.splitlines()[0])
     parser.add_argument("--sims", type=int, default=2000, help="simulations per effect")
     parser.add_argument("--loop-sims", type=int, default=2000,
                         help="simulations per effect of the plain loop (rest extrapolated)")

@@ -89,7 +89,7 @@ def check(boards: int, seed: int) -> None:
 
 
 def main(argv=None) -> int:
-    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p = argparse.ArgumentParser(allow_abbrev=False, description=__doc__.splitlines()[0])
     p.add_argument("--boards", type=int, default=family.BOARD_SIMS)
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--skip-check", action="store_true", help="only (b)")

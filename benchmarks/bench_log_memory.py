@@ -212,7 +212,7 @@ def peak_of(command: list) -> tuple[float, str]:
 
 
 def main(argv=None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(allow_abbrev=False, description=__doc__.splitlines()[0])
     parser.add_argument("--mb", type=float, default=110.0,
                         help="size of each file, MB (110; 0: skip the samples files)")
     parser.add_argument("--pad", type=int, default=1500,

@@ -68,7 +68,7 @@ def evaluate_ten_arms(scores, rng):
 
 
 def main(argv=None) -> int:
-    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p = argparse.ArgumentParser(allow_abbrev=False, description=__doc__.splitlines()[0])
     p.add_argument("--repeat", type=int, default=3)
     p.add_argument("--sims", type=int, default=2000)
     args = p.parse_args(argv)

@@ -58,7 +58,7 @@ def one_setting(delta_sd, pilot_k, pilots, rng):
 
 
 def main(argv=None) -> int:
-    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p = argparse.ArgumentParser(allow_abbrev=False, description=__doc__.splitlines()[0])
     p.add_argument("--pilots", type=int, default=200)
     p.add_argument("--seed", type=int, default=0)
     args = p.parse_args(argv)

@@ -119,7 +119,7 @@ def cost(sims: int, jobs: int) -> pd.DataFrame:
 
 
 def main(argv=None) -> int:
-    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p = argparse.ArgumentParser(allow_abbrev=False, description=__doc__.splitlines()[0])
     p.add_argument("--sims", type=int, default=2000)
     p.add_argument("--splits", type=int, default=4)
     p.add_argument("--jobs", type=int, default=2)

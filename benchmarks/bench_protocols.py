@@ -365,7 +365,7 @@ def format_rows(rows) -> str:
 
 
 def main(argv=None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(allow_abbrev=False, description=__doc__.splitlines()[0])
     parser.add_argument("--sims", type=int, default=2000, help="experiments per k")
     parser.add_argument("--k", type=int, nargs="+", default=[3, 5, 8, 10], help="seeds")
     parser.add_argument("--loop-sims", type=int, default=200,

@@ -186,7 +186,7 @@ def _calibrate(*args, jobs):
 
 
 def main(argv=None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(allow_abbrev=False, description=__doc__.splitlines()[0])
     parser.add_argument("--before", default="679e496", help="git revision of 'before'")
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--loop-sims", type=int, default=100,

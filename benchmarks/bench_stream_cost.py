@@ -67,7 +67,7 @@ def widths(rng, sims: int = 200) -> list[tuple]:
 
 
 def main(argv=None) -> int:
-    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p = argparse.ArgumentParser(allow_abbrev=False, description=__doc__.splitlines()[0])
     p.add_argument("--sims", type=int, default=2000)
     p.add_argument("--n", type=int, default=5000)
     p.add_argument("--discordance", type=float, default=0.2)

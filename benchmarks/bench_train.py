@@ -58,7 +58,7 @@ def bench_dataset(dataset: str, profile: str, scenarios: list[str], data_root, c
 
 
 def main(argv=None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(allow_abbrev=False, description=__doc__.splitlines()[0])
     parser.add_argument("--data-root", required=True)
     parser.add_argument("--cache-dir", default=None,
                         help="decoded-image cache (default: none, decode every time)")

@@ -96,7 +96,7 @@ def seed_question_table(seeds: int, sims: int, jobs: int) -> pd.DataFrame:
 
 
 def main(argv=None) -> int:
-    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p = argparse.ArgumentParser(allow_abbrev=False, description=__doc__.splitlines()[0])
     p.add_argument("--grids", type=int, default=200)
     p.add_argument("--seeds", type=int, default=50)
     p.add_argument("--sims", type=int, default=2000)

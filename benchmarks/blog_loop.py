@@ -85,7 +85,7 @@ def run(sims, effects_pp, k, n_resamples, seed=0):
 
 
 def main(argv=None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(allow_abbrev=False, description=__doc__.splitlines()[0])
     parser.add_argument("--sims", type=int, default=2000, help="simulations per effect")
     parser.add_argument("--effects", type=float, nargs="+", default=[1.0, 0.0])
     parser.add_argument("--k", type=int, default=8)

@@ -100,7 +100,7 @@ def folded_normal_mean(mean, sd):
 
 def main(argv=None) -> int:
     p = argparse.ArgumentParser(prog="python benchmarks/fit_check_summary.py",
-                                description=__doc__.splitlines()[0])
+                                description=__doc__.splitlines()[0], allow_abbrev=False)
     p.add_argument("csv", help="a fit_check.csv written by 'sim.calibrate --check-fit'")
     p.add_argument("--markdown", action="store_true", help="print a Markdown table")
     args = p.parse_args(argv)

@@ -68,7 +68,7 @@ def plain_tests(path, alpha: float = 0.05) -> list[dict]:
 
 
 def main(argv=None) -> int:
-    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p = argparse.ArgumentParser(allow_abbrev=False, description=__doc__.splitlines()[0])
     p.add_argument("results")
     p.add_argument("--alpha", type=float, default=0.05)
     args = p.parse_args(argv)

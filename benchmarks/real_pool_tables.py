@@ -66,7 +66,7 @@ def tables(frame: pd.DataFrame, ks, names) -> str:
 
 
 def main(argv=None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(allow_abbrev=False, description=__doc__.splitlines()[0])
     parser.add_argument("csv", help="calibration.csv of `sim.calibrate --generator real`")
     parser.add_argument("--ks", type=int, nargs="+", default=[3, 6, 10])
     parser.add_argument("--protocols", nargs="+", default=list(DEFAULT_PROTOCOLS))

@@ -33,7 +33,7 @@ def _test_module():
 
 def main(argv=None) -> int:
     p = argparse.ArgumentParser(prog="python benchmarks/seed_question_recovery.py",
-                                description=__doc__.splitlines()[0])
+                                description=__doc__.splitlines()[0], allow_abbrev=False)
     p.add_argument("--reps", type=int, default=100, help="replicates per (k, n) (100)")
     p.add_argument("--configs", nargs="+", default=["5:2000", "10:5000", "30:10000"],
                    metavar="K:N", help="seeds and questions per replicate")

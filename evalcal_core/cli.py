@@ -44,11 +44,16 @@ class ArgumentParser(argparse.ArgumentParser):
     then has to find the message among the usage lines. ``--help`` still shows the usage.
     The program is named as the user called it (``evalcal NAME`` through the front door), and
     descriptions lose their reST backticks.
+
+    Abbreviated options are refused (``allow_abbrev=False``): argparse would run ``--leader``
+    as ``--leaderboard`` and ``--js`` as ``--json``, so a typo or a later option that makes a
+    prefix ambiguous silently changes what a saved command line means.
     """
 
     def __init__(self, *args, prog=None, description=None, **kwargs):
         if prog is not None:
             prog = prog_name(prog)
+        kwargs["allow_abbrev"] = False
         super().__init__(*args, prog=prog, description=help_text(description), **kwargs)
 
     def error(self, message):

@@ -81,6 +81,7 @@ from evalcal_core.options import (
 )
 from evalcal_core.outdir import run_outputs
 from evalcal_core.validate import InvalidParameterError, check_int, fail
+from protocols.analysis.evidence import LEVEL
 
 from . import generators
 from .design_check import DESIGN_GENERATORS, Cell, cell_requests
@@ -168,7 +169,8 @@ class EvidenceConfig:
         return quick_grid() if self.quick else full_grid()
 
 
-ALPHA = 0.05
+#: the level of every cell (the one the evidence lookup states)
+ALPHA = LEVEL
 
 #: columns of the table, in order
 COLUMNS = ["source", "kind", "protocol", "n_questions", "runs", "clusters", "icc", "sd_ratio",

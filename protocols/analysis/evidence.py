@@ -26,14 +26,20 @@ from pathlib import Path
 
 import pandas as pd
 
+from evalcal_core.designs import COMPARE_METHODS
+from evalcal_core.designs import get as get_design
+
 #: the shipped table and its sidecar (package data)
 TABLE = Path(__file__).resolve().parent.parent / "evidence" / "evidence.csv"
 SIDECAR = TABLE.with_suffix(".json")
 
-#: the command that recomputes the real cells on a user's own pool
-RECOMPUTE = "python -m sim.evidence --llm-pools YOUR_POOL --out OUT"
-#: the kinds whose cells differ in questions (the per-seed designs' do not)
-_QUESTION_LEVEL_COLUMN = "n_questions"
+#: the command that recomputes the table, for designs of training methods (synthetic cells)
+RECOMPUTE = "python -m sim.evidence --out OUT"
+#: ... and for fixed models, whose table can take the user's own pool of repeated runs
+RECOMPUTE_POOL = ("python -m sim.evidence --llm-pools YOUR_POOL.csv --out OUT (adds A/A cells "
+                  "from your own repeated runs: evalcal pools from-logs)")
+#: the level every cell of the table was run at (sim.evidence's ALPHA)
+LEVEL = 0.05
 
 
 @dataclass(frozen=True)
@@ -108,13 +114,20 @@ class EvidenceCell:
     params: str
     power: tuple = ()
 
-    def shape(self, kind_is_clustered: bool, question_level: bool) -> str:
-        """``n = 300, r = 2`` (with ``G = 10`` for clustered designs)."""
-        parts = [f"n = {self.n_questions:,}"] if question_level else []
-        parts.append(f"r = {self.runs}")
-        if kind_is_clustered and self.clusters:
-            parts.append(f"G = {self.clusters}")
+    def shape(self, seeds: bool, clustered: bool) -> str:
+        """``400 questions, 2 runs`` (``3 clusters`` added for the clustered design;
+        ``3 seeds`` for the training-method designs, whose cells differ in seeds alone)."""
+        if seeds:
+            return _count(self.runs, "seed")
+        parts = [_count(self.n_questions, "question"), _count(self.runs, "run")]
+        if clustered and self.clusters:
+            parts.append(_count(self.clusters, "cluster"))
         return ", ".join(parts)
+
+    @property
+    def over_level(self) -> bool:
+        """Whether the validity rule judged the cell's false-positive rate over the level."""
+        return self.state == "invalid"
 
 
 @dataclass(frozen=True)
@@ -148,48 +161,90 @@ class Evidence:
     def found(self) -> bool:
         return self.synthetic is not None or self.real is not None
 
-    def describe(self) -> str:
-        """One line: ``evidence: PROTOCOL: false positives ... ; power ...; recompute ...``."""
+    @property
+    def seeds(self) -> bool:
+        """Whether the design's runs are training seeds (the methods designs)."""
+        return get_design(self.kind).compare == COMPARE_METHODS
+
+    @property
+    def clustered(self) -> bool:
+        return get_design(self.kind).clustered
+
+    @property
+    def over_level(self) -> list[EvidenceCell]:
+        """The nearest cells (real first) where the protocol was over its level."""
+        return [c for c in (self.real, self.synthetic) if c is not None and c.over_level]
+
+    def lines(self, alpha: float = LEVEL) -> list[str]:
+        """What ``evaluate`` prints: a head line, one line per nearest cell (real first),
+        a warning when a cell is over the level, and the command that recomputes.
+
+        Parameters
+        ----------
+        alpha : float
+            The user's level; the table's cells are at :data:`LEVEL` only, and another level
+            is said to be uncalibrated here.
+        """
         if not self.found:
-            return (f"evidence: {self.protocol}: no calibrated cell for design {self.kind} in "
-                    f"the evidence table (no number to show); compute one: {self.command}")
-        parts = []
-        # the clustered design's cells are the ones with clusters
-        clustered = any(c is not None and c.clusters > 0 for c in (self.real, self.synthetic))
-        ql = self.n_questions > 1
+            return [f"evidence for {self.protocol}: the evidence table has no calibrated cell "
+                    f"for design {self.kind} (no number to show); compute one: {self.command}"]
+        other = ("" if math.isclose(alpha, LEVEL) else
+                 f"; your alpha {alpha:g} has no cells in the table")
+        out = [f"evidence for {self.protocol} (false positives at level {LEVEL:.0%}, measured; "
+               f"Wilson 95% intervals{other}):"]
         for cell in (self.real, self.synthetic):
-            if cell is None:
-                continue
-            rate = f"{_pct(cell.rate)} [{_pct(cell.low, 1)}, {_pct(cell.high, 1)}]"
-            where = (f"{cell.source.split('@')[0]} A/A ({cell.pool_models} models; worst "
-                     f"{cell.worst_model} {_pct(cell.worst_rate)})" if cell.real
-                     else f"synthetic {cell.source}")
-            near = self._near(cell, clustered, ql)
-            power = "; ".join(f"power at {p.effect_pp:+.3g} pp: {_pct(p.rate, 0)}"
-                              for p in cell.power)
-            parts.append(f"{rate} on {where}, {cell.shape(clustered, ql)}{near}"
-                         + (f"; {power}" if power else ""))
-        head = f"evidence: {self.protocol}: false positives " + "; ".join(parts)
-        return f"{head}; recompute on your pool: {self.command}"
+            if cell is not None:
+                out.append("  " + self._cell_line(cell))
+        for cell in self.over_level:
+            where = "a real pool" if cell.real else "a synthetic world"
+            out.append(f"  warning: {self.protocol} was over its level on {where} near this "
+                       f"design ({_pct(cell.rate)} [{_pct(cell.low)}, {_pct(cell.high)}], "
+                       f"{cell.shape(self.seeds, self.clustered)}): its verdict here may be a "
+                       "false positive more often than alpha says")
+        out.append(f"  recompute: {self.command}")
+        return out
 
-    def _near(self, cell: EvidenceCell, clustered: bool, ql: bool) -> str:
+    def describe(self, alpha: float = LEVEL) -> str:
+        """:meth:`lines` as one line (the JSON ``line``)."""
+        head, *rest = (line.strip() for line in self.lines(alpha))
+        return " ".join([head, "; ".join(rest)]) if rest else head
+
+    def _cell_line(self, cell: EvidenceCell) -> str:
+        rate = f"{_pct(cell.rate)} [{_pct(cell.low)}, {_pct(cell.high)}]"
+        if cell.real:
+            where = (f"real {cell.source.split('@')[0]} A/A, {cell.pool_models} models "
+                     f"(per model: worst {cell.worst_model} {_pct(cell.worst_rate)})")
+        else:
+            where = f"synthetic {cell.source}"
+        text = (f"{'real' if cell.real else 'synthetic'}: {rate} ({cell.state or 'not judged'},"
+                f" {cell.sims:,} experiments) on {where.split(' ', 1)[1]}, "
+                f"{cell.shape(self.seeds, self.clustered)}{self._near(cell)}")
+        if cell.power:
+            width = cell.power[0].ci_width_pp
+            power = ", ".join(f"{_pct(p.rate, 0)} at {p.effect_pp:+.3g} pp" for p in cell.power)
+            text += f"; power {power}"
+            if not math.isnan(width):
+                text += f" (there the median 95% CI was {width:.3g} pp wide)"
+        return text
+
+    def _near(self, cell: EvidenceCell) -> str:
         yours = []
-        if ql and cell.n_questions != self.n_questions:
-            yours.append(f"n = {self.n_questions:,}")
+        if not self.seeds and cell.n_questions != self.n_questions:
+            yours.append(_count(self.n_questions, "question"))
         if cell.runs != self.runs:
-            yours.append(f"r = {self.runs}")
-        if clustered and cell.clusters != self.clusters:
-            yours.append(f"G = {self.clusters}")
-        return f" (nearest; yours {', '.join(yours)})" if yours else ""
+            yours.append(_count(self.runs, "seed" if self.seeds else "run"))
+        if self.clustered and cell.clusters != self.clusters:
+            yours.append(_count(self.clusters, "cluster"))
+        return f" (nearest; yours: {', '.join(yours)})" if yours else ""
 
-    def to_dict(self) -> dict:
-        """The JSON ``evidence`` object."""
+    def to_dict(self, alpha: float = LEVEL) -> dict:
+        """The JSON ``evidence`` object (``alpha``: the user's level, for the line)."""
         def cell(c):
             if c is None:
                 return None
             out = {k: getattr(c, k) for k in ("source", "n_questions", "runs", "clusters",
                                               "distance", "rate", "low", "high", "sims",
-                                              "rejections", "state")}
+                                              "rejections", "state", "over_level")}
             if c.real:
                 out.update(pool_models=c.pool_models, worst_model=c.worst_model,
                            worst_rate=c.worst_rate)
@@ -201,7 +256,13 @@ class Evidence:
                 "design": {"n_questions": self.n_questions, "runs": self.runs,
                            "clusters": self.clusters},
                 "synthetic": cell(self.synthetic), "real": cell(self.real),
-                "recompute": self.command, "table": self.table, "line": self.describe()}
+                "recompute": self.command, "table": self.table,
+                "level": LEVEL, "over_level": bool(self.over_level),
+                "line": self.describe(alpha)}
+
+
+def _count(k: int, noun: str) -> str:
+    return f"{k:,} {noun}{'' if k == 1 else 's'}"
 
 
 def _pct(x: float, digits: int = 1) -> str:
@@ -267,8 +328,9 @@ def _nearest(kind, protocol, n_questions, runs, clusters, path) -> Evidence:
     for real in (False, True):
         part = cells[(cells["pool_models"] > 0) == real] if len(cells) else cells
         found[real] = _nearest_cell(part, n_questions, runs, clusters, clustered, real)
+    command = RECOMPUTE if get_design(kind).compare == COMPARE_METHODS else RECOMPUTE_POOL
     return Evidence(kind, protocol, n_questions, runs, clusters, found[False], found[True],
-                    RECOMPUTE, table_provenance(path))
+                    command, table_provenance(path))
 
 
 def _distance(frame, n, runs, clusters, clustered):

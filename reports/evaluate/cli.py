@@ -127,6 +127,20 @@ class Evaluation:
         return gate if (self.config.gate and gate is not None) else 0
 
     @property
+    def evidence(self):
+        """The reported protocol's calibration nearest this design
+        (:class:`protocols.analysis.evidence.Evidence`; ``None`` with ``--leaderboard``)."""
+        return self.result.evidence
+
+    def evidence_lines(self, fmt: str = "text") -> list[str]:
+        """The evidence as ``fmt`` prints it (LaTeX: without the command to recompute)."""
+        if self.evidence is None:
+            return []
+        lines = self.evidence.lines(self.config.alpha)
+        return ([line for line in lines if not line.strip().startswith("recompute:")]
+                if fmt == "latex" else lines)
+
+    @property
     def _streamed(self) -> bool:
         return self.stream is not None and "claim" in self.stream
 
@@ -158,6 +172,8 @@ class Evaluation:
                 body["matching"] = {"matched": scores.n,
                                     "dropped": {a: list(dropped[a]) for a in scores.arms}}
             body["runs_matched_by"] = self.paired_logs.matched_by
+        if self.evidence is not None:
+            body["evidence"] = clean(self.evidence.to_dict(config.alpha))
         if config.forest:
             body["forest"] = config.forest
         if self.stream is not None:
@@ -207,14 +223,16 @@ class Evaluation:
             raise InvalidParameterError("--leaderboard writes text, markdown or json; not latex")
         if fmt == "markdown":
             return markdown(self.analysis, self.units, source=self.scores.source,
-                            streamed=self._streamed)
+                            streamed=self._streamed, evidence=self.evidence_lines(fmt))
         if fmt == "latex":
-            return latex(self.analysis, self.units, source=self.scores.source)
+            return latex(self.analysis, self.units, source=self.scores.source,
+                         evidence=self.evidence_lines(fmt))
         if fmt != "text":
             raise InvalidParameterError(f"format {fmt!r} is not an output format; allowed: text, "
                                         "markdown, latex, json")
         out = text(self.analysis, self.units, source=self.scores.source, pre=self.pre,
-                   protocol_table=self.table, streamed=self._streamed)
+                   protocol_table=self.table, streamed=self._streamed,
+                   evidence=self.evidence_lines(fmt))
         if self.stream is not None:
             out += "\n\n" + "\n".join(stream_lines(self.stream, list(self.scores.arms),
                                                     self.units, gate=self.config.gate))

@@ -207,9 +207,10 @@ def claim_line(a: Comparisons, units: Units, streamed: bool = False) -> str:
 
 
 def text(a: Comparisons, units: Units, *, source: str, pre=(), protocol_table: str = "",
-         streamed: bool = False) -> str:
+         streamed: bool = False, evidence=()) -> str:
     """The terminal output (``streamed``: an anytime-valid claim follows and sets the
-    gate)."""
+    gate; ``evidence``: the reported protocol's calibration lines, printed after the
+    verdict's notes)."""
     head = header_lines(a, units)
     lines = [f"Results: {visible(source)}", head[0], *map(visible, pre), *head[1:], ""]
     lines += _table(comparison_headers(a, units), comparison_rows(a, units))
@@ -225,6 +226,8 @@ def text(a: Comparisons, units: Units, *, source: str, pre=(), protocol_table: s
     if a.claim:
         lines += ["", claim_line(a, units, streamed)]
     lines += [f"* {visible(n)}" for n in (*a.notes, *interval_notes(a, units))]
+    if evidence:
+        lines += ["", *evidence]
     if protocol_table:
         lines += ["", "All protocols on these two arms (labels for this design):",
                   protocol_table]
@@ -282,8 +285,10 @@ def _md_row(cells) -> str:
     return "| " + " | ".join(_md_escape(x) for x in cells) + " |"
 
 
-def markdown(a: Comparisons, units: Units, *, source: str, streamed: bool = False) -> str:
-    """A Markdown section: design, comparisons, effect sizes, ranking, claim."""
+def markdown(a: Comparisons, units: Units, *, source: str, streamed: bool = False,
+             evidence=()) -> str:
+    """A Markdown section: design, comparisons, effect sizes, ranking, claim, the evidence
+    for the reported protocol (``evidence``: its lines)."""
     source = visible(source).replace("`", "'")  # a backtick would close the code span
     lines = [f"**{design_line(a.design)}**", "", f"Results: `{source}`; "
              + header_lines(a, units)[2], ""]
@@ -300,6 +305,9 @@ def markdown(a: Comparisons, units: Units, *, source: str, streamed: bool = Fals
     if a.claim:
         lines += ["", visible(claim_line(a, units, streamed))]
     lines += [f"- {visible(n)}" for n in (*a.notes, *interval_notes(a, units))]
+    if evidence:
+        lines += ["", visible(evidence[0])]
+        lines += [f"- {visible(line.strip())}" for line in evidence[1:]]
     return "\n".join(lines)
 
 
@@ -316,8 +324,9 @@ def _tex(x) -> str:
     return _TEX_RE.sub(lambda m: _TEX[m.group()], visible(x))
 
 
-def latex(a: Comparisons, units: Units, *, source: str) -> str:
-    """A LaTeX ``tabular`` of the comparisons, the design in the caption comment."""
+def latex(a: Comparisons, units: Units, *, source: str, evidence=()) -> str:
+    """A LaTeX ``tabular`` of the comparisons, the design in the caption comment, the
+    evidence for the reported protocol (``evidence``: its lines) under the notes."""
     heads = comparison_headers(a, units)
     lines = [f"% {design_line(a.design)}", f"% source: {visible(source)}",
              "\\begin{tabular}{l" + "r" * (len(heads) - 1) + "}", "\\hline",
@@ -327,4 +336,5 @@ def latex(a: Comparisons, units: Units, *, source: str) -> str:
     # printed under the table, not a comment: a reader of the PDF must see it
     lines += [f"\\par\\noindent{{\\footnotesize Note: {_tex(n)}}}"
               for n in interval_notes(a, units)]
+    lines += [f"\\par\\noindent{{\\footnotesize {_tex(line.strip())}}}" for line in evidence]
     return "\n".join(lines)

@@ -1,0 +1,114 @@
+"""evaluate prints the evidence for the protocol it reports: the shipped evidence table's
+nearest cells, with the same numbers in the text, the JSON, Markdown and LaTeX, and the
+API's result; a cell over its level is named as a warning. The table is read here with
+pandas, independently of the lookup."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pandas as pd
+import pytest
+from in_process import run_in_process
+
+from evalcal_core.designs import MODELS, MODELS_CLUSTERED
+from protocols.analysis.evidence import TABLE
+from reports.evaluate.cli import main
+
+PROG = "python -m protocols.evaluate"
+
+
+def tidy(path, n=400, runs=2, clusters=0, seed=0, p=(0.3, 0.32)):
+    """Two fixed models' 0/1 scores (``runs`` repeats per question), clusters optional."""
+    rng = np.random.default_rng(seed)
+    frames = []
+    for arm, rate in zip(("base", "new"), p):
+        q = np.tile(np.arange(n), runs)
+        frames.append(pd.DataFrame({
+            "seed": np.repeat(np.arange(runs), n), "arm": arm, "question": [f"q{i}" for i in q],
+            "score": (rng.random(n * runs) < rate).astype(int),
+            **({"topic": [f"t{i % clusters}" for i in q]} if clusters else {})}))
+    pd.concat(frames).to_csv(path, index=False)
+    return str(path)
+
+
+def table_row(kind, protocol, n, runs, clusters=0, real=True):
+    """The shipped table's effect-0 row of exactly this shape."""
+    t = pd.read_csv(TABLE)
+    pick = ((t["kind"] == kind) & (t["protocol"] == protocol) & (t["effect_pp"] == 0)
+            & (t["n_questions"] == n) & (t["runs"] == runs) & (t["clusters"] == clusters)
+            & ((t["pool_models"] > 0) == real))
+    rows = t[pick]
+    assert len(rows) >= 1, (kind, protocol, n, runs, clusters, real)
+    return rows.loc[rows["rate"].idxmax()]
+
+
+def run(*argv):
+    done = run_in_process(main, PROG, *argv)
+    assert done.returncode == 0, done.stderr
+    return done.stdout
+
+
+def test_two_models_print_the_tables_numbers(tmp_path):
+    """At a shape the table holds (400 questions, 2 runs), the real and synthetic lines carry
+    the table's rates and intervals, in text and JSON alike."""
+    path = tidy(tmp_path / "pair.csv")
+    real = table_row(MODELS, "t_signflip_questions", 400, 2)
+    body = json.loads(run(path, "--design", MODELS, "--json"))
+    ev = body["evidence"]
+    assert ev["protocol"] == body["primary_protocol"] == "t_signflip_questions"
+    assert ev["real"]["rate"] == pytest.approx(real["rate"], abs=1e-9)
+    assert ev["real"]["low"] == pytest.approx(real["rate_low"], abs=1e-9)
+    assert ev["real"]["pool_models"] == real["pool_models"]
+    assert ev["real"]["sims"] == real["sims"]
+    text = run(path, "--design", MODELS)
+    line = next(x for x in text.splitlines() if x.strip().startswith("real:"))
+    assert (f"{100 * real['rate']:.1f}% [{100 * real['rate_low']:.1f}%, "
+            f"{100 * real['rate_high']:.1f}%]") in line
+    assert f"{int(real['pool_models'])} models" in line and "400 questions, 2 runs" in line
+    assert "nearest" not in line  # the user's shape is in the table
+    assert ev["line"].startswith("evidence for t_signflip_questions")
+    # power rows of the same cell, in the order of their effects
+    t = pd.read_csv(TABLE)
+    power = t[(t["source"] == real["source"]) & (t["kind"] == MODELS)
+              & (t["protocol"] == "t_signflip_questions") & (t["n_questions"] == 400)
+              & (t["runs"] == 2) & (t["effect_pp"] != 0)].sort_values("effect_pp")
+    assert [p["rate"] for p in ev["real"]["power"]] == pytest.approx(list(power["rate"]))
+
+
+def test_a_cell_over_its_level_is_a_warning(tmp_path):
+    """cluster_cr2 on 3 clusters at 100 questions and one run: the warning is printed exactly
+    when the table judged that real cell invalid."""
+    path = tidy(tmp_path / "clustered.csv", n=100, runs=1, clusters=3)
+    row = table_row(MODELS_CLUSTERED, "cluster_cr2", 100, 1, clusters=3)
+    text = run(path, "--design", MODELS_CLUSTERED, "--cluster", "topic")
+    warned = [x for x in text.splitlines() if x.strip().startswith("warning: cluster_cr2")]
+    assert bool(warned) == (row["state"] == "invalid")
+    if warned:
+        assert f"{100 * row['rate']:.1f}%" in warned[0]
+    body = json.loads(run(path, "--design", MODELS_CLUSTERED, "--cluster", "topic", "--json"))
+    assert body["evidence"]["over_level"] == (row["state"] == "invalid")
+
+
+def test_another_alpha_is_said_uncalibrated(tmp_path):
+    path = tidy(tmp_path / "pair.csv")
+    text = run(path, "--design", MODELS, "--alpha", "0.01")
+    assert "your alpha 0.01 has no cells in the table" in text
+    assert "has no cells" not in run(path, "--design", MODELS)
+
+
+def test_markdown_latex_and_api_carry_it(tmp_path):
+    """Markdown lists every line; LaTeX the cells without the command; the API's result has
+    the same Evidence as the command's JSON."""
+    import evalcal
+
+    path = tidy(tmp_path / "pair.csv")
+    md = run(path, "--design", MODELS, "--format", "markdown")
+    assert "evidence for t_signflip_questions" in md and "- recompute:" in md
+    tex = run(path, "--design", MODELS, "--format", "latex")
+    assert "evidence for t\\_signflip\\_questions" in tex and "recompute" not in tex
+    result = evalcal.compare(path, design=MODELS)
+    body = json.loads(run(path, "--design", MODELS, "--json"))
+    assert result.evidence.protocol == "t_signflip_questions"
+    assert result.to_dict()["evidence"] == body["evidence"]

@@ -64,6 +64,7 @@ from evalcal_core.designs import (
     MODELS_CLUSTERED,
     designs,
 )
+from evalcal_core.designs import get as get_design
 from evalcal_core.options import (
     Execution,
     add_options,
@@ -217,14 +218,8 @@ def _check_grid(grid: CheckGrid) -> None:
     if not grid.icc:
         raise fail("icc", "a non-empty list", [], OWNER)
     check_int(grid.min_cluster_size, "min_cluster_size", OWNER, low=1)
-    if MODELS_CLUSTERED in grid.kinds:
-        # a cluster count that does not fit is skipped (:func:`_clustered_shapes`); when
-        # none fits the kind asked for would silently give no rows at all
-        smallest = grid.min_cluster_size
-        if not any(smallest * g <= n for n in grid.questions for g in grid.clusters):
-            raise fail("clusters", f"at most questions / {smallest} for some count of "
-                       f"questions (each cluster holds >= {smallest} questions; largest "
-                       f"questions {max(grid.questions)})", list(grid.clusters), OWNER)
+    for kind in grid.kinds:
+        _KIND_CHECKS.get(kind, _no_check)(grid)
     check_int(grid.sims, "sims", OWNER, low=1, high=MAX_SIMS)
     check_alpha(grid.alpha, "alpha", OWNER)
     check_int(grid.seed, "seed", OWNER, low=0)
@@ -238,10 +233,25 @@ def _check_grid(grid: CheckGrid) -> None:
                            name, OWNER)
 
 
+def _no_check(grid: CheckGrid) -> None:
+    return None
+
+
+def _check_cluster_fit(grid: CheckGrid) -> None:
+    # a cluster count that does not fit is skipped (:func:`_clustered_shapes`); when none
+    # fits, the kind asked for would silently give no rows at all
+    smallest = grid.min_cluster_size
+    if not any(smallest * g <= n for n in grid.questions for g in grid.clusters):
+        raise fail("clusters", f"at most questions / {smallest} for some count of "
+                   f"questions (each cluster holds >= {smallest} questions; largest "
+                   f"questions {max(grid.questions)})", list(grid.clusters), OWNER)
+
+
 def _check_llm_pools(grid: CheckGrid) -> None:
-    if grid.llm_pools and MODELS not in grid.kinds:
-        raise fail("llm_pools", "empty unless 'models' is among the kinds (the pools' A/A "
-                   "cells are models cells)", list(grid.llm_pools), OWNER)
+    if grid.llm_pools and not set(grid.kinds) & set(_REAL_SHAPES):
+        raise fail("llm_pools", f"empty unless one of {', '.join(_REAL_SHAPES)} is among the "
+                   "kinds (the pools' A/A cells are cells of those designs)",
+                   list(grid.llm_pools), OWNER)
     for pool in grid.llm_pools:
         try:
             data = load_pool(str(pool))
@@ -273,24 +283,42 @@ def grid_cells(grid: CheckGrid) -> list[Cell]:
         shapes = _SHAPES[kind](grid)
         out.extend(Cell(kind, generators.get(name, **fixed, **params), k)
                    for params, k in shapes)
-        if kind == MODELS:
-            out.extend(Cell(kind, generators.get("llm_items", **params), k)
-                       for params, k in _llm_shapes(grid))
+        out.extend(Cell(kind, generator, k)
+                   for generator, k in _REAL_SHAPES.get(kind, _no_shapes)(grid))
     return out
 
 
-def _llm_shapes(grid):
+def _no_shapes(grid) -> list:
+    return []
+
+
+def _llm_shapes(grid, clustered: bool):
     # One A/A pool per model: its attempts split in two halves (effect 0 by construction),
-    # every question count and repeat count that the pool holds.
+    # every question count and repeat count that the pool holds. The clustered design takes
+    # the pools with clusters, at the counts where every cluster gets an item.
     out = []
     for pool in grid.llm_pools:
         data = load_pool(str(pool))
+        if clustered and (data.clusters is None or data.clusters.max() < 1):
+            continue
         items = len(data.items)
         for model, n, r in itertools.product(data.models, grid.questions, grid.repeats):
-            if n <= items and 2 * r <= data.attempts:
-                out.append(({"pool": pool, "model": model,
-                             "n_items": None if n == items else n}, r))
+            if n > items or 2 * r > data.attempts:
+                continue
+            params = {"pool": pool, "model": model, "n_items": None if n == items else n}
+            try:
+                out.append((generators.get("llm_items", **params), r))
+            except InvalidParameterError:
+                # too few items for every cluster to get one (the generator's own rule)
+                continue
     return out
+
+
+#: each kind's real-pool cells (generator, runs per arm), from ``--llm-pools``
+_REAL_SHAPES = {
+    MODELS: lambda grid: _llm_shapes(grid, clustered=False),
+    MODELS_CLUSTERED: lambda grid: _llm_shapes(grid, clustered=True),
+}
 
 
 def _clustered_shapes(grid):
@@ -313,6 +341,9 @@ _SHAPES = {
     MODELS_CLUSTERED: _clustered_shapes,
 }
 
+#: checks of the grid that only a kind asked for needs
+_KIND_CHECKS = {MODELS_CLUSTERED: _check_cluster_fit}
+
 
 def cluster_codes(generator) -> np.ndarray | None:
     """The generator's fixed cluster code per question, or ``None`` if it has none."""
@@ -322,14 +353,20 @@ def cluster_codes(generator) -> np.ndarray | None:
 
 def cell_protocols(cell: Cell, names=None) -> dict[str, protocols.Protocol]:
     """Protocols that can run on ``cell``'s data (calibration's replicate summary for the
-    z-bootstraps); a cluster-robust one only where the generator has clusters. ``names``
+    z-bootstraps); a cluster-robust one only under a clustered design whose generator has
+    clusters (a real pool's clusters under ``models`` are ignored, as evaluate does). ``names``
     defaults to :func:`default_protocols`."""
     g = cell.generator
+    # a real pool's clusters are the clustered design's: under another design, evaluate runs
+    # no cluster-robust protocol (it has no --cluster)
+    clustered = get_design(cell.kind).clustered
     chosen = {}
     for name in (default_protocols() if names is None else names):
         params = ({"replicates": DEFAULT_REPLICATES}
                   if protocols.PROTOCOLS.accepts(name, "replicates") else {})
         protocol = protocols.get(name, **params)
+        if protocol.needs_clusters and not clustered:
+            continue
         if g.why_not(protocol, cell.k) is None:
             chosen[name] = protocol
     return chosen

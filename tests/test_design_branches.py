@@ -31,13 +31,10 @@ PACKAGES = ("evalcal_core", "protocols", "sim", "reports", "real_runs", "evalcal
 KIND_CONSTANTS = frozenset(name for name, value in vars(core).items()
                            if name.isupper() and not name.startswith("COMPARE")
                            and isinstance(value, str) and value in KINDS)
-#: comparisons of a kind still written outside the registries, per file, at most this many:
-#: the calibration grid (sim.design_check) checks which kinds a grid asked for and adds the
-#: LLM pools' cells to models. (The planner asks its designs' objects, sim.plan_designs.) A
-#: file may lose entries, never gain them, and no other file may have any.
-KNOWN = {
-    "sim/design_check.py": 3,
-}
+#: comparisons of a kind still written outside the registries, per file, at most this many
+#: (none left: sim.design_check keys its per-kind checks and real-pool cells by kind; the
+#: planner asks its designs' objects, sim.plan_designs). No file may gain any.
+KNOWN: dict[str, int] = {}
 
 
 def _names_a_kind(node: ast.AST) -> bool:

@@ -312,6 +312,30 @@ def test_small_grid_cells_and_llm_pool_cells(pool15):
     assert {c.generator.n for c in plain if c.kind == "models_clustered"} == {30}
 
 
+def test_clustered_pool_gives_clustered_cells(tmp_path):
+    """A pool with clusters adds A/A cells to models_clustered too (cluster_cr2 runs there on
+    the pool's clusters), and its models cells run no cluster-robust protocol (evaluate runs
+    none without --cluster); a pool without clusters adds none to models_clustered."""
+    pool = write_pool(tmp_path, models=("a", "b"), items=15, attempts=4, clusters=(5, 5, 5))
+    grid = dc.CheckGrid(kinds=("models", "models_clustered"), questions=(15,), clusters=(3,),
+                        icc=(0.3,), repeats=(1,), sims=40, min_cluster_size=1,
+                        llm_pools=(str(pool),),
+                        protocols=("paired_t_questions", "cluster_cr2"))
+    real = [c for c in dc.grid_cells(grid) if c.generator.name == "llm_items"]
+    assert sorted((c.kind, c.generator.model) for c in real) == [
+        ("models", "a"), ("models", "b"), ("models_clustered", "a"), ("models_clustered", "b")]
+    for c in real:
+        chosen = set(dc.cell_protocols(c, grid.protocol_names()))
+        assert chosen == ({"paired_t_questions", "cluster_cr2"} if c.kind == "models_clustered"
+                          else {"paired_t_questions"})
+        if c.kind == "models_clustered":
+            assert np.array_equal(np.bincount(c.generator.clusters()), [5, 5, 5])
+    plain = write_pool(tmp_path, name="plain.csv", models=("a",), items=15, attempts=4)
+    grid = dc.CheckGrid(**{**grid.__dict__, "llm_pools": (str(plain),)})
+    assert {c.kind for c in dc.grid_cells(grid) if c.generator.name == "llm_items"} == {
+        "models"}
+
+
 def test_real_matharena_pool_cells():
     """The shared MathArena pool (16 models x 15 problems x 4 attempts) by name."""
     shared_pool("matharena_aime_2025_i")
@@ -343,7 +367,7 @@ def test_clopper_pearson_column_and_summary(small):
     ({"llm_pools": ("POOL",), "questions": (30,)},
      r"'llm_pools'.*has 15 items and 4 attempts"),
     ({"llm_pools": ("POOL",), "kinds": ("methods_paired",)},
-     r"'llm_pools'.*unless 'models' is among the kinds"),
+     r"'llm_pools'.*unless one of models, models_clustered is among the kinds"),
     ({"min_cluster_size": 0}, r"'min_cluster_size'.*>= 1"),
 ])
 def test_small_grid_validation(params, match, pool15):

@@ -13,11 +13,12 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
+from matplotlib.ticker import FuncFormatter
 
 from evalcal_core.cli import run_main
-from evalcal_core.designs import MODELS_CLUSTERED
 from evalcal_core.options import add_options, option
 from sim import plan as planner
+from sim import plan_designs
 from sim.plan_search import power_grid
 
 from ._save import save_png
@@ -34,6 +35,8 @@ def plot_plan(plan, grid, *, ax=None):
     dashed gray iso-cost lines labelled in the cost unit; the chosen design as a red star.
     """
     c = plan.config
+    # the design's object says whether its rows are seeds (k) or repeats (r)
+    design = plan_designs.get(c.design)
     rows, ns, power, cost = grid
     own = ax is None
     if own:
@@ -60,21 +63,27 @@ def plot_plan(plan, grid, *, ax=None):
     r_word = ""
     if plan.chosen is not None:
         ch = plan.chosen
-        y = ch["k"] if c.design == "methods" else ch["r"]
-        seeds = {"methods": f"k={ch.get('k')}, ",
-                 MODELS_CLUSTERED: f"G={ch.get('clusters')}, "}.get(c.design, "")
+        y = ch["k"] if design.seeds else ch["r"]
+        seeds = (f"k={ch.get('k')}, " if design.seeds
+                 else f"G={ch.get('clusters')}, " if design.clustered else "")
         ax.plot([ch["n"]], [y], marker="*", color="red", markersize=15,
                 markeredgecolor="white", linestyle="none", clip_on=False, zorder=5,
                 label=f"chosen: {seeds}n={ch['n']:,}, r={ch['r']}, cost {ch['cost']:.4g} "
                       f"{c.costs.unit}")
         ax.legend(loc="best", fontsize=8, framealpha=0.9)
-        r_word = f", r = {ch['r']} repeats" if c.design == "methods" else ""
+        r_word = f", r = {ch['r']} repeats" if design.seeds else ""
         effect = ch["effect_pp"]
     else:
         effect = 100 * (c.effect or 0.01)
     ax.set_xscale("log")
+    # plain numbers; minor ticks labelled at 2 and 5 on a short axis only (matplotlib's
+    # 3x10^1 4x10^1 labels overlap, and so would 5000 10000 on a long one)
+    ax.xaxis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:g}"))
+    short = np.log10(np.max(ns) / np.min(ns)) <= 2
+    ax.xaxis.set_minor_formatter(FuncFormatter(
+        lambda v, _: f"{v:g}" if short and f"{v:.0e}"[0] in "25" else ""))
     ax.set_xlabel("questions n")
-    ax.set_ylabel("seeds per arm k" if c.design == "methods" else "repeats r")
+    ax.set_ylabel("seeds per arm k" if design.seeds else "repeats r")
     ax.set_title(f"{c.design}: power at {effect:.3g} pp{r_word} (alpha {c.alpha:g})",
                  fontsize=10)
     if own:

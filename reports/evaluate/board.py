@@ -28,6 +28,10 @@ def _null(board) -> str:
             else f"{board.draws:,} sign-flip draws")
 
 
+def _count(k: int, noun: str) -> str:
+    return f"{k:,} {noun}{'' if k == 1 else 's'}"
+
+
 def board_summary(board, unit: str) -> str:
     m = board.means.size
     pairs = m * (m - 1) // 2
@@ -35,8 +39,8 @@ def board_summary(board, unit: str) -> str:
     return (f"leaderboard: {m} systems on {board.units} paired {unit}; max over all "
             f"{pairs:,} pairs of McNemar-type sign statistics (critical {board.critical:.3g}, "
             f"{_null(board)}, simultaneous at {100 * (1 - board.alpha):g}%): {shown:,} pairs "
-            f"separated, {int(board.tier.max())} tiers, {int(board.best_set.sum())} possibly "
-            "best")
+            f"separated, {_count(int(board.tier.max()), 'tier')}, "
+            f"{int(board.best_set.sum())} possibly best")
 
 
 def board_text(head_lines, board, names, units: Units, unit: str, fmt: str = "text") -> str:

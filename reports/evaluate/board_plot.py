@@ -93,7 +93,8 @@ def plot_board(board, names, *, fraction: bool = True, unit: str = "", ax=None):
                   fontsize=8)
     pairs = m * (m - 1) // 2
     ax.set_title(f"{m} systems on {board.units} paired {unit or 'units'}: sign-flip max over "
-                 f"{pairs:,} pairs, {int(tiers.max())} tiers, {int(best.sum())} possibly best",
+                 f"{pairs:,} pairs, {int(tiers.max())} tier{'' if tiers.max() == 1 else 's'}, "
+                 f"{int(best.sum())} possibly best",
                  fontsize=9)
     ax.grid(axis="x", color="0.8", lw=0.5)
     return ax

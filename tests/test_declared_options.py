@@ -38,7 +38,7 @@ COMMANDS = [
     ("reports.pool_profiles", "build_parser", ["PoolProfilesOptions"],
      ["--ks", "3", "10", "--sims", "100", "--profiles", "cpu", "--pool", "STORE"]),
     ("sim.llm_pools.build", "build_parser", ["BuildOptions"],
-     ["--table-data", "t.js", "--out", "o.csv", "--attempts", "3"]),
+     ["livecodebench", "--input", "a.json", "b.json", "--out", "o.csv.gz"]),
     ("sim.llm_pools.describe", "build_parser", ["DescribeOptions"], ["p.csv", "--json"]),
     ("sim.llm_pools.from_logs", "build_parser", ["FromLogsOptions"],
      ["--arm", "a=x.eval", "--arm", "b=y.eval", "--metric", "acc", "--cluster", "topic",

@@ -1,92 +1,109 @@
-"""``python -m sim.llm_pools.build``: rebuild an LLM pool from its public source file.
+"""``python -m sim.llm_pools.build SOURCE --input PATH... --out POOL.csv[.gz]`` (also
+``evalcal pools build``): build an item pool from its public source file(s).
 
-MathArena's first public leaderboard (github.com/eth-sri/matharena.ai, MIT licence) publishes,
-in ``static/js/table_data.js``, each model's success rate on each problem of AIME I 2025 over
-4 independent attempts (0, 25, 50, 75 or 100%). The order of the attempts is not published;
-the pool lists, per model and problem, ``round(rate * 4 / 100)`` correct attempts then the
-wrong ones. Every draw of :mod:`sim.generators.llm_items` permutes a question's attempts at
-random, so it does not depend on that order (the attempts are exchangeable)::
-
-    git --git-dir PATH/TO/matharena.ai show COMMIT:static/js/table_data.js > table_data.js
-    python -m sim.llm_pools.build --table-data table_data.js \
-        --out matharena_aime_2025_i.csv
+SOURCE is one of the registered builders (:mod:`sim.llm_pools.builders`: matharena,
+livecodebench, terminal-bench, swebench); each names its repository, pinned commit, path(s),
+the sha256 of the shared pool it reproduces and the commands that fetch the source
+(``git show COMMIT:PATH > FILE``) and build. The inputs are checked before any work (their
+count, each a non-empty regular file, ``--out`` a ``.csv`` or ``.csv.gz``), the rows are
+checked by the pool reader's own rules (:func:`evalcal_core.pools.check_frame`; ragged
+sources with ``complete_models``), then the pool is written atomically under the output
+folder's lock (gzip when ``--out`` ends in ``.gz``, with no time stamp, so the same source
+gives the same bytes). The printed line gives the sha256 of the CSV and whether it equals
+the shared pool's.
 """
 
 from __future__ import annotations
 
 import dataclasses
-import json
-import re
+import gzip
+import hashlib
 from dataclasses import dataclass
 from pathlib import Path
 
 import pandas as pd
 
-from evalcal_core.atomic import write_atomic
+from evalcal_core.atomic import atomic_path, check_target
 from evalcal_core.cli import ArgumentParser, run_main
-from evalcal_core.options import add_options, check_options, config_from_args, option, out_option
-from evalcal_core.validate import Interval, InvalidParameterError, check_int
-
-OWNER = "python -m sim.llm_pools.build"
-
-#: attempts per model and problem in MathArena's first leaderboard
-MATHARENA_ATTEMPTS = 4
-#: the competition of ``table_data.js`` (its single cluster)
-MATHARENA_COMPETITION = "aime_2025_i"
+from evalcal_core.options import add_options, check_options, config_from_args, option
+from evalcal_core.outdir import locked_out
+from evalcal_core.pools import ItemPool, check_frame
+from evalcal_core.validate import Options, Rule
+from sim.llm_pools import builders
+from sim.llm_pools.builders import OWNER, POOL_COLUMNS
 
 
-def slug(name: str) -> str:
-    """A model's name as a ``--param`` value: lower case, no spaces, commas or parentheses
-    (``"o3-mini (high)"`` -> ``"o3-mini-high"``)."""
-    text = re.sub(r"[^a-z0-9.]+", "-", name.lower())
-    return text.strip("-")
+@dataclass(frozen=True)
+class BuiltPool:
+    """A pool built from its source, checked, not yet written.
+
+    Attributes
+    ----------
+    source : str
+        The builder's name.
+    frame : pandas.DataFrame
+        The rows, columns ``model, item, attempt, score, cluster``.
+    pool : ItemPool
+        The rows as the pool reader checks them (complete models only where ragged).
+    csv : bytes
+        The CSV text as written (the builder's line ending).
+    sha256 : str
+        sha256 of :attr:`csv`.
+    matches_shared : bool
+        Whether :attr:`sha256` is the shared pool's (the builder's documented checksum).
+    """
+
+    source: str
+    frame: pd.DataFrame
+    pool: ItemPool
+    csv: bytes
+    sha256: str
+    matches_shared: bool
 
 
-def matharena_table(text: str, attempts: int = MATHARENA_ATTEMPTS) -> pd.DataFrame:
-    """The long pool of a MathArena ``table_data.js``.
+def build(source: str, inputs) -> BuiltPool:
+    """Build and check the pool of ``source`` from its source files ``inputs``.
 
     Parameters
     ----------
-    text : str
-        The file's text: ``var result_data = [...]``, one object per problem (``question``
-        an integer) mapping model name -> success rate in percent, then summary rows
-        (``question`` "Avg", "Cost"), which are left out.
-    attempts : int
-        Attempts per model and problem behind each rate.
+    source : str
+        A registered builder (:func:`sim.llm_pools.builders.names`).
+    inputs : sequence of path-like
+        The source file(s) as fetched at the builder's commit.
 
     Returns
     -------
-    pandas.DataFrame
-        Columns ``model, item, attempt, score, cluster``; ``score`` 0/1, the correct
-        attempts first (their order is not published).
+    BuiltPool
+
+    Raises
+    ------
+    InvalidParameterError
+        One line naming the input and what is wrong with it.
     """
-    attempts = check_int(attempts, "attempts", OWNER, low=1)
-    try:
-        rows = json.loads(text[text.index("["):text.rindex("]") + 1])
-    except ValueError as exc:
-        raise InvalidParameterError(f"{OWNER}: the table data is not a JSON list after "
-                                    f"'result_data =' ({exc})") from None
-    out = []
-    for row in rows:
-        problem = row.get("question")
-        if not isinstance(problem, int):
-            continue
-        for model, rate in row.items():
-            if model == "question":
-                continue
-            correct = float(rate) * attempts / 100.0
-            if abs(correct - round(correct)) > 1e-6:
-                raise InvalidParameterError(f"{OWNER}: {model!r} on problem {problem} has rate "
-                                            f"{rate}%, not a multiple of 100/{attempts}")
-            out.extend({"model": slug(model), "item": problem, "attempt": a,
-                        "score": int(a < round(correct)), "cluster": MATHARENA_COMPETITION}
-                       for a in range(attempts))
-    if not out:
-        raise InvalidParameterError(f"{OWNER}: no per-problem rows in the table data")
-    frame = pd.DataFrame(out)
-    if frame["model"].nunique() != len({m for r in rows for m in r if m != "question"}):
-        raise InvalidParameterError(f"{OWNER}: two model names give the same slug")
-    return frame.sort_values(["model", "item", "attempt"], ignore_index=True)
+    builder = builders.get(source)
+    paths = builder.check_inputs(inputs)
+    frame = builder.frame(paths)[list(POOL_COLUMNS)]
+    pool = check_frame(frame.copy(), f"{OWNER} {source}: the pool built from --input",
+                       complete_models=builder.ragged)
+    csv = frame.to_csv(index=False, lineterminator=builder.newline).encode()
+    digest = hashlib.sha256(csv).hexdigest()
+    return BuiltPool(source, frame, pool, csv, digest, digest == builder.sha256)
+
+
+def write_pool(built: BuiltPool, out) -> Path:
+    """Write ``built`` to ``out`` (gzip when it ends in ``.gz``) atomically under the output
+    folder's lock; returns ``out``."""
+    out = check_target(Path(out))
+    data = built.csv
+    if out.name.lower().endswith(".gz"):
+        data = gzip.compress(data, mtime=0)  # mtime 0: the same source gives the same bytes
+    with locked_out(out.parent, "--out"), atomic_path(out) as tmp:
+        tmp.write_bytes(data)
+    return out
+
+
+def _is_pool_name(path) -> bool:
+    return str(path).lower().endswith((".csv", ".csv.gz"))
 
 
 @dataclass(frozen=True)
@@ -94,12 +111,14 @@ class BuildOptions:
     """What ``python -m sim.llm_pools.build`` was asked; each field a command-line option
     (:mod:`evalcal_core.options`), checked when built."""
 
-    table_data: str = option("--table-data", help="MathArena's static/js/table_data.js "
-                                                  "(github.com/eth-sri/matharena.ai)")
-    out: Path = out_option(dataclasses.MISSING, help="the pool CSV to write")
-    attempts: int = option("--attempts", MATHARENA_ATTEMPTS, kind=int,
-                           constraint=Interval("int", 1),
-                           help="attempts per model and problem behind each rate")
+    source: str = option("source", constraint=Options(tuple(builders.names())),
+                         metavar="SOURCE",
+                         help="the source's builder: " + ", ".join(builders.names()))
+    input: tuple = option("--input", dataclasses.MISSING, nargs="+", metavar="PATH",
+                          help="the source file(s), fetched at the builder's pinned commit")
+    out: str = option("--out", dataclasses.MISSING, in_argv=False,
+                       constraint=Rule(_is_pool_name, "a file name ending in .csv or .csv.gz"),
+                       help="the pool file to write (.csv, or .csv.gz for gzip)")
 
     def __post_init__(self):
         check_options(self)
@@ -107,15 +126,25 @@ class BuildOptions:
 
 def build_parser() -> ArgumentParser:
     """The options of :class:`BuildOptions`, as declared there."""
-    return add_options(ArgumentParser(prog=OWNER, description=__doc__), BuildOptions)
+    epilog = "\n\n".join(f"{b.name}: {b.title}; {b.source_words()}"
+                         for b in map(builders.get, builders.names()))
+    return add_options(ArgumentParser(prog=OWNER, description=__doc__, epilog=epilog),
+                       BuildOptions)
 
 
 def main(argv=None) -> int:
     config = config_from_args(BuildOptions, build_parser().parse_args(argv))
-    frame = matharena_table(Path(config.table_data).read_text(), config.attempts)
-    write_atomic(config.out, frame.to_csv(index=False))
-    print(f"wrote {config.out}: {frame['model'].nunique()} models x "
-          f"{frame['item'].nunique()} items x {config.attempts} attempts")
+    out = check_target(config.out)  # before the work: a folder or device named --out is refused
+    built = build(config.source, config.input)
+    write_pool(built, out)
+    pool = built.pool
+    shape = (f"{len(pool.models)} model(s) x {len(pool.items)} items x {pool.attempts} "
+             "attempts")
+    if pool.dropped:
+        shape += f" (+ {len(pool.dropped)} ragged model(s), kept in the file)"
+    same = ("equals the shared pool's" if built.matches_shared else
+            f"differs from the shared pool's {builders.get(config.source).sha256[:12]}...")
+    print(f"wrote {out}: {shape}; sha256 of the CSV {built.sha256} ({same})")
     return 0
 
 

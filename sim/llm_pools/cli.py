@@ -1,7 +1,8 @@
 """``evalcal pools SUBCOMMAND`` (also ``python -m sim.llm_pools``): item pools' commands.
 
 ``describe PATH`` says what a pool holds; ``from-logs --arm NAME=LOG ... --out POOL`` writes
-a user's multi-epoch harness logs as a pool. Each subcommand's module defines
+a user's multi-epoch harness logs as a pool; ``build SOURCE --input PATH... --out POOL``
+builds a shared pool from its public source file(s). Each subcommand's module defines
 ``main(argv)``; it is imported only when it runs.
 """
 
@@ -20,6 +21,8 @@ SUBCOMMANDS = {
                  "clusters, accuracy, mixed outcomes"),
     "from-logs": ("sim.llm_pools.from_logs", "write harness logs with several epochs or runs "
                   "as a pool, one model per --arm"),
+    "build": ("sim.llm_pools.build", "build a shared pool from its public source file(s) "
+              "(SOURCE --input PATH... --out POOL)"),
 }
 
 

@@ -20,8 +20,7 @@ import evalcal_cli
 from sim.llm_pools import cli as pools_cli
 
 #: commands with a parser that the front door does not list: (how a user types it, module)
-PYTHON_M_ONLY = (("python -m sim.decisions.streaming", "sim.decisions.streaming"),
-                 ("python -m sim.llm_pools.build", "sim.llm_pools.build"))
+PYTHON_M_ONLY = (("python -m sim.decisions.streaming", "sim.decisions.streaming"),)
 
 
 def _commands():

@@ -1,5 +1,5 @@
-"""``llm_items`` and the LLM pools: the real pool against its published source, the builder,
-the A/A and A/B draws against exact sampling-without-replacement laws, validation, and the
+"""``llm_items`` and the LLM pools: the real pool against its published source, the A/A and
+A/B draws against exact sampling-without-replacement laws, validation, and the
 calibrate command on the pool."""
 
 import os
@@ -15,7 +15,6 @@ from scipy import stats
 
 from sim import generators
 from sim.generators.llm_items import DEFAULT_POOL
-from sim.llm_pools.build import matharena_table, slug
 
 MODELS = ("m0", "m1", "m2", "m3")
 
@@ -51,7 +50,7 @@ def _clustered_pool(tmp_path, sizes=(5, 3, 2), attempts=4, models=("a", "b"), se
 
 
 # ------------------------------------------------------------------------------------------
-# The real MathArena pool (shared, not shipped) and its builder
+# The real MathArena pool (shared, not shipped; its builder: tests/sim/test_pool_builders.py)
 
 
 def test_real_pool_counts_and_published_averages():
@@ -72,73 +71,6 @@ def test_real_pool_counts_and_published_averages():
                  "claude-3.5-sonnet": 3.3333333333333335}
     for model, value in published.items():
         assert acc[model] == pytest.approx(value, abs=1e-9)
-
-
-def test_builder_expands_rates_into_attempts():
-    text = ('var result_data = [{"Model (X)": 75.0, "m2": 0.0, "question": 1},\n'
-            '{"Model (X)": 100.0, "m2": 25.0, "question": 2},\n'
-            '{"Model (X)": 87.5, "m2": 12.5, "question": "Avg"}]')
-    frame = matharena_table(text, attempts=4)
-    assert set(frame["model"]) == {"model-x", "m2"}
-    got = frame.groupby(["model", "item"])["score"].agg(["sum", "size"])
-    assert got.loc[("model-x", 1)].tolist() == [3, 4]
-    assert got.loc[("m2", 2)].tolist() == [1, 4]
-    assert got.loc[("model-x", 2)].tolist() == [4, 4]
-    assert slug("o3-mini (high)") == "o3-mini-high"
-
-
-def test_builder_refuses_a_rate_that_is_not_a_count():
-    with pytest.raises(ValueError, match=r"'m' on problem 1 has rate 30.0%, not a multiple"):
-        matharena_table('var result_data = [{"m": 30.0, "question": 1}]', attempts=4)
-
-
-def _table_data(frame, path):
-    """A MathArena ``table_data.js`` holding ``frame``'s per-problem rates (percent)."""
-    rate = 100 * frame.groupby(["item", "model"])["score"].mean()
-    objs = [{**{m: float(rate[(q, m)]) for m in sorted(frame["model"].unique())}, "question": q}
-            for q in sorted(frame["item"].unique())]
-    path.write_text("var result_data = " + pd.Series(objs).to_json(orient="values"))
-    return path
-
-
-def test_builder_command_builds_a_written_table_data(tmp_path):
-    """A small table_data.js written here (3 models x 5 problems, rates in quarters, names
-    with spaces) becomes the pool whose per-problem rates it holds."""
-    rng = np.random.default_rng(5)
-    names = ("Model A (high)", "model-b", "C")
-    objs = [{**{m: 25.0 * int(rng.integers(0, 5)) for m in names}, "question": q}
-            for q in range(1, 6)]
-    src = tmp_path / "table_data.js"
-    src.write_text("var result_data = " + pd.Series(objs).to_json(orient="values"))
-    out = tmp_path / "pool.csv"
-    root = Path(generators.__file__).resolve().parents[2]
-    res = subprocess.run([sys.executable, "-m", "sim.llm_pools.build", "--table-data", str(src),
-                          "--out", str(out)], capture_output=True, text=True, cwd=tmp_path,
-                         env={**os.environ, "PYTHONPATH": str(root)})
-    assert res.returncode == 0, res.stderr
-    frame = pd.read_csv(out)
-    rate = 100 * frame.groupby(["model", "item"])["score"].mean()
-    for obj in objs:
-        for name in names:
-            assert rate[(slug(name), obj["question"])] == obj[name]
-    assert set(frame.groupby(["model", "item"]).size()) == {4}
-
-
-def test_builder_command_rebuilds_the_shared_pool(tmp_path):
-    """The shared MathArena rows from a table_data.js written back from them (the builder
-    is the inverse of the per-problem rate)."""
-    import gzip
-
-    shared = shared_pool(DEFAULT_POOL)
-    frame = pd.read_csv(shared)
-    src = _table_data(frame, tmp_path / "table_data.js")
-    out = tmp_path / "pool.csv"
-    root = Path(generators.__file__).resolve().parents[2]
-    res = subprocess.run([sys.executable, "-m", "sim.llm_pools.build", "--table-data", str(src),
-                          "--out", str(out)], capture_output=True, text=True, cwd=tmp_path,
-                         env={**os.environ, "PYTHONPATH": str(root)})
-    assert res.returncode == 0, res.stderr
-    assert out.read_bytes() == gzip.decompress(shared.read_bytes())
 
 
 # ------------------------------------------------------------------------------------------

@@ -13,9 +13,9 @@ item's attempts, so nothing depends on that order). Model names become ``--param
 Pool ``matharena_aime_2025_i.csv.gz``: 16 models x 15 problems x 4 attempts; sha256 of its
 CSV ``6f74c521fab96cfa269ce8adcd3ffa12d329778af52e9efb670543127bd047f3``::
 
-    git clone https://github.com/eth-sri/matharena.ai
+    git clone https://github.com/eth-sri/matharena.ai ma
     C=8fdd9aba6ddc5faf354790bf895e0e47a1b450af
-    git -C matharena.ai show $C:static/js/table_data.js > table_data.js
+    git -C ma show $C:static/js/table_data.js > table_data.js
     python -m sim.llm_pools.build matharena --input table_data.js --out matharena_aime_2025_i.csv
 """
 
@@ -109,9 +109,9 @@ class MathArena(PoolBuilder):
     pool = "matharena_aime_2025_i.csv.gz"
     sha256 = "6f74c521fab96cfa269ce8adcd3ffa12d329778af52e9efb670543127bd047f3"
     commands = (
-        "git clone https://github.com/eth-sri/matharena.ai\n"
+        "git clone https://github.com/eth-sri/matharena.ai ma\n"
         f"C={commit}\n"
-        "git -C matharena.ai show $C:static/js/table_data.js > table_data.js\n"
+        "git -C ma show $C:static/js/table_data.js > table_data.js\n"
         "python -m sim.llm_pools.build matharena --input table_data.js "
         "--out matharena_aime_2025_i.csv\n")
 

@@ -149,6 +149,11 @@ class EvidenceConfig:
     llm_pools: tuple = option("--llm-pools", (), nargs="+", metavar="PATH",
                               help="real per-item LLM pools (paths; see "
                                    "sim/generators/llm_items.py)")
+    complete_models: bool = option(
+        "--complete-models", False, switch=True,
+        help="a pool with ragged attempts (Terminal-Bench) keeps its models that have every "
+             "attempt of every item, the others dropped and named in the table's sidecar; a "
+             "complete pool is read as it is")
     quick: bool = option("--quick", False, switch=True, help="a small grid (tests)")
 
     def __post_init__(self):
@@ -157,7 +162,7 @@ class EvidenceConfig:
         check_int(self.seed, "seed", OWNER, low=0)
         for pool in self.llm_pools:
             try:
-                data = load_pool(str(pool))
+                data = pool_data(pool, self.complete_models)[0]
             except InvalidParameterError as exc:
                 raise fail("llm_pools", f"a list of LLM pools ({exc})", pool, OWNER) from None
             if data.attempts < 2:
@@ -288,6 +293,17 @@ def pool_source(path) -> str:
     return f"{Path(path).name}@{digest}"
 
 
+def pool_data(pool, complete_models: bool):
+    """The pool's data and the generator parameters that read it: ``complete_models`` is
+    passed (and enters the cells' keys) only for a ragged pool, so a complete pool's cells are
+    the same with and without ``--complete-models``."""
+    if complete_models:
+        data = load_pool(str(pool), complete_models=True)
+        if data.dropped:
+            return data, {"complete_models": True}
+    return load_pool(str(pool)), {}
+
+
 def pool_questions(grid: EvidenceGrid, items: int) -> list[int | None]:
     """Item counts of a pool's cells: the grid's below ``items``, and every item (None)."""
     return [n for n in grid.pool_questions if n < items] + [None]
@@ -313,9 +329,10 @@ def _pool_kinds(data) -> list[tuple[str, bool]]:
     return [(MODELS, False)] + ([(MODELS_CLUSTERED, True)] if data.clusters is not None else [])
 
 
-def pool_requests(pool: str, grid: EvidenceGrid):
-    """``(request, meta)`` of every cell of one real pool: A/A per model, A/B per pair."""
-    data = load_pool(str(pool))
+def pool_requests(pool: str, grid: EvidenceGrid, complete_models: bool = False):
+    """``(request, meta)`` of every cell of one real pool: A/A per model, A/B per pair
+    (``complete_models``: :func:`pool_data`)."""
+    data, extra = pool_data(pool, complete_models)
     max_runs = data.attempts // 2
     if grid.pool_max_runs is not None:
         max_runs = min(max_runs, grid.pool_max_runs)
@@ -324,14 +341,15 @@ def pool_requests(pool: str, grid: EvidenceGrid):
                 for r in range(1, max_runs + 1)]
     for n in pool_questions(grid, len(data.items)):
         for model in data.models:
-            g = generators.get("llm_items", pool=str(pool), model=model, n_items=n)
+            g = generators.get("llm_items", pool=str(pool), model=model, n_items=n, **extra)
             for kind, clustered, r in designs_:
                 names = reported_protocols(kind, r, g.binary)
                 out.extend((req, {"kind": kind, "model": model, "pair": "",
                                   "clustered": clustered})
                            for req in cell_requests(Cell(kind, g, r), names))
         for a, b in best_pairs(data, EFFECTS_PP[MODELS]):
-            g = generators.get("llm_items", pool=str(pool), pair=f"{a},{b}", n_items=n)
+            g = generators.get("llm_items", pool=str(pool), pair=f"{a},{b}", n_items=n,
+                               **extra)
             for kind, clustered, r in designs_:
                 names = reported_protocols(kind, r, g.binary)
                 out.extend((req, {"kind": kind, "model": "", "pair": f"{a},{b}",
@@ -341,8 +359,9 @@ def pool_requests(pool: str, grid: EvidenceGrid):
     return out
 
 
-def _pool_rows(frame: pd.DataFrame, metas: dict, pool: str, model_sims: int) -> list[dict]:
-    data = load_pool(str(pool))
+def _pool_rows(frame: pd.DataFrame, metas: dict, pool: str, model_sims: int,
+               complete_models: bool = False) -> list[dict]:
+    data = pool_data(pool, complete_models)[0]
     source = pool_source(pool)
     keys = list(zip(frame.protocol, frame.generator_params, frame.k, frame.effect_pp))
     frame = frame.assign(**{f: [metas[key][f] for key in keys]
@@ -398,7 +417,7 @@ def build_table(config: EvidenceConfig, run: Execution | None = None) -> pd.Data
                       desc="evidence: synthetic")
     rows = _synthetic_rows(frame, shapes)
     for pool in config.llm_pools:
-        cells = pool_requests(pool, grid)
+        cells = pool_requests(pool, grid, config.complete_models)
         metas = {(req.protocol, req.generator.describe(), req.k, req.effect_pp): meta
                  for req, meta in cells}
         aa = [req for req, meta in cells if not meta["pair"]]
@@ -408,7 +427,7 @@ def build_table(config: EvidenceConfig, run: Execution | None = None) -> pd.Data
                            run_cells(ab, replace(run, sims=config.sims),
                                      desc=f"evidence: {Path(pool).name} A/B")],
                           ignore_index=True)
-        rows.extend(_pool_rows(found, metas, pool, config.model_sims))
+        rows.extend(_pool_rows(found, metas, pool, config.model_sims, config.complete_models))
     table = pd.DataFrame(rows, columns=COLUMNS)
     return judge_nulls(sort_table(table), config.sims)
 
@@ -487,6 +506,9 @@ def main(argv=None) -> int:
         meta = {"command": command_line(argv), "seed": config.seed, "sims": config.sims,
                 "model_sims": config.model_sims, "quick": config.quick,
                 "pools": [pool_source(p) for p in config.llm_pools],
+                "complete_models": config.complete_models,
+                "dropped_models": {pool_source(p): list(pool_data(p, config.complete_models)[0]
+                                                        .dropped) for p in config.llm_pools},
                 "date": datetime.date.today().isoformat(), "code_version": code_version(),
                 "build_seconds": round(time.perf_counter() - start, 1), "jobs": args.jobs,
                 "rows": len(table)}

@@ -74,6 +74,28 @@ def test_quick_table_every_kind_and_a_real_pool(tmp_path):
     assert not table.astype(str).apply(lambda c: c.str.contains(str(tmp_path))).any().any()
 
 
+def test_ragged_pool_with_complete_models(tmp_path):
+    """A ragged pool is refused in one line without --complete-models; with it the complete
+    models make the A/A cells (the dropped model is in none), and a complete pool's cells
+    are the same with and without the switch (no key changes)."""
+    pool = _write_pool(tmp_path / "pool.csv", items=40)
+    frame = pd.read_csv(pool)
+    short = (frame["model"] == "c") & (frame["item"] == "q002") & (frame["attempt"] == 3)
+    ragged = tmp_path / "ragged.csv"
+    frame[~short].to_csv(ragged, index=False)
+    with pytest.raises(ValueError, match=r"'llm_pools'.*ragged attempts"):
+        evidence.EvidenceConfig(llm_pools=(str(ragged),), quick=True)
+    grid = evidence.quick_grid()
+    cells = evidence.pool_requests(str(ragged), grid, complete_models=True)
+    models = {meta["model"] for _, meta in cells if meta["model"]}
+    assert models == {"a", "b"}
+    assert all(req.generator.complete_models for req, _ in cells)
+    plain = evidence.pool_requests(str(pool), grid)
+    switched = evidence.pool_requests(str(pool), grid, complete_models=True)
+    assert ([r.generator.describe() for r, _ in plain]
+            == [r.generator.describe() for r, _ in switched])
+
+
 def test_best_pairs_take_the_difference_nearest_each_effect():
     class Pool:
         models = ("a", "b", "c")

@@ -2,6 +2,7 @@
 
 import numpy as np
 import pytest
+from item_pools import shared_pool
 from tests_paths import FIXTURE_POOL
 
 from sim import generators
@@ -18,6 +19,8 @@ def test_registry_lists_the_generators():
 
 @pytest.mark.parametrize("name", generators.names())
 def test_draw_shape_and_determinism(name):
+    if name == "llm_items":
+        shared_pool("matharena_aime_2025_i")  # its default pool: skip, saying so, without it
     g = generators.get(name, **TEST_PARAMS.get(name, {}))
     delta = 0.01 if g.fixed_effect() is None else g.fixed_effect()
     b1, v1 = g.draw(3, 4, delta, np.random.default_rng(5))

@@ -175,6 +175,9 @@ def test_builder_documents_its_source(name):
     for line in b.commands.splitlines():
         # a long command is wrapped in the docstring: its first part is a line there
         assert any(line.startswith(d) for d in doc_lines if d), line
+    # the README shows the same commands, verbatim
+    readme = (ROOT / "sim" / "llm_pools" / "README.md").read_text()
+    assert f"```bash\n{b.commands}```" in readme
 
 
 @pytest.mark.parametrize("name", NAMES)

@@ -15,7 +15,15 @@ from evalcal_core.atomic import write_atomic
 from evalcal_core.cli import run_main
 from evalcal_core.options import config_from_args
 from evalcal_core.outdir import run_outputs
-from sim.decision_grid import GridConfig, build_parser, format_table, legend, run_grid, summary
+from sim.decision_grid import (
+    GridConfig,
+    build_parser,
+    format_table,
+    grid_cells,
+    legend,
+    run_grid,
+    summary,
+)
 from sim.outputs import csv_text
 
 from .end_to_end import check_families
@@ -31,6 +39,8 @@ def main(argv=None) -> int:
     """
     config = config_from_args(GridConfig, build_parser().parse_args(argv))
     known = ("decision_grid.csv", "decision_grid.md")
+    # one line per real pool absent here: its cells are skipped, not failed
+    skipped = grid_cells(config)[1]
     if config.out is None:
         frame, checked = _run(config)
     else:
@@ -39,9 +49,12 @@ def main(argv=None) -> int:
             write_atomic(outputs.path / "decision_grid.csv", csv_text(frame))
             outputs.wrote("decision_grid.csv")
             write_atomic(outputs.path / "decision_grid.md",
-                         format_table(frame, markdown=True) + "\n\n" + legend(config) + "\n\n"
+                         "".join(f"{line}\n\n" for line in skipped)
+                         + format_table(frame, markdown=True) + "\n\n" + legend(config) + "\n\n"
                          + summary(frame) + "\n\n" + checked.line + "\n")
             outputs.wrote("decision_grid.md")
+    for line in skipped:
+        print(line)
     print(format_table(frame))
     print(legend(config))
     print(summary(frame))
@@ -53,7 +66,8 @@ def main(argv=None) -> int:
 def _run(config: GridConfig):
     frame = run_grid(config)
     checked = check_families(config.end_to_end, seed=config.seed,
-                             families=config.families or None, quick=config.quick)
+                             families=config.families or None, quick=config.quick,
+                             pools=config.llm_pools)
     return frame, checked
 
 

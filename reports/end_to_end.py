@@ -116,10 +116,12 @@ def check(sample: Sample, *, count: int | None = None) -> Report:
 
 
 def check_families(per_family: int = 200, *, seed: int = 0, families=None,
-                   quick: bool = False) -> Report:
+                   quick: bool = False, pools=()) -> Report:
     """At least ``per_family`` experiments of every family that defines ``sample``, spread
-    over its cells (its :data:`QUICK_CELLS` with ``quick``), each cell drawn from the grid's
-    stream of that cell (``cell_seed(seed, "end_to_end", family, params)``)."""
+    over its cells (its :data:`QUICK_CELLS` with ``quick``; a real-pool family's cells on
+    ``pools`` when given, those whose pool is absent left out: :func:`sim.decisions.cells_of`),
+    each cell drawn from the grid's stream of that cell
+    (``cell_seed(seed, "end_to_end", family, params)``)."""
     report = Report()
     if per_family <= 0:
         return report
@@ -128,8 +130,10 @@ def check_families(per_family: int = 200, *, seed: int = 0, families=None,
             continue
         if not hasattr(module, "sample"):
             continue
-        cells = module.QUICK_CELLS if quick else module.CELLS
+        cells, _ = decisions.cells_of(module, quick=quick, pools=pools)
         cells = [c for c in cells if getattr(module, "in_end_to_end", lambda p: True)(c)]
+        if not cells:                    # its pools are absent here (the grid says so)
+            continue
         each = max(1, math.ceil(per_family / len(cells)))
         for params in cells:
             rng = np.random.default_rng(cell_seed(seed, "end_to_end", name, params))

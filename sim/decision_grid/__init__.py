@@ -126,6 +126,10 @@ class GridConfig:
                                  "depend on it)")
     out: Path | None = out_option(None, help="folder for decision_grid.csv and .md (default: "
                                              "print only)")
+    llm_pools: tuple = option(
+        "--llm-pools", (), nargs="+", metavar="POOL",
+        help="real pools (names in the pools folder or CSV paths) for the real-pool families "
+             "(real_claims, real_leaderboard), replacing their default pools")
     end_to_end: int | None = option(
         "--end-to-end", None, kind=int, metavar="N",
         constraint=Optional(Interval("int", 0, 100_000)),
@@ -304,6 +308,24 @@ def _add_chunk(frame: pd.DataFrame, extra: pd.DataFrame, config: GridConfig) -> 
     return frame
 
 
+def grid_cells(config: GridConfig) -> tuple[list, list]:
+    """``([(family, params), ...], lines)``: the cells the run draws, and one line per
+    real pool absent here whose cells are skipped (:func:`sim.decisions.cells_of`;
+    ``--llm-pools`` gives the real-pool families their pools)."""
+    found = decisions.families()
+    names = list(config.families) or list(found)
+    for name in names:
+        if name not in found:
+            raise fail("--families", f"names among {', '.join(found)}", name)
+    cells, lines = [], []
+    for name in names:
+        kept, skipped = decisions.cells_of(found[name], quick=config.quick,
+                                           pools=config.llm_pools)
+        cells += [(name, params) for params in kept]
+        lines += skipped
+    return cells, lines
+
+
 def run_grid(config: GridConfig) -> pd.DataFrame:
     """Run every cell of the chosen families and judge every outcome, with the sequential
     stop of the validity rule for the cells whose reportable outcomes are undecided.
@@ -316,13 +338,11 @@ def run_grid(config: GridConfig) -> pd.DataFrame:
         ``low``, ``high`` (Wilson 95%), ``bound``, ``p`` (the rule's, see :func:`judge`)
         and ``verdict``. Rates and bounds are fractions.
     """
-    found = decisions.families()
-    names = list(config.families) or list(found)
-    for name in names:
-        if name not in found:
-            raise fail("--families", f"names among {', '.join(found)}", name)
-    cells = [(n, p) for n in names
-             for p in (found[n].QUICK_CELLS if config.quick else found[n].CELLS)]
+    cells, _ = grid_cells(config)
+    columns = ["family", "cell", "decision", "measure", "alpha", "hits", "sims", "looks",
+               "rate", "low", "high", "bound", "p", "verdict"]
+    if not cells:                        # every chosen cell's pool is absent here
+        return pd.DataFrame(columns=columns)
     by_key = {(n, _cell_key(p)): p for n, p in cells}
     first = Parallel(n_jobs=config.jobs)(
         delayed(_run_cell)(n, p, config.sims, config.seed, 0) for n, p in cells)
@@ -345,8 +365,6 @@ def run_grid(config: GridConfig) -> pd.DataFrame:
         extra = pd.DataFrame([r for (n, c, _), chunk, res in zip(again, chunks, more)
                               for r in _rows(n, by_key[(n, c)], res, chunk)])
         frame = _add_chunk(frame, extra, config)
-    columns = ["family", "cell", "decision", "measure", "alpha", "hits", "sims", "looks",
-               "rate", "low", "high", "bound", "p", "verdict"]
     return judged[columns].reset_index(drop=True)
 
 

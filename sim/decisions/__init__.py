@@ -22,8 +22,9 @@ defines:
     * ``measure``: ``"rejection"`` (a false rejection or false claim: its rate judged
       against ``alpha``), ``"coverage"`` (an interval holding the truth: its miss rate
       judged against ``alpha``; both by :func:`sim.decision_grid.judge`), ``"power"``
-      (reported, not judged) or ``"refused"`` (the share of experiments where the
-      decision says "no verdict": reported);
+      (reported, not judged), ``"refused"`` (the share of experiments where the
+      decision says "no verdict": reported) or ``"share"`` (how often something that is
+      no error happens, e.g. a tied pair's possibly-best statuses differing: reported);
     * ``hits`` (int) and ``sims`` (int): the count and the experiments it is out of;
     * ``alpha`` (float): the nominal level of that decision.
 
@@ -47,7 +48,7 @@ REJECTION_TOLERANCE = 0.01
 #: >= 1 - alpha - this (fraction)
 COVERAGE_TOLERANCE = 0.015
 
-MEASURES = ("rejection", "coverage", "power", "refused")
+MEASURES = ("rejection", "coverage", "power", "refused", "share")
 
 
 #: the suffix of a decision that is shown for contrast only
@@ -68,3 +69,31 @@ def families() -> dict:
         module = importlib.import_module(f"{__name__}.{info.name}")
         out[module.NAME] = module
     return out
+
+
+def cells_of(module, *, quick: bool = False, pools=()) -> tuple[list, list]:
+    """A family's cells to run here, and one line per cell skipped.
+
+    A family on real pools may define ``pool_cells(spec, quick=False) -> list[dict]`` (its
+    cells on one pool, a name or a path: ``--llm-pools`` replaces its default pools with
+    these) and ``missing(params) -> str | None`` (why a cell cannot run here: its pool is
+    absent). Other families run their :data:`CELLS` (or ``QUICK_CELLS``).
+
+    Returns
+    -------
+    (list of dict, list of str)
+        The cells, in order; the distinct lines of the cells skipped.
+    """
+    if pools and hasattr(module, "pool_cells"):
+        cells = [c for spec in pools for c in module.pool_cells(spec, quick=quick)]
+    else:
+        cells = list(module.QUICK_CELLS if quick else module.CELLS)
+    why = getattr(module, "missing", lambda params: None)
+    kept, lines = [], []
+    for params in cells:
+        line = why(params)
+        if line is None:
+            kept.append(params)
+        elif line not in lines:
+            lines.append(line)
+    return kept, lines

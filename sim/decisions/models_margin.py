@@ -175,6 +175,30 @@ def _intervals(base, variant, margin):
     return out
 
 
+def claim_verdict(base, variant, claim: str, margin: float) -> np.ndarray:
+    """Each experiment's verdict of ``claim`` at ``margin`` as ``evaluate --design models
+    --claim C --margin M`` prints it: :func:`protocols.claims.models_claim` on the runs
+    (Tango's test for one 0/1 run, the bounded score test on repeats) at :data:`ALPHA`.
+
+    Parameters
+    ----------
+    base, variant : ndarray, shape (experiments, runs, n)
+        0/1 scores (or fractions) of each run on each question.
+    claim : str
+        ``"non_inferiority"``, ``"equivalence"``, ...
+    margin : float
+        Fraction (0.02 = 2 pp).
+
+    Returns
+    -------
+    ndarray of str, shape (experiments,)
+        ``"shown"``, ``"refuted"`` or ``"inconclusive"`` (the gate's exit status:
+        :data:`protocols.claims.EXIT_STATUS`).
+    """
+    return claims.models_claim(base, variant, claim, margin, ALPHA,
+                               binary_one_run=base.shape[-2] == 1).verdict
+
+
 #: the true deltas of every cell's three data sets, in units of its margin
 _DELTAS = (("low", -1.0), ("zero", 0.0), ("high", 1.0))
 
@@ -212,9 +236,8 @@ def _draw(params: dict, sims: int, rng):
             # of 100 questions won by the baseline alone was "refuted", evaluate says
             # "inconclusive"). Whether a claim is shown reads the lower bound, equal in both.
             new = next(iter(rules))
-            verdicts[(new, "non_inferiority")] = claims.models_claim(
-                base, variant, "non_inferiority", margin, ALPHA,
-                binary_one_run=base.shape[-2] == 1).verdict
+            verdicts[(new, "non_inferiority")] = claim_verdict(base, variant,
+                                                               "non_inferiority", margin)
             yield label, base, variant, verdicts
 
 

@@ -1,16 +1,16 @@
 """``python -m sim.llm_pools.build SOURCE --input PATH... --out POOL.csv[.gz]`` (also
 ``evalcal pools build``): build an item pool from its public source file(s).
 
-SOURCE is one of the registered builders (:mod:`sim.llm_pools.builders`: matharena,
-livecodebench, terminal-bench, swebench); each names its repository, pinned commit, path(s),
+SOURCE is one of the registered builders (:mod:`sim.llm_pools.builders`, one module per
+public source; ``--help`` lists them); each names its repository, pinned commit, path(s),
 the sha256 of the shared pool it reproduces and the commands that fetch the source
 (``git show COMMIT:PATH > FILE``) and build. The inputs are checked before any work (their
 count, each a non-empty regular file, ``--out`` a ``.csv`` or ``.csv.gz``), the rows are
 checked by the pool reader's own rules (:func:`evalcal_core.pools.check_frame`; ragged
 sources with ``complete_models``), then the pool is written atomically under the output
 folder's lock (gzip when ``--out`` ends in ``.gz``, with no time stamp, so the same source
-gives the same bytes). The printed line gives the sha256 of the CSV and whether it equals
-the shared pool's.
+gives the same bytes). The printed lines give the sha256 of the CSV, whether it equals the
+shared pool's, and the source's models the builder left out, with why.
 """
 
 from __future__ import annotations
@@ -51,6 +51,8 @@ class BuiltPool:
         sha256 of :attr:`csv`.
     matches_shared : bool
         Whether :attr:`sha256` is the shared pool's (the builder's documented checksum).
+    left_out : tuple of str
+        Models of the source the builder left out, each with why (the builder's rule).
     """
 
     source: str
@@ -59,6 +61,7 @@ class BuiltPool:
     csv: bytes
     sha256: str
     matches_shared: bool
+    left_out: tuple = ()
 
 
 def build(source: str, inputs) -> BuiltPool:
@@ -82,12 +85,14 @@ def build(source: str, inputs) -> BuiltPool:
     """
     builder = builders.get(source)
     paths = builder.check_inputs(inputs)
-    frame = builder.frame(paths)[list(POOL_COLUMNS)]
+    frame = builder.frame(paths)
+    left_out = tuple(frame.attrs.get("left_out", ()))
+    frame = frame[list(POOL_COLUMNS)]
     pool = check_frame(frame.copy(), f"{OWNER} {source}: the pool built from --input",
                        complete_models=builder.ragged)
     csv = frame.to_csv(index=False, lineterminator=builder.newline).encode()
     digest = hashlib.sha256(csv).hexdigest()
-    return BuiltPool(source, frame, pool, csv, digest, digest == builder.sha256)
+    return BuiltPool(source, frame, pool, csv, digest, digest == builder.sha256, left_out)
 
 
 def write_pool(built: BuiltPool, out) -> Path:
@@ -145,6 +150,9 @@ def main(argv=None) -> int:
     same = ("equals the shared pool's" if built.matches_shared else
             f"differs from the shared pool's {builders.get(config.source).sha256[:12]}...")
     print(f"wrote {out}: {shape}; sha256 of the CSV {built.sha256} ({same})")
+    if built.left_out:
+        print(f"left out {len(built.left_out)} model(s) of the source: "
+              + ", ".join(built.left_out))
     return 0
 
 

@@ -136,9 +136,38 @@ def swebench_source(tmp_path):
     return [path], expected
 
 
+def _sha12(text):
+    return hashlib.sha1(text.encode("utf-8")).hexdigest()[:12]
+
+
+def _annotation(instruction, dataset, preference, generator="x"):
+    return {"instruction": instruction, "output_1": "ref", "generator_1": "gpt4_1106_preview",
+            "dataset": dataset, "output_2": "out", "generator_2": generator,
+            "annotator": "weighted_alpaca_eval_gpt4_turbo", "preference": preference}
+
+
+def alpacaeval_source(tmp_path):
+    """Three model folders ("m-2" before "m" by path, as in the repository's listing): "m"
+    and "m-2" have both instructions (preference 1 + p); "short" lacks one and is left
+    out. Items are the instructions' sha1 prefixes."""
+    base = tmp_path / "results"
+    annot = "weighted_alpaca_eval_gpt4_turbo/annotations.json"
+    ins = ("Say hi.", "Écris un poème.")
+    _json(base / "m" / annot, [_annotation(ins[0], "koala", 1.25),
+                               _annotation(ins[1], "oasst", 2)])
+    _json(base / "m-2" / annot, [_annotation(ins[1], "oasst", 1.0, "example"),
+                                 _annotation(ins[0], "koala", 1.5)])
+    _json(base / "short" / annot, [_annotation(ins[0], "koala", 1.5)])
+    a, b = _sha12(ins[0]), _sha12(ins[1])
+    expected = _rows(("m-2", b, 0, 0.0, "oasst"), ("m-2", a, 0, 0.5, "koala"),
+                     ("m", a, 0, 0.25, "koala"), ("m", b, 0, 1.0, "oasst"))
+    return [base / name / annot for name in ("short", "m", "m-2")], expected
+
+
 #: builder name -> the writer of its tiny source (every registered builder has one)
 SOURCES = {"matharena": matharena_source, "livecodebench": livecodebench_source,
-           "terminal-bench": terminal_bench_source, "swebench": swebench_source}
+           "terminal-bench": terminal_bench_source, "swebench": swebench_source,
+           "alpacaeval": alpacaeval_source}
 NAMES = builders.names()
 
 
@@ -154,6 +183,13 @@ def test_builder_gives_the_hand_computed_rows(name, tmp_path):
     pd.testing.assert_frame_equal(got.astype(str), expected.astype(str))
     assert built.sha256 == hashlib.sha256(built.csv).hexdigest()
     assert not built.matches_shared
+    assert built.left_out == LEFT_OUT.get(name, ())
+
+
+#: what each tiny source's builder leaves out, and why
+LEFT_OUT = {"livecodebench": ("One (n=1) (one generation)",),
+            "swebench": ("sys-none (no per-instance details)",),
+            "alpacaeval": ("short (1 of 2 instructions)",)}
 
 
 @pytest.mark.parametrize("name", NAMES)
@@ -227,6 +263,7 @@ def _write(tmp_path, name, text):
 
 
 TB = "results/terminal-bench-core@0.1.1/sys/run1/results.json"
+AE = "results/m/weighted_alpaca_eval_gpt4_turbo/annotations.json"
 BAD = [
     ("livecodebench", "perf.json", "", r"is empty"),
     ("livecodebench", "perf.json", "[1, 2]", r"has no key 'performances'; expected "
@@ -256,6 +293,13 @@ BAD = [
      '"is_resolved": true, "failure_mode": "unset"}]}', r"without '.K-of-N'"),
     ("terminal-bench", TB, '{"results": [{"task_id": "t", "trial_name": "t.1-of-1", '
      '"is_resolved": "yes", "failure_mode": "unset"}]}', r"record 0 has 'is_resolved' = 'yes'"),
+    ("alpacaeval", AE, '{"instruction": "x"}', r"holds no records; expected AlpacaEval's"),
+    ("alpacaeval", AE, '[{"instruction": "x", "dataset": "d", "preference": 2.5}]',
+     r"record 0 has preference 2.5, not in \[1, 2\]"),
+    ("alpacaeval", AE, '[{"instruction": "x", "dataset": "d", "preference": null}]',
+     r"record 0 has 'preference' = None"),
+    ("alpacaeval", "annotations.json", '[{"instruction": "x", "dataset": "d", '
+     '"preference": 1.5}]', r"is not in a 'MODEL/weighted_alpaca_eval_gpt4_turbo/' folder"),
     ("swebench", "lb.json", '{"leaderboards": [{"name": "Lite", "results": []}]}',
      r"has no leaderboard named 'bash-only'"),
     ("swebench", "lb.json", '{"leaderboards": [{"name": "bash-only", "results": [{"folder": '
@@ -282,7 +326,7 @@ def test_bad_options_are_one_line_exit_2(tmp_path, capsys):
     src = _write(tmp_path, "t.js", 'var result_data = [{"m": 25.0, "question": 1}]')
     cases = [
         (["nope", "--input", src, "--out", "p.csv"], r"'source' parameter must be one of "
-         r"livecodebench, matharena, swebench, terminal-bench\. Got 'nope'"),
+         + re.escape(", ".join(NAMES)) + r"\. Got 'nope'"),
         (["matharena", "--input", src, src, "--out", "p.csv"],
          r"'--input' option of .* matharena must be exactly 1 file\(s\) \(eth-sri/matharena.ai "
          r"@ 8fdd9ab : static/js/table_data.js\)\. Got 2"),
@@ -367,8 +411,21 @@ def _swebench_from(frame, tmp_path):
                   {"leaderboards": [{"name": "bash-only", "results": results}]})]
 
 
+def _alpacaeval_from(frame, tmp_path):
+    """One annotations file per model, preference 1 + score (exact: the shared scores are
+    p - 1 for p in [1, 2]). An item name is a sha1 prefix with no known preimage: the
+    instruction is "instruction ITEM", and the returned map names the items back."""
+    annot = "weighted_alpaca_eval_gpt4_turbo/annotations.json"
+    paths = [_json(tmp_path / "results" / m / annot,
+                   [_annotation(f"instruction {q}", c, 1.0 + x)
+                    for q, x, c in zip(rows["item"], rows["score"], rows["cluster"])])
+             for m, rows in frame.groupby("model", sort=False)]
+    return paths, {_sha12(f"instruction {q}"): q for q in frame["item"].unique()}
+
+
 WRITE_BACK = {"matharena": _matharena_from, "livecodebench": _lcb_from,
-              "terminal-bench": _tbench_from, "swebench": _swebench_from}
+              "terminal-bench": _tbench_from, "swebench": _swebench_from,
+              "alpacaeval": _alpacaeval_from}
 
 
 def test_every_builder_has_a_write_back():
@@ -384,6 +441,14 @@ def test_shared_pool_is_rebuilt_byte_for_byte(name, tmp_path):
     frame = pd.read_csv(_shared(name), dtype={"item": str})
     if name == "matharena":
         frame["item"] = frame["item"].astype(int)
-    built = build(name, WRITE_BACK[name](frame, tmp_path))
+    source = WRITE_BACK[name](frame, tmp_path)
+    if isinstance(source, tuple):  # item names that cannot be written back: renamed after
+        paths, names = source
+        built = build(name, paths)
+        renamed = built.frame.assign(item=built.frame["item"].map(names))
+        newline = builders.get(name).newline
+        assert renamed.to_csv(index=False, lineterminator=newline).encode() == csv
+        return
+    built = build(name, source)
     assert built.csv == csv
     assert built.matches_shared

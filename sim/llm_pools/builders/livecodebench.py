@@ -53,12 +53,14 @@ def lcb_table(data, where, attempts: int = ATTEMPTS) -> pd.DataFrame:
     -------
     pandas.DataFrame
         Columns ``model, item, attempt, score, cluster``; per record, ``attempts`` rows, the
-        passing ones first.
+        passing ones first; ``attrs["left_out"]`` names the single-generation models.
     """
     perf = need(data, "performances", where, EXPECTED, list)
     table = records(perf, where, {"question_id": str, "model": str, "pass@1": (int, float),
                                   "platform": str}, EXPECTED)
-    table = table[~table["model"].str.contains(SINGLE_SAMPLE, regex=False)]
+    single = table["model"].str.contains(SINGLE_SAMPLE, regex=False)
+    left_out = tuple(f"{m} (one generation)" for m in dict.fromkeys(table["model"][single]))
+    table = table[~single]
     if table.empty:
         raise refuse(where, f"has only single-generation models {SINGLE_SAMPLE}; expected "
                             f"models with {attempts} generations")
@@ -71,13 +73,15 @@ def lcb_table(data, where, attempts: int = ATTEMPTS) -> pd.DataFrame:
                             f"{plain(row['pass@1'])}, not a multiple of 100/{attempts} in [0, 100]")
     n = len(table)
     attempt = np.tile(np.arange(attempts), n)
-    return pd.DataFrame({
+    frame = pd.DataFrame({
         "model": np.repeat(table["model"].to_numpy(), attempts),
         "item": np.repeat(table["question_id"].to_numpy(), attempts),
         "attempt": attempt,
         # k passing generations first: attempt a passes when a < k
         "score": (attempt < np.repeat(np.rint(passed).astype(int), attempts)).astype(int),
         "cluster": np.repeat(table["platform"].to_numpy(), attempts)})
+    frame.attrs["left_out"] = left_out
+    return frame
 
 
 @register

@@ -39,19 +39,21 @@ def swebench_table(data, where, leaderboard: str = LEADERBOARD) -> pd.DataFrame:
     Returns
     -------
     pandas.DataFrame
-        Columns ``model, item, attempt, score, cluster``; one attempt per instance.
+        Columns ``model, item, attempt, score, cluster``; one attempt per instance;
+        ``attrs["left_out"]`` names the systems without per-instance details.
     """
     boards = need(data, "leaderboards", where, EXPECTED, list)
     board = next((b for b in boards if isinstance(b, dict) and b.get("name") == leaderboard),
                  None)
     if board is None:
         raise refuse(where, f"has no leaderboard named {leaderboard!r}; expected {EXPECTED}")
-    rows = []
+    rows, left_out = [], []
     for i, result in enumerate(need(board, "results", where, EXPECTED, list)):
         folder = need(result, "folder", where, EXPECTED, str)
         details = result.get("per_instance_details")
         if not details:
-            continue  # a system published without per-instance results
+            left_out.append(f"{folder} (no per-instance details)")
+            continue
         if not isinstance(details, dict):
             raise refuse(where, f"result {i} ({folder!r}) has per_instance_details of type "
                                 f"{type(details).__name__}; expected {EXPECTED}")
@@ -66,7 +68,9 @@ def swebench_table(data, where, leaderboard: str = LEADERBOARD) -> pd.DataFrame:
             rows.append((folder, instance, 0, int(resolved), instance.split("__", 1)[0]))
     if not rows:
         raise refuse(where, f"has no system with per_instance_details on {leaderboard!r}")
-    return pd.DataFrame(rows, columns=["model", "item", "attempt", "score", "cluster"])
+    frame = pd.DataFrame(rows, columns=["model", "item", "attempt", "score", "cluster"])
+    frame.attrs["left_out"] = tuple(left_out)
+    return frame
 
 
 @register

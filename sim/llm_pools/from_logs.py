@@ -10,7 +10,10 @@ Questions missing from some arm are left out (counted in the printed line), so e
 has every item. The pool is checked with the reader's own rules before anything is written
 (:func:`evalcal_core.pools.check_frame`: ragged runs, scores outside [0, 1], ...); the output's
 folder is locked while it is written, and the file is written to a temporary name and renamed,
-so no partial pool is ever left.
+so no partial pool is ever left. The folder keeps its empty ``.lock`` afterwards, as every
+writer's does (:func:`evalcal_core.outdir.locked_out`, also ``sim.llm_pools.build`` and the
+commands' output folders): deleting it would let a writer that opened the old file and one
+that creates a new one both hold "the" lock.
 """
 
 from __future__ import annotations

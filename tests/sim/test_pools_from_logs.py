@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import zipfile
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -12,6 +13,11 @@ from in_process import run_in_process
 
 from evalcal_cli import main as evalcal
 from sim import generators
+from sim.calibrate import main as calibrate
+
+#: a real lm-eval output folder (lm-eval 0.4.13, its dummy model on a 6-document task, seeds
+#: 1 and 2: tests/fixtures/logs/README.md), whose lines the multi-run logs below reuse
+LM_EVAL = Path(__file__).resolve().parents[1] / "fixtures" / "logs" / "lm_eval" / "dummy"
 
 
 def _inspect(path, table: np.ndarray, groups=None):
@@ -74,3 +80,55 @@ def test_ragged_runs_are_refused_before_writing(tmp_path):
     bad = run_in_process(evalcal, "evalcal", "pools", "from-logs", "--arm", "x",
                          "--out", str(out))
     assert bad.returncode == 2 and "NAME=LOG" in bad.stderr
+
+
+def _lm_eval_runs(folder, table: np.ndarray, model: str):
+    """lm-eval ``--log_samples`` output of ``table.shape[0]`` runs (seeds 1, 2, ...) of one
+    task: ``samples_tiny_qa_<date>.jsonl`` with ``results_<date>.json`` beside it, as lm-eval
+    writes them (the real fixture's lines and results, with ``acc`` of document q in run r
+    set to ``table[r, q]``)."""
+    sample = sorted(LM_EVAL.glob("samples_*.jsonl"))[0]
+    lines = [json.loads(line) for line in sample.read_text().splitlines()]
+    results = json.loads(sorted(LM_EVAL.glob("results_*.json"))[0].read_text())
+    folder.mkdir(parents=True)
+    for r, row in enumerate(table):
+        date = f"2026-11-24T18-{r:02d}-01.000001"
+        with open(folder / f"samples_tiny_qa_{date}.jsonl", "w") as f:
+            for line in lines:
+                f.write(json.dumps({**line, "acc": float(row[line["doc_id"]])}) + "\n")
+        meta = {**results, "model_name": model,
+                "config": {**results["config"], "random_seed": r + 1}}
+        (folder / f"results_{date}.json").write_text(json.dumps(meta))
+    return folder
+
+
+def test_lm_eval_runs_become_a_pool_that_calibrate_accepts(tmp_path):
+    """Several lm-eval sample files of one task per arm (runs by seed) -> a pool whose
+    attempts are the runs in seed order -> ``sim.calibrate --generator llm_items`` A/A rows
+    (effect 0, k = 1 and 2)."""
+    rng = np.random.default_rng(3)
+    n = len(sorted(LM_EVAL.glob("samples_*.jsonl"))[0].read_text().splitlines())
+    tables = {"org/base": rng.random((4, n)) < 0.5, "org/new": rng.random((4, n)) < 0.7}
+    args = []
+    for i, (name, table) in enumerate(tables.items()):
+        args += ["--arm", f"{name}={_lm_eval_runs(tmp_path / f'arm{i}', table, name)}"]
+    out = tmp_path / "pools" / "lm.csv"
+    res = run_in_process(evalcal, "evalcal", "pools", "from-logs", *args, "--out", str(out))
+    assert res.returncode == 0, res.stderr
+    assert f"2 model(s) x {n} items x 4 attempts" in res.stdout
+    # no temporary file left; the empty lock stays, as every writer's does (outdir.locked_out)
+    assert sorted(p.name for p in out.parent.iterdir()) == [".lock", "lm.csv"]
+    frame = pd.read_csv(out)
+    for name, table in tables.items():
+        part = frame[frame["model"] == name].pivot(index="attempt", columns="item",
+                                                   values="score")
+        np.testing.assert_array_equal(part[list(range(n))].to_numpy(), table)
+    cal = tmp_path / "cal"
+    done = run_in_process(calibrate, "python -m sim.calibrate", "--generator", "llm_items",
+                          "--param", f"pool={out}", "model=org/new", "--k", "1", "2",
+                          "--sims", "40", "--protocols", "paired_t_questions", "--out",
+                          str(cal), "--no-plot", "--quiet")
+    assert done.returncode == 0, done.stderr
+    rows = pd.read_csv(cal / "calibration.csv")
+    assert set(rows["k"]) == {1, 2} and set(rows["effect_pp"]) == {0.0}
+    assert rows["sims"].eq(40).all()

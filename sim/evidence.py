@@ -495,6 +495,8 @@ def main(argv=None) -> int:
     args = build_parser().parse_args(argv)
     config = config_from_args(EvidenceConfig, args)
     start = time.perf_counter()
+    # before the table is written: a table written into the checkout would mark it dirty
+    version = code_version()
     with run_outputs(args.out, "python -m sim.evidence",
                      known=("evidence.csv", "evidence.json", "cells")) as outputs:
         out = outputs.path
@@ -509,7 +511,7 @@ def main(argv=None) -> int:
                 "complete_models": config.complete_models,
                 "dropped_models": {pool_source(p): list(pool_data(p, config.complete_models)[0]
                                                         .dropped) for p in config.llm_pools},
-                "date": datetime.date.today().isoformat(), "code_version": code_version(),
+                "date": datetime.date.today().isoformat(), "code_version": version,
                 "build_seconds": round(time.perf_counter() - start, 1), "jobs": args.jobs,
                 "rows": len(table)}
         (out / "evidence.json").write_text(json.dumps(meta, indent=2) + "\n")

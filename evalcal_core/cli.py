@@ -55,6 +55,19 @@ class ArgumentParser(argparse.ArgumentParser):
             prog = prog_name(prog)
         kwargs["allow_abbrev"] = False
         super().__init__(*args, prog=prog, description=help_text(description), **kwargs)
+        #: callables run on the parsed namespace (:func:`evalcal_core.options.add_options`
+        #: adds one per declared constraint)
+        self.checks: list = []
+
+    def parse_args(self, args=None, namespace=None):
+        """argparse's namespace, after every check in :attr:`checks` (an
+        :class:`~evalcal_core.validate.InvalidParameterError` is the one-line error): a value
+        is refused before the command locks a folder or starts workers, also where the
+        command never builds a checked config from it."""
+        parsed = super().parse_args(args, namespace)
+        for check in self.checks:
+            check(parsed)
+        return parsed
 
     def error(self, message):
         print(f"{self.prog}: error: {' '.join(str(message).split())}", file=sys.stderr)

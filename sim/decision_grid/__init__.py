@@ -75,6 +75,7 @@ from evalcal_core.options import (
     out_option,
     seed_option,
     sims_option,
+    workers,
 )
 from evalcal_core.validate import Interval, InvalidParameterError, Optional, fail
 
@@ -344,7 +345,8 @@ def run_grid(config: GridConfig) -> pd.DataFrame:
     if not cells:                        # every chosen cell's pool is absent here
         return pd.DataFrame(columns=columns)
     by_key = {(n, _cell_key(p)): p for n, p in cells}
-    first = Parallel(n_jobs=config.jobs)(
+    # no more worker processes than cells or cores (each holds numpy, scipy and pandas)
+    first = Parallel(n_jobs=workers(config.jobs, len(cells)))(
         delayed(_run_cell)(n, p, config.sims, config.seed, 0) for n, p in cells)
     frame = pd.DataFrame([r for (n, p), res in zip(cells, first)
                           for r in _rows(n, p, res, config.sims)])
@@ -359,7 +361,7 @@ def run_grid(config: GridConfig) -> pd.DataFrame:
             break
         look += 1
         chunks = [schedule.next_sims(drawn) for _, _, drawn in again]
-        more = Parallel(n_jobs=config.jobs)(
+        more = Parallel(n_jobs=workers(config.jobs, len(again)))(
             delayed(_run_cell)(n, by_key[(n, c)], chunk, config.seed, look)
             for (n, c, _), chunk in zip(again, chunks))
         extra = pd.DataFrame([r for (n, c, _), chunk, res in zip(again, chunks, more)

@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from joblib import delayed
 from tqdm import tqdm
 
-from evalcal_core.options import Execution
+from evalcal_core.options import ALL_CORES, Execution, workers
 
 from .cache import CellCache, CellSpec
 from .cells import chunk_size
@@ -77,12 +77,18 @@ def execute(requests, run: Execution, desc: str = "calibrating"):
             # pandas) would take longer than the cells. Results do not depend on jobs.
             jobs = 1
         else:
+            # No more workers than cells or cores: an idle worker only costs its start and
+            # its memory.
+            jobs = workers(jobs, len(tasks))
             # loky keeps its workers between calls: later rounds (the seed-budget search)
             # reuse them at no start-up cost.
-            _loky_started = True
+            _loky_started = _loky_started or jobs > 1
+    elif backend == "dask":
+        # a local cluster starts --jobs worker processes (a given scheduler ignores jobs)
+        jobs = workers(jobs, len(tasks))
     # A cell run in this process may use every core it was given; one in a worker, one.
     in_process = backend == "loky" and jobs == 1
-    threads = (requested if requested >= 1 else None) if in_process else 1
+    threads = min(requested, ALL_CORES) if in_process else 1
     names = sorted({g.name for g, *_ in tasks})
     bar = tqdm(total=len(tasks), desc=f"{desc} {', '.join(names)}", unit="cell",
                file=sys.stderr, disable=not progress or not tasks)

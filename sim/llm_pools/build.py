@@ -10,7 +10,7 @@ checked by the pool reader's own rules (:func:`evalcal_core.pools.check_frame`; 
 sources with ``complete_models``), then the pool is written atomically under the output
 folder's lock (gzip when ``--out`` ends in ``.gz``, with no time stamp, so the same source
 gives the same bytes). The printed lines give the sha256 of the CSV, whether it equals the
-shared pool's, and the source's models the builder left out, with why.
+shared pool's, and what of the source the builder left out, with why.
 """
 
 from __future__ import annotations
@@ -52,7 +52,8 @@ class BuiltPool:
     matches_shared : bool
         Whether :attr:`sha256` is the shared pool's (the builder's documented checksum).
     left_out : tuple of str
-        Models of the source the builder left out, each with why (the builder's rule).
+        What of the source the builder left out (models, questions), each with why (the
+        builder's rule).
     """
 
     source: str
@@ -151,8 +152,7 @@ def main(argv=None) -> int:
             f"differs from the shared pool's {builders.get(config.source).sha256[:12]}...")
     print(f"wrote {out}: {shape}; sha256 of the CSV {built.sha256} ({same})")
     if built.left_out:
-        print(f"left out {len(built.left_out)} model(s) of the source: "
-              + ", ".join(built.left_out))
+        print("left out of the source: " + "; ".join(built.left_out))
     return 0
 
 

@@ -16,6 +16,7 @@ import os
 import re
 import subprocess
 import sys
+import zipfile
 from pathlib import Path
 
 import pandas as pd
@@ -164,10 +165,38 @@ def alpacaeval_source(tmp_path):
     return [base / name / annot for name in ("short", "m", "m-2")], expected
 
 
+def _zip(path: Path, records, member=None) -> Path:
+    """A zip holding one JSON file (the repository's layout)."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with zipfile.ZipFile(path, "w") as archive:
+        archive.writestr(member or path.name.replace(".zip", ".json"), json.dumps(records))
+    return path
+
+
+def _question(qid, category, answer, pred):
+    return {"question_id": qid, "question": "?", "options": ["a", "b"], "answer": answer,
+            "answer_index": 0, "cot_content": "", "category": category, "src": "s",
+            "pred": pred, "generated_text": "..."}
+
+
+def mmlupro_source(tmp_path):
+    """Two zips (names give the models, "b" given first); question 9 is missing from "b"
+    (left out for every model); "a"'s null prediction scores 0; items by id."""
+    a = _zip(tmp_path / "model_outputs_a_5shots.zip",
+             [_question(9, "law", "B", "B"), _question(3, "math", "A", None),
+              _question(1, "law", "C", "C")])
+    b = _zip(tmp_path / "model_outputs_b_5shots.json.zip",
+             [_question(1, "law", "C", "D"), _question(3, "math", "A", "A")],
+             member="model_outputs_b_5shots.json")
+    expected = _rows(("a", 1, 0, 1, "law"), ("a", 3, 0, 0, "math"),
+                     ("b", 1, 0, 0, "law"), ("b", 3, 0, 1, "math"))
+    return [b, a], expected
+
+
 #: builder name -> the writer of its tiny source (every registered builder has one)
 SOURCES = {"matharena": matharena_source, "livecodebench": livecodebench_source,
            "terminal-bench": terminal_bench_source, "swebench": swebench_source,
-           "alpacaeval": alpacaeval_source}
+           "alpacaeval": alpacaeval_source, "mmlu-pro": mmlupro_source}
 NAMES = builders.names()
 
 
@@ -189,7 +218,8 @@ def test_builder_gives_the_hand_computed_rows(name, tmp_path):
 #: what each tiny source's builder leaves out, and why
 LEFT_OUT = {"livecodebench": ("One (n=1) (one generation)",),
             "swebench": ("sys-none (no per-instance details)",),
-            "alpacaeval": ("short (1 of 2 instructions)",)}
+            "alpacaeval": ("short (1 of 2 instructions)",),
+            "mmlu-pro": ("1 question(s) some input lacks",)}
 
 
 @pytest.mark.parametrize("name", NAMES)
@@ -322,6 +352,25 @@ def test_bad_source_is_one_line_exit_2(name, file, text, match, tmp_path, capsys
     assert not (tmp_path / "p.csv").exists()
 
 
+def test_bad_mmlupro_zip_is_one_line_exit_2(tmp_path, capsys):
+    plain = _write(tmp_path, "model_outputs_m_5shots.zip", "not a zip")
+    two = tmp_path / "model_outputs_n_5shots.zip"
+    with zipfile.ZipFile(two, "w") as archive:
+        archive.writestr("a.json", "[]")
+        archive.writestr("b.json", "[]")
+    named = _zip(tmp_path / "outputs.zip", [_question(1, "law", "A", "A")])
+    bad_id = _zip(tmp_path / "model_outputs_k_5shots.zip", [_question("1", "law", "A", "A")])
+    cases = [(plain, r"is not a zip archive"), (two, r"holds 2 JSON files"),
+             (named, r"is not named model_outputs_MODEL_5shots.zip"),
+             (bad_id, r"record 0 has 'question_id' = '1'")]
+    for path, match in cases:
+        code = call_main(main, OWNER, ["mmlu-pro", "--input", str(path), "--out",
+                                       str(tmp_path / "p.csv")])
+        err = capsys.readouterr().err
+        assert code == 2 and len(err.splitlines()) == 1, err
+        assert re.search(match, err) and str(path) in err, err
+
+
 def test_bad_options_are_one_line_exit_2(tmp_path, capsys):
     src = _write(tmp_path, "t.js", 'var result_data = [{"m": 25.0, "question": 1}]')
     cases = [
@@ -423,23 +472,36 @@ def _alpacaeval_from(frame, tmp_path):
     return paths, {_sha12(f"instruction {q}"): q for q in frame["item"].unique()}
 
 
+def _mmlupro_from(frame, tmp_path):
+    """One zip per model; pred = answer when the score is 1, else null."""
+    return [_zip(tmp_path / f"model_outputs_{m}_5shots.zip",
+                 [_question(int(q), c, "A", "A" if x else None)
+                  for q, x, c in zip(rows["item"], rows["score"], rows["cluster"])])
+            for m, rows in frame.groupby("model", sort=False)]
+
+
 WRITE_BACK = {"matharena": _matharena_from, "livecodebench": _lcb_from,
               "terminal-bench": _tbench_from, "swebench": _swebench_from,
-              "alpacaeval": _alpacaeval_from}
+              "alpacaeval": _alpacaeval_from, "mmlu-pro": _mmlupro_from}
 
 
 def test_every_builder_has_a_write_back():
     assert sorted(WRITE_BACK) == NAMES
 
 
-@pytest.mark.parametrize("name", NAMES)
+#: write-backs that take seconds (28 zips of 12,002 records): run with the slow tests
+SLOW_WRITE_BACK = {"mmlu-pro"}
+
+
+@pytest.mark.parametrize("name", [pytest.param(n, marks=pytest.mark.slow)
+                                  if n in SLOW_WRITE_BACK else n for n in NAMES])
 def test_shared_pool_is_rebuilt_byte_for_byte(name, tmp_path):
     """The shared CSV from a source written back from its own rows: the builder's row order,
     attempt numbering and line ending are the shared file's (the real source, fetched by the
     documented commands, gives the same bytes: the sha256 above)."""
     csv = _shared_csv(name)
     frame = pd.read_csv(_shared(name), dtype={"item": str})
-    if name == "matharena":
+    if name in ("matharena", "mmlu-pro"):
         frame["item"] = frame["item"].astype(int)
     source = WRITE_BACK[name](frame, tmp_path)
     if isinstance(source, tuple):  # item names that cannot be written back: renamed after

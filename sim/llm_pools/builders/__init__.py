@@ -2,10 +2,10 @@
 
 Each module converts one public source's published result file(s) into a pool
 ``model, item, attempt, score, cluster`` (:mod:`evalcal_core.pools`): ``matharena``,
-``livecodebench``, ``terminal_bench``, ``swebench``, ``alpacaeval``. A builder's docstring and class
-attributes name the repository, the pinned commit, the path, the sha256 of the shared pool
-it reproduces and the commands that fetch the source and build the pool. The package imports
-every module here, so a new source is one new file.
+``livecodebench``, ``terminal_bench``, ``swebench``, ``alpacaeval``, ``mmlupro``. A builder's
+docstring and class attributes name the repository, the pinned commit, the path, the sha256
+of the shared pool it reproduces and the commands that fetch the source and build the pool.
+The package imports every module here, so a new source is one new file.
 """
 
 from __future__ import annotations

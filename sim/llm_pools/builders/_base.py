@@ -129,6 +129,15 @@ def names() -> list[str]:
     return BUILDERS.names()
 
 
+def doc_commands(doc: str | None) -> str:
+    """The shell lines of a builder module's docstring: its literal block after the last
+    ``::``, unindented (stated once there where a model list makes them long); empty when
+    docstrings are stripped (``python -OO``)."""
+    if not doc or "::\n\n" not in doc:
+        return ""
+    return doc.rsplit("::\n\n", 1)[1].replace("\n    ", "\n").strip() + "\n"
+
+
 # --------------------------------------------------------------------------------------------
 # Reading a source file
 

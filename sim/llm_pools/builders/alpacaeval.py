@@ -50,7 +50,7 @@ import pandas as pd
 
 from evalcal_core.validate import plain
 
-from ._base import PoolBuilder, read_json, records, refuse, register
+from ._base import PoolBuilder, doc_commands, read_json, records, refuse, register
 
 EXPECTED = ("AlpacaEval's annotations.json: a list of {instruction, dataset, preference} "
             "records, preference in [1, 2]")
@@ -58,10 +58,8 @@ EXPECTED = ("AlpacaEval's annotations.json: a list of {instruction, dataset, pre
 ANNOTATOR = "weighted_alpaca_eval_gpt4_turbo"
 #: hex digits of the instruction's sha1 that name an item
 ITEM_DIGITS = 12
-#: the commands of the docstring (stated once there: the model list is long); empty when
-#: docstrings are stripped (python -OO)
-COMMANDS = (__doc__.split("::\n\n", 1)[1].replace("\n    ", "\n").strip() + "\n"
-            if __doc__ else "")
+#: the commands of the docstring (stated once there: the model list is long)
+COMMANDS = doc_commands(__doc__)
 
 
 def item_id(instruction: str) -> str:

@@ -194,10 +194,12 @@ class LogAlignment:
     def summary_lines(self) -> list[str]:
         """What was matched and what was left out, one finding per line."""
         arms = self.scores.arms
-        lines = [f"{self.scores.n} questions matched; " + "; ".join(
+        # with more than two arms only the arms that lost questions are named: "; " only
+        # when something follows
+        lines = ["; ".join([f"{self.scores.n} questions matched"] + [
             f"{len(self.dropped[a])} only in {_arm_words(a)}"
             + (f" ({ids(self.dropped[a])})" if self.dropped[a] else "")
-            for a in arms if len(arms) == 2 or self.dropped[a])]
+            for a in arms if len(arms) == 2 or self.dropped[a]])]
         shown = ", ".join(" with ".join(pair) for pair in self.run_pairs[:5])
         more = f", ... ({len(self.run_pairs) - 5} more)" if len(self.run_pairs) > 5 else ""
         lines.append(f"{len(self.run_pairs)} run(s) paired by {self.matched_by} "

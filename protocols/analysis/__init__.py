@@ -185,7 +185,8 @@ def analyze(scores: ArmScores, design: Design, plan: Plan) -> Analysis:
             base, var, kind=design.kind, alpha=alpha, protocols=plan.protocols,
             rng=plan.seed, params=plan.params, clusters=codes, factor=plan.factor)
         notes = notes_for(base, var, alpha, rows, study=designs.of(design), factor=plan.factor,
-                          unit=plan.unit, names_=scores.arms)
+                          unit=plan.unit, names_=scores.arms,
+                          run_ids=scores.run_ids)
     stream = (stream_summary(scores, design, alpha, plan.fraction, method=plan.stream_method,
                              claim=plan.claim, margin=plan.margin) if plan.stream else None)
     # the evidence is read from the shipped table, for the protocol the verdict reports

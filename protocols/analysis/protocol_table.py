@@ -134,16 +134,25 @@ FEW_DIFFERING = 30
 
 
 def notes_for(base, variant, alpha, rows=(), *, study, factor=100.0, unit="pp",
-              names_=("baseline", "variant")) -> list[str]:
+              names_=("baseline", "variant"), run_ids=()) -> list[str]:
     """Advice a user needs to read the table (``rows``: the verdicts, for their notes;
     ``study``: the design's :class:`~protocols.analysis.designs.DesignAnalysis`, whose
-    :meth:`~protocols.analysis.designs.DesignAnalysis.table_notes` come after the shape)."""
+    :meth:`~protocols.analysis.designs.DesignAnalysis.table_notes` come after the shape;
+    ``run_ids``: the runs' labels, so that a protocol reading the first run only names it,
+    e.g. ``epoch 1``)."""
     k, n = base.shape
     b_name, v_name = names_
-    notes = [f"{k} runs, {n} question(s) per run; estimates are {v_name} minus {b_name} "
-             f"in {unit}."]
+    notes = [f"{k} run{'' if k == 1 else 's'}, {n} question(s) per run; estimates are "
+             f"{v_name} minus {b_name} in {unit}."]
     notes.extend(study.table_notes(base, variant, alpha, factor, unit))
-    notes.extend(f"{r.protocol}: {r.note}." for r in rows if r.note)
+    first = ""
+    if k > 1 and len(run_ids) == k:
+        label = run_ids[0]
+        # the protocols reading only run 1 name it: "epoch 1" from logs, a CSV's seed value
+        first = f"; its run 1 is {label if isinstance(label, str) else f'seed {label}'}"
+    notes.extend(f"{r.protocol}: {r.note}"
+                 + (first if protocol_class(r.protocol).uses_first_seed_only else "") + "."
+                 for r in rows if r.note)
     notes.append("Rows marked with a pitfall (for this design) are shown for teaching: do not "
                  "report them.")
     return notes

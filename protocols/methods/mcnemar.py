@@ -341,6 +341,16 @@ class McNemar(Protocol):
         check_bool(self.correction, "correction", self.name)
         check_choice(self.ci, "ci", CI_METHODS, self.name)
 
+    def decision_note(self, batch) -> str:
+        """Which run the table read, when there are several: its estimate is run 1's alone
+        and so differs from the averaged protocols' beside it (the statistics are unchanged:
+        the first run, as always)."""
+        if batch.k < 2:
+            return ""
+        return (f"read run 1 of {batch.k} only (the first in the runs' order; the other "
+                f"{batch.k - 1} ignored), so its estimate is that run's difference; "
+                "paired_t_questions averages every run")
+
     def _evaluate(self, batch, alpha, rng):
         b0 = batch.base[..., 0, :]
         v0 = batch.variant[..., 0, :]

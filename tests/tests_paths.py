@@ -17,6 +17,11 @@ REPO = FIXTURES.parents[1]
 CACHE_DIRS = frozenset({".git", ".tox", "__pycache__", ".pytest_cache", ".hypothesis",
                         ".ruff_cache", ".venv", "venv"})
 CACHE_SUFFIXES = (".pyc", ".nbi", ".nbc", ".egg-info")
+#: the user's output folders (ignored by git): the commands' default output root and the
+#: data caches. A user may run ``reports.build`` or a calibration in the checkout while the
+#: suite runs; what lands there is theirs (the tests write under a temporary working folder,
+#: ``conftest._cwd_outside_the_checkout``), so the snapshot leaves these folders out
+USER_OUTPUT_DIRS = ("reports/output", "data_cache", "data_pack", "real_runs/pool/.cache")
 
 
 def _is_cache(name: str) -> bool:
@@ -24,7 +29,8 @@ def _is_cache(name: str) -> bool:
 
 
 def checkout_snapshot(root=REPO) -> dict[str, tuple]:
-    """Every file and folder under ``root`` but the caches, with what a write changes.
+    """Every file and folder under ``root`` but the caches and the user's output folders
+    (:data:`USER_OUTPUT_DIRS`), with what a write changes.
 
     Returns
     -------
@@ -35,8 +41,9 @@ def checkout_snapshot(root=REPO) -> dict[str, tuple]:
     root = Path(root)
     out = {}
     for folder, dirs, files in os.walk(root):
-        dirs[:] = sorted(d for d in dirs if not _is_cache(d))
         rel = Path(folder).relative_to(root)
+        dirs[:] = sorted(d for d in dirs if not _is_cache(d)
+                         and (rel / d).as_posix() not in USER_OUTPUT_DIRS)
         for d in dirs:
             out[(rel / d).as_posix()] = ("dir",)
         for f in files:

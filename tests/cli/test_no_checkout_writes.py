@@ -14,7 +14,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from tests_paths import REPO, checkout_changes, checkout_snapshot
+from tests_paths import REPO, USER_OUTPUT_DIRS, checkout_changes, checkout_snapshot
 
 from evalcal_core.cli import call_main
 
@@ -56,13 +56,23 @@ def test_snapshot_sees_writes_and_ignores_caches(tmp_path):
         (root / cache).parent.mkdir(parents=True, exist_ok=True)
         (root / cache).write_text("")
     assert checkout_changes(before, checkout_snapshot(root)) == []
+    # the user's output folders: a reports.build run beside the suite writes there
     (root / "reports" / "output").mkdir(parents=True)
     (root / "reports" / "output" / "a.csv").write_text("a\n")
+    (root / "reports" / "a.csv").write_text("a\n")
     (root / "pkg" / "mod.py").write_text("x = 2\n")
     (root / "old.txt").unlink()
     assert checkout_changes(before, checkout_snapshot(root)) == [
-        "created reports", "created reports/output", "created reports/output/a.csv",
-        "changed pkg/mod.py", "removed old.txt"]
+        "created reports", "created reports/a.csv", "changed pkg/mod.py", "removed old.txt"]
+
+
+def test_user_output_folders_are_the_ignored_ones():
+    """Every folder the snapshot leaves out is one git ignores (so nothing committed hides
+    there), asked of git itself."""
+    for folder in USER_OUTPUT_DIRS:
+        probe = f"{folder}/probe.csv"
+        done = subprocess.run(["git", "check-ignore", "-q", probe], cwd=REPO, timeout=60)
+        assert done.returncode == 0, f"{folder} is not ignored by .gitignore"
 
 
 def _throwaway_checkout(root: Path) -> Path:

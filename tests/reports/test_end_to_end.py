@@ -27,10 +27,13 @@ def test_every_family_takes_part():
 
 
 def test_quick_cells_agree_end_to_end():
-    """A few experiments of every family's quick cells: no disagreement."""
+    """A few experiments of every family's quick cells: no disagreement. A real-pool family
+    whose pools are absent here has no cell to run (the grid says so in one line)."""
     report = check_families(6, quick=True)
     assert report.mismatches == []
-    assert set(report.by_family) == set(_with_sample())
+    runnable = {name for name in _with_sample()
+                if decisions.cells_of(decisions.families()[name], quick=True)[0]}
+    assert set(report.by_family) == runnable
     assert all(count >= 6 for count in report.by_family.values())
 
 

@@ -280,8 +280,8 @@ def matrix(cells: dict, source: str, word: str, field: str, runs_order=None) -> 
     if not filled.all():
         i, j = np.argwhere(~filled)[0]
         raise InvalidParameterError(f"{source}: {qname(word, questions[j])} has no {field!r} score "
-                                    f"in {runs[i]} (every question needs a score in each of the "
-                                    f"{len(runs)} runs: {ids(runs)})")
+                                    f"in {runs[i]} (every question needs a score in each run: "
+                                    f"{ids(runs)})")
     finite = np.isfinite(scores)
     if not finite.all():
         i, j = np.argwhere(~finite)[0]

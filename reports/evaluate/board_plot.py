@@ -16,7 +16,10 @@ from __future__ import annotations
 import numpy as np
 
 from .._save import save_png
-from .forest import FOREST_DPI, check_forest_path, plot_label
+from .forest import FOREST_DPI, WRAP_CHARS, check_forest_path, keep_inside, wrapped_label
+
+#: lines a system's name may take on the board (a row per system: longer names are cut)
+BOARD_LINES = 5
 
 #: label size (points) of a row: smaller on long boards so that the rows do not overlap
 LABEL_POINTS = {40: 8.0, 90: 6.5}
@@ -30,9 +33,16 @@ def _by_rows(table: dict, m: int, default: float) -> float:
     return next((v for limit, v in sorted(table.items()) if m <= limit), default)
 
 
-def figure_size(m: int) -> tuple[float, float]:
-    """Width and height (inches) of the figure for ``m`` systems."""
-    return 7.5, 1.6 + m * _by_rows(ROW_INCHES, m, LONG_ROW_INCHES)
+def figure_size(m: int, lines: int = 1) -> tuple[float, float]:
+    """Width and height (inches) of the figure for ``m`` systems whose longest label takes
+    ``lines`` lines."""
+    return 7.5, 1.6 + m * _by_rows(ROW_INCHES, m, LONG_ROW_INCHES) * max(1.0, 0.7 * lines)
+
+
+def name_lines(names) -> int:
+    """Lines the longest of ``names`` takes as a row label (at most :data:`BOARD_LINES`)."""
+    longest = max((len(str(n)) for n in names), default=1)
+    return min(BOARD_LINES, -(-longest // WRAP_CHARS))
 
 
 def plot_board(board, names, *, fraction: bool = True, unit: str = "", ax=None):
@@ -61,7 +71,7 @@ def plot_board(board, names, *, fraction: bool = True, unit: str = "", ax=None):
     if ax is None:
         import matplotlib.pyplot as plt
 
-        _, ax = plt.subplots(figsize=figure_size(len(names)))
+        _, ax = plt.subplots(figsize=figure_size(len(names), name_lines(names)))
     from matplotlib.ticker import MaxNLocator
 
     order = np.asarray(board.order)
@@ -82,8 +92,9 @@ def plot_board(board, names, *, fraction: bool = True, unit: str = "", ax=None):
               colors=colors, lw=3, capstyle="projecting", zorder=2, gid="rank intervals")
     ax.scatter(rank, y, s=14, color="black", zorder=3, gid="rank by mean")
     means = np.asarray(board.means)[order] * (100.0 if fraction else 1.0)
-    shown = [f"{plot_label(names[i])}  {v:.1f}%" if fraction
-             else f"{plot_label(names[i])}  {v:.4g}" for i, v in zip(order, means)]
+    shown = [f"{wrapped_label(names[i], lines=BOARD_LINES)}  {v:.1f}%" if fraction
+             else f"{wrapped_label(names[i], lines=BOARD_LINES)}  {v:.4g}"
+             for i, v in zip(order, means)]
     ax.set_yticks(y, shown, fontsize=_by_rows(LABEL_POINTS, m, SMALL_POINTS))
     ax.set_ylim(-0.6, m - 0.4)
     ax.set_xlim(0.3, m + 0.7)
@@ -102,13 +113,20 @@ def plot_board(board, names, *, fraction: bool = True, unit: str = "", ax=None):
 
 def write_board_plot(board, names, path, *, fraction: bool = True, unit: str = "") -> str:
     """Draw :func:`plot_board` on a new figure and write it to ``path`` (PNG, atomically)."""
+    path = check_forest_path(path)
+    return str(save_png(board_figure(board, names, fraction=fraction, unit=unit), path,
+                        dpi=FOREST_DPI))
+
+
+def board_figure(board, names, *, fraction: bool = True, unit: str = ""):
+    """:func:`plot_board` on a new figure, laid out so that no title or label is cut;
+    returns the figure (the caller saves or embeds it)."""
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    path = check_forest_path(path)
-    fig, ax = plt.subplots(figsize=figure_size(len(names)))
+    fig, ax = plt.subplots(figsize=figure_size(len(names), name_lines(names)))
     plot_board(board, names, fraction=fraction, unit=unit, ax=ax)
-    fig.tight_layout()
-    return str(save_png(fig, path, dpi=FOREST_DPI))
+    keep_inside(fig, [ax.title, ax.xaxis.label])
+    return fig

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import math
 import re
+import textwrap
 from pathlib import Path
 
 from evalcal_core.atomic import check_target
@@ -15,6 +16,11 @@ from .._save import save_png
 #: characters kept of an arm name in a tick label (a 5,000-character name would make the
 #: figure thousands of inches wide, and matplotlib refuse it)
 MAX_LABEL = 40
+
+#: a long name is wrapped over lines of this many characters, at most this many lines (a
+#: 200-character model name is shown whole), then cut with an ellipsis
+WRAP_CHARS = 40
+WRAP_LINES = 6
 
 #: resolution of the --forest PNGs, dots per inch
 FOREST_DPI = 120
@@ -61,24 +67,68 @@ def plot_label(name: str, limit: int = MAX_LABEL) -> str:
     so that no mathtext is parsed, and a name longer than ``limit`` characters is cut
     with an ellipsis.
     """
-    text = _CONTROL.sub(lambda m: m.group().encode("unicode_escape").decode("ascii"),
+    return _cut(_visible(name), limit).replace("$", r"\$")
+
+
+def _visible(name) -> str:
+    """Control characters as their visible escapes."""
+    return _CONTROL.sub(lambda m: m.group().encode("unicode_escape").decode("ascii"),
                         str(name))
-    if len(text) > limit:
-        text = text[: limit - 1] + "\u2026"
-    return text.replace("$", r"\$")
 
 
-def forest_plot(analysis, units, path) -> str:
-    """Write the forest plot to ``path`` (PNG, atomically) and return the path."""
+def _cut(text: str, limit: int) -> str:
+    return text[: limit - 1] + "\u2026" if len(text) > limit else text
+
+
+def wrapped_label(name: str, width: int = WRAP_CHARS, lines: int = WRAP_LINES) -> str:
+    """``name`` as :func:`plot_label` makes it safe, over lines of at most ``width``
+    characters (broken anywhere: model names rarely have spaces), at most ``lines`` lines."""
+    text = _cut(_visible(name), width * lines)
+    # cut into lines before escaping ``$``: a line break between ``\`` and ``$`` would
+    # leave a bare ``$`` (mathtext)
+    return "\n".join(text[i:i + width].replace("$", r"\$")
+                     for i in range(0, max(len(text), 1), width))
+
+
+def keep_inside(fig, texts, *, min_chars: int = 16) -> None:
+    """Lay ``fig`` out and wrap each of ``texts`` (titles, axis labels) until it lies
+    inside the figure.
+
+    A title or x-label is centred on its axes; long tick labels push the axes right, so a
+    long line would run past the figure's edge and be cut in the PNG. Each line is re-wrapped
+    at 85% of its width until the text's box is inside the figure (or the lines are
+    ``min_chars`` characters), and the layout redone.
+    """
+    fig.tight_layout()
+    for text in texts:
+        lines = text.get_text().split("\n")
+        width = max(len(line) for line in lines)
+        while width > min_chars:
+            box = text.get_window_extent(fig.canvas.get_renderer())
+            if box.x0 >= fig.bbox.x0 - 0.5 and box.x1 <= fig.bbox.x1 + 0.5:
+                break
+            width = int(0.85 * width)
+            text.set_text("\n".join(textwrap.fill(line, width, break_on_hyphens=False)
+                                    for line in lines))
+            fig.tight_layout()
+
+
+def forest_figure(analysis, units):
+    """The forest plot of ``analysis`` on a new figure, laid out so that no label is cut;
+    returns the figure (the caller saves or embeds it)."""
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    path = check_forest_path(path)
     comps = analysis.comparisons
     f = units.factor
-    fig, ax = plt.subplots(figsize=(7.5, 1.5 + 0.45 * len(comps)))
+    labels = [f"{wrapped_label(c.variant)}\n- {wrapped_label(c.base)}" if
+              max(len(c.variant), len(c.base)) > WRAP_CHARS
+              else f"{plot_label(c.variant)} - {plot_label(c.base)}" for c in reversed(comps)]
+    # each row as tall as its label's lines need
+    rows = max(label.count("\n") + 1 for label in labels)
+    fig, ax = plt.subplots(figsize=(7.5, 1.5 + max(0.45, 0.17 * rows) * len(comps)))
     for i, c in enumerate(comps):
         y = len(comps) - 1 - i
         if not math.isnan(c.ci_low):
@@ -95,15 +145,20 @@ def forest_plot(analysis, units, path) -> str:
         for x in marks[analysis.claim]:
             ax.axvline(x, color="C3", ls="--", lw=1)
     ax.set_yticks(range(len(comps)))
-    ax.set_yticklabels([f"{plot_label(c.variant)} - {plot_label(c.base)}"
-                        for c in reversed(comps)])
+    ax.set_yticklabels(labels, fontsize=8 if rows > 1 else None)
     kind = INTERVAL_KIND.get(analysis.correction, analysis.correction)
-    ax.set_xlabel(f"difference ({units.name}); thick: {100 * analysis.sim_level:.4g}% "
-                  f"{kind} interval, thin above: unadjusted")
+    xlabel = ax.set_xlabel(f"difference ({units.name}); thick: {100 * analysis.sim_level:.4g}% "
+                           f"{kind} interval, thin above: unadjusted")
     margin = (f"\ndashed: {analysis.claim} margin" if analysis.claim and analysis.margin
               else "")
-    ax.set_title(f"{plot_label(analysis.primary)}, {analysis.design.describe()}{margin}",
-                 fontsize=9)
+    title = ax.set_title(f"{plot_label(analysis.primary)}, {analysis.design.describe()}"
+                         f"{margin}", fontsize=9)
     ax.set_ylim(-0.6, len(comps) - 0.3)
-    fig.tight_layout()
-    return str(save_png(fig, path, dpi=FOREST_DPI))
+    keep_inside(fig, [title, xlabel])
+    return fig
+
+
+def forest_plot(analysis, units, path) -> str:
+    """Write the forest plot to ``path`` (PNG, atomically) and return the path."""
+    path = check_forest_path(path)
+    return str(save_png(forest_figure(analysis, units), path, dpi=FOREST_DPI))

@@ -1,0 +1,77 @@
+"""Long model names are never clipped (issue 47 item 2): the forest's and the board's title,
+x-label and row labels lie inside the figure, and a 200-character name is shown whole."""
+
+from __future__ import annotations
+
+import matplotlib
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt  # noqa: E402
+import numpy as np  # noqa: E402
+import pandas as pd  # noqa: E402
+import pytest  # noqa: E402
+
+from reports.evaluate import compare  # noqa: E402
+from reports.evaluate.board_plot import board_figure  # noqa: E402
+from reports.evaluate.forest import forest_figure, wrapped_label  # noqa: E402
+
+LONG = "meta-llama/Llama-3.1-405B-Instruct-Turbo-" + "finetuned-on-a-long-suffix-" * 6
+LONG = LONG[:200]
+NAMES = ("<script>alert(1)</script>", "A & B $x$", LONG)
+
+
+def _frame(names=NAMES, n=60, seed=0):
+    rng = np.random.default_rng(seed)
+    return pd.DataFrame([{"seed": 0, "arm": arm, "question": f"q{q}",
+                          "score": int(rng.random() < 0.55 + 0.05 * i)}
+                         for i, arm in enumerate(names) for q in range(n)])
+
+
+def _assert_inside(fig):
+    """Everything drawn (titles, labels, the tick labels in view) lies inside the figure:
+    the figure's tight box, in inches, within its size (0.01 inch of rounding)."""
+    fig.canvas.draw()
+    box = fig.get_tightbbox(fig.canvas.get_renderer())
+    width, height = fig.get_size_inches()
+    assert box.x0 >= -0.01 and box.y0 >= -0.01, box
+    assert box.x1 <= width + 0.01 and box.y1 <= height + 0.01, (box, width, height)
+    ax = fig.axes[0]
+    for text in (ax.title, ax.xaxis.label):
+        assert text.get_window_extent().x1 <= fig.bbox.x1 + 0.5, text.get_text()
+
+
+def _unwrapped(label: str) -> str:
+    return label.replace("\n", "").replace(r"\$", "$")
+
+
+def test_wrapped_label_keeps_a_200_character_name_whole_and_escapes_dollars():
+    label = wrapped_label(LONG)
+    assert _unwrapped(label) == LONG and max(map(len, label.split("\n"))) <= 40
+    # a line break never falls between the backslash and its dollar
+    assert wrapped_label("x" * 39 + "$y") == "x" * 39 + r"\$" + "\n" + "y"
+    assert _unwrapped(wrapped_label("z" * 5000)).endswith("\u2026")
+
+
+@pytest.mark.parametrize("names", [NAMES, ("a", "b"), (LONG, LONG[::-1])])
+def test_forest_labels_inside_the_figure(names):
+    fig = forest_figure((result := compare(_frame(names))).analysis, result.units)
+    try:
+        _assert_inside(fig)
+        ticks = [_unwrapped(t.get_text()) for t in fig.axes[0].get_yticklabels()]
+        assert any(LONG in t for t in ticks) == (LONG in names)
+    finally:
+        plt.close(fig)
+
+
+@pytest.mark.parametrize("names", [NAMES, tuple(f"{LONG[:150]}-{i}" for i in range(8))])
+def test_board_labels_inside_the_figure(names):
+    result = compare(_frame(names), leaderboard=True)
+    fig = board_figure(result.board, list(result.scores.arms), unit=result.board_unit)
+    try:
+        _assert_inside(fig)
+        ticks = [_unwrapped(t.get_text()) for t in fig.axes[0].get_yticklabels()]
+        for name in names:
+            assert any(t.startswith(name + "  ") for t in ticks), name
+        assert "possibly best" in fig.axes[0].get_title().replace("\n", " ")
+    finally:
+        plt.close(fig)

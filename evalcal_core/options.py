@@ -28,15 +28,29 @@ from collections.abc import Callable
 from dataclasses import dataclass, field, fields
 from pathlib import Path
 
-from evalcal_core.validate import Constraint, Interval, Options, validate
+from evalcal_core.validate import AllOf, Constraint, Interval, Options, Rule, validate
 
 #: upper bounds checked before any work (a typo such as --sims 10^12 must not start a run)
 MAX_SIMS = 10**7
 MAX_JOBS = 4096
+#: the smallest ``--alpha`` a command takes: a sign-flip or permutation p sampled from
+#: 10,000 patterns is never below 1 / 10,001, the tables print p to 4 decimals and intervals
+#: as 99.99%; far below it the commands printed "100% intervals" of +-inf, found no number of
+#: seeds (a StopIteration) or failed a linear program (the library's functions take any level
+#: in (0, 1): a Bonferroni level over many pairs is smaller)
+MIN_ALPHA = 1e-4
 #: the two ways simulation cells run in parallel (:mod:`sim.grid.parallel`)
 BACKENDS = ("loky", "dask")
 #: every core of this machine: the default of ``--jobs`` (results do not depend on it)
 ALL_CORES = os.cpu_count() or 1
+#: a level in (0, MIN_ALPHA) refused; any other value is left to the rule beside it (the
+#: commands whose configs check their level with ``check_alpha`` declare this one alone)
+ALPHA_FLOOR = Rule(lambda a: not 0 < a < MIN_ALPHA,
+                   f">= {MIN_ALPHA:g}: a smaller level is below what the tests' p-values "
+                   "resolve (a sampled permutation p is never below 1/10,001) and what the "
+                   "tables print")
+#: what ``--alpha`` may be: the message names the bound broken (``> 0 and < 1`` first)
+ALPHA_RULE = AllOf(Interval("real", 0, 1, low_open=True, high_open=True), ALPHA_FLOOR)
 
 
 @dataclass(frozen=True)
@@ -218,9 +232,9 @@ def seed_option(default: int = 0, **spec) -> dataclasses.Field:
 
 
 def alpha_option(default: float = 0.05, **spec) -> dataclasses.Field:
-    """``--alpha``: the two-sided significance level."""
+    """``--alpha``: the two-sided significance level, at least :data:`MIN_ALPHA`."""
     return _shared("--alpha", default, spec, kind=float, help=f"two-sided level ({default:g})",
-                   constraint=Interval("real", 0, 1, low_open=True, high_open=True))
+                   constraint=ALPHA_RULE)
 
 
 def sims_option(default: int = 2000, **spec) -> dataclasses.Field:

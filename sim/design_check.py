@@ -66,6 +66,7 @@ from evalcal_core.designs import (
 )
 from evalcal_core.designs import get as get_design
 from evalcal_core.options import (
+    ALPHA_FLOOR,
     Execution,
     add_options,
     alpha_option,
@@ -161,7 +162,7 @@ class CheckGrid:
     seeds: tuple[int, ...] = option("--seeds", (3, 8), nargs="+", kind=int,
                                     help="seeds per arm (methods designs)")
     sims: int = sims_option(2000, constraint=None)
-    alpha: float = alpha_option(constraint=None)
+    alpha: float = alpha_option(constraint=ALPHA_FLOOR)
     seed: int = seed_option(constraint=None)
     protocols: tuple[str, ...] | None = option(
         "--protocols", None, nargs="+",

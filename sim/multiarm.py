@@ -63,6 +63,7 @@ from scipy import optimize, special, stats
 
 from evalcal_core.cli import ArgumentParser, run_main
 from evalcal_core.options import (
+    ALPHA_FLOOR,
     add_options,
     alpha_option,
     config_from_args,
@@ -162,7 +163,7 @@ class MultiarmConfig:
     sims: int = sims_option(2000, constraint=None)
     max_sims: int | None = max_sims_option(constraint=None)
     seed: int = seed_option(constraint=None)
-    alpha: float = alpha_option(help="level (0.05)", constraint=None)
+    alpha: float = alpha_option(help="level (0.05)", constraint=ALPHA_FLOOR)
     rho: float = option("--rho", 0.5, kind=float,
                         help="within-seed correlation of the arms (0.5)")
     effect: float = option("--effect", 1.0, kind=float,

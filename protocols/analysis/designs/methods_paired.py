@@ -33,7 +33,14 @@ def sign_flip_note(k: int, alpha: float) -> str:
         return (f"With k = {k} the smallest attainable exact sign-flip p is {p_min:.4g}, "
                 f"below alpha = {alpha:g}: the paired protocol (paired_bca_perm) can reach "
                 f"significance.")
-    needed = next(j for j in range(k + 1, 64) if min_sign_flip_pvalue(j) < alpha)
+    # a sampled p (more seeds than the exact limit) is never below 1 / (1 + permutations),
+    # so no number of seeds may reach a small enough alpha
+    needed = next((j for j in range(k + 1, 64) if min_sign_flip_pvalue(j) < alpha), None)
+    if needed is None:
+        return (f"With k = {k} the smallest attainable exact sign-flip p is {p_min:.4g}, so "
+                f"the paired protocol (paired_bca_perm) can NEVER be significant at alpha = "
+                f"{alpha:g}, nor with any number of seeds: its p is never below "
+                f"{min(map(min_sign_flip_pvalue, range(k, 64))):.4g}.")
     return (f"With k = {k} the smallest attainable exact sign-flip p is {p_min:.4g}, so the "
             f"paired protocol (paired_bca_perm) can NEVER be significant at alpha = "
             f"{alpha:g}: k >= {needed} seeds are needed.")

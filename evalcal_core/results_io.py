@@ -4,7 +4,13 @@ Two layouts are accepted:
 
 * per seed: columns ``seed``, ``arm``, ``metric`` (one row per seed and arm);
 * per question: columns ``seed``, ``arm``, ``question``, ``score`` (one row per seed, arm and
-  question), optionally with a cluster column (``--cluster``).
+  question), optionally with a cluster column (``--cluster``); without a ``seed`` column each
+  arm is one run (fixed models: one row per arm and question).
+
+A file whose columns have other names names them (``--score-column``, ``--arm-column``,
+``--question-column``, ``--seed-column``: the ``columns`` argument); they are read as the
+reader's names, and a named column that is absent, or that clashes with one the file already
+has under the reader's name, is refused in one line.
 
 :func:`read_results_arms` reads any arm names into :class:`~evalcal_core.scores.ArmScores`
 (``runs_are="seeds"``) and checks the scores (:func:`check_arm_scores`);
@@ -42,6 +48,11 @@ from evalcal_core.validate import InvalidParameterError
 ARMS = ("baseline", "variant")
 SEED_COLUMNS = ("seed", "arm", "metric")
 QUESTION_COLUMNS = ("seed", "arm", "question", "score")
+#: the columns a file may give other names, and the option naming each (``columns`` keys)
+COLUMN_OPTIONS = {"score": "--score-column", "arm": "--arm-column",
+                  "question": "--question-column", "seed": "--seed-column"}
+#: the seed given to every row of a file without a seed column (one run per arm)
+ONE_RUN = "1"
 #: columns whose cells are names, read as written (``read_csv``'s documented ``na_values``
 #: default is kept for the number columns only)
 NAME_COLUMNS = ("arm", "question")
@@ -112,21 +123,100 @@ def _norm(column) -> str:
     return str(column).strip().lower()
 
 
-def _tidy_chunks(path, names=(), as_text=(), chunk_rows=None):
+def reader_names(path, columns=None) -> dict:
+    """Each column of ``path``'s header (stripped, lower-cased) -> the name the reader reads
+    it as: ``columns`` (``{"score": "acc", "arm": "model", ...}``, the keys of
+    :data:`COLUMN_OPTIONS`) renames the user's columns to the reader's.
+
+    The score column becomes ``score`` when the file has a question column (after renaming),
+    else ``metric`` (the per-seed layout).
+
+    Raises
+    ------
+    InvalidParameterError
+        One line naming the option: a named column the file lacks, one column named for two
+        roles, or a named column whose reader's name the file already uses for another column.
+    """
+    names = [_norm(c) for c in _header(path)]
+    given = {role: _norm(name) for role, name in (columns or {}).items() if name is not None}
+    if not given:
+        return {n: n for n in names}
+    shown = ", ".join(names) or "none"
+    roles: dict = {}
+    for role, name in given.items():
+        if name in roles:
+            raise InvalidParameterError(
+                f"{COLUMN_OPTIONS[roles[name]]} and {COLUMN_OPTIONS[role]} both name column "
+                f"{name!r} of {path}: each names a different column")
+        roles[name] = role
+        if name not in names:
+            raise InvalidParameterError(f"{COLUMN_OPTIONS[role]} {name!r} is not a column of "
+                                        f"{path}; its columns: {shown}")
+    per_question = "question" in given or "question" in names
+    target = {role: "metric" if role == "score" and not per_question else role
+              for role in given}
+    for role, name in given.items():
+        clash = target[role]
+        if clash != name and clash in names and clash not in roles:
+            raise InvalidParameterError(
+                f"{COLUMN_OPTIONS[role]} {name!r}: {path} also has a column {clash!r}, which "
+                f"would be read as the {role} too; rename or drop one of them")
+    return {n: target[roles[n]] if n in roles else n for n in names}
+
+
+def tidy_layout(path, columns=None) -> tuple[bool, bool]:
+    """``(per_question, seeded)``: whether ``path`` holds per-question scores, and whether it
+    has a seed column (a per-question file without one is one run per arm).
+
+    Raises
+    ------
+    InvalidParameterError
+        One line: the columns fit neither layout (or a ``columns`` name is wrong, see
+        :func:`reader_names`).
+    """
+    renamed = reader_names(path, columns)
+    found = set(renamed.values())
+    if set(QUESTION_COLUMNS[1:]) <= found:
+        return True, "seed" in found
+    if set(SEED_COLUMNS) <= found:
+        return False, True
+    raise InvalidParameterError(f"{path}: needs columns {', '.join(SEED_COLUMNS)} (per seed) "
+                                f"or {', '.join(QUESTION_COLUMNS)} (per question; without "
+                                "seed, one run per arm), or yours named with "
+                                f"{', '.join(COLUMN_OPTIONS.values())}; found "
+                                f"{', '.join(renamed) or 'none'}")
+
+
+def _tidy_chunks(path, names=(), as_text=(), chunk_rows=None, columns=None):
     """The rows of a tidy CSV, ``chunk_rows`` at a time, as :func:`read_tidy_frame` reads them.
 
     ``as_text`` names more columns read as text, stripped, but with the missing-value
     spellings still missing (``seed``: its type is decided once for the whole file, see
     :func:`_seed_values`, not chunk by chunk). Memory follows ``chunk_rows``
-    (:data:`CHUNK_ROWS`), not the file's size.
+    (:data:`CHUNK_ROWS`), not the file's size. Columns are renamed to the reader's names
+    (``columns``: :func:`reader_names`); a per-question file without a seed column gets one
+    holding :data:`ONE_RUN` (text, as ``as_text`` reads a seed).
     """
     wanted = set(NAME_COLUMNS) | {_norm(n) for n in names}
     header = _header(path)
-    text = [c for c in header if _norm(c) in wanted]
-    other = [c for c in header if c not in text and _norm(c) in {_norm(n) for n in as_text}]
+    renamed = reader_names(path, columns)
+    text = [c for c in header if renamed[_norm(c)] in wanted or _norm(c) in wanted]
+    other = [c for c in header if c not in text
+             and renamed[_norm(c)] in {_norm(n) for n in as_text}]
+    one_run = (set(QUESTION_COLUMNS[1:]) <= set(renamed.values())
+               and "seed" not in renamed.values())
     if isinstance(path, FrameSource):
-        yield from path.chunks(text, other, chunk_rows or CHUNK_ROWS)
-        return
+        chunks = path.chunks(text, other, chunk_rows or CHUNK_ROWS)
+    else:
+        chunks = _csv_chunks(path, header, text, other, chunk_rows)
+    for frame in chunks:
+        frame.columns = [renamed.get(c, c) for c in frame.columns]
+        if one_run:
+            frame["seed"] = ONE_RUN
+        yield frame
+
+
+def _csv_chunks(path, header, text, other, chunk_rows):
     reader = pd.read_csv(path, skipinitialspace=True, dtype={c: str for c in text + other},
                          keep_default_na=False,
                          na_values={c: list(_NA_SPELLINGS) for c in header if c not in text},
@@ -145,7 +235,8 @@ def _too_many_rows(path, limit: int) -> InvalidParameterError:
                                  "fewer arms, seeds or questions per file")
 
 
-def read_tidy_frame(path, names=(), *, max_rows: int | None = None) -> pd.DataFrame:
+def read_tidy_frame(path, names=(), *, max_rows: int | None = None,
+                    columns=None) -> pd.DataFrame:
     """A tidy CSV as a DataFrame whose name columns are text, exactly as written.
 
     ``arm``, ``question`` and the columns in ``names`` (a ``--cluster`` column) are read as
@@ -165,6 +256,9 @@ def read_tidy_frame(path, names=(), *, max_rows: int | None = None) -> pd.DataFr
     max_rows : int, optional
         The most rows read into the frame; default :data:`MAX_FRAME_ROWS` (a frame costs
         about 100-200 bytes per row).
+    columns : dict, optional
+        The user's names of the reader's columns (:func:`reader_names`); the frame's columns
+        carry the reader's names.
 
     Returns
     -------
@@ -179,13 +273,13 @@ def read_tidy_frame(path, names=(), *, max_rows: int | None = None) -> pd.DataFr
     """
     limit = MAX_FRAME_ROWS if max_rows is None else max_rows
     parts, rows = [], 0
-    for frame in _tidy_chunks(path, names):
+    for frame in _tidy_chunks(path, names, columns=columns):
         rows += len(frame)
         if rows > limit:
             raise _too_many_rows(path, limit)
         parts.append(frame)
     if not parts:  # a header and no rows
-        return pd.DataFrame(columns=[_norm(c) for c in _header(path)])
+        return pd.DataFrame(columns=list(reader_names(path, columns).values()))
     return parts[0] if len(parts) == 1 else pd.concat(parts, ignore_index=True)
 
 
@@ -204,7 +298,7 @@ def _row(path, index) -> str:
 
 def read_results_arms(path, *, percent: bool = False, metric_range=None,
                       partial_credit: bool = False, cluster: str | None = None,
-                      ragged: bool = False) -> ArmScores:
+                      ragged: bool = False, columns=None) -> ArmScores:
     """Read a tidy results CSV with any arm names into checked :class:`ArmScores`.
 
     Parameters
@@ -228,6 +322,9 @@ def read_results_arms(path, *, percent: bool = False, metric_range=None,
         ``methods_independent``): a seed an arm lacks entirely becomes a NaN row and
         ``runs_per_arm`` counts each arm's seeds. A seed with only some of the questions is
         still an error. ``False``: every seed needs every arm.
+    columns : dict, optional
+        The file's names of the reader's columns, keys of :data:`COLUMN_OPTIONS`
+        (``{"score": "acc"}`` for ``--score-column acc``); see :func:`reader_names`.
 
     Returns
     -------
@@ -242,7 +339,7 @@ def read_results_arms(path, *, percent: bool = False, metric_range=None,
         One line naming the file and the offending row, column or score.
     """
     scores = read_tidy_arms(path, scale=0.01 if percent else 1.0, cluster=cluster,
-                            ragged=ragged)
+                            ragged=ragged, columns=columns)
     declared = metric_range is not None
     value_range = tuple(metric_range) if declared else FRACTION_RANGE
     if not scores.ragged:
@@ -259,7 +356,7 @@ def read_results_arms(path, *, percent: bool = False, metric_range=None,
 
 
 def read_tidy_arms(path, *, arms=None, scale: float = 1.0, cluster: str | None = None,
-                   ragged: bool = False) -> ArmScores:
+                   ragged: bool = False, columns=None) -> ArmScores:
     """Read a tidy results CSV into :class:`ArmScores` without checking the scores' values.
 
     :func:`read_results_arms` is this read followed by :func:`check_arm_scores`; call this
@@ -281,6 +378,8 @@ def read_tidy_arms(path, *, arms=None, scale: float = 1.0, cluster: str | None =
         Column holding each question's cluster (``--cluster``); per-question files only.
     ragged : bool
         Accept arms whose seed sets differ (see :func:`read_results_arms`).
+    columns : dict, optional
+        The file's names of the reader's columns (see :func:`read_results_arms`).
 
     Returns
     -------
@@ -304,7 +403,7 @@ def read_tidy_arms(path, *, arms=None, scale: float = 1.0, cluster: str | None =
 
         check_regular(path)  # names a symbolic-link loop, a broken link, a folder, a FIFO
     try:
-        return _read_stream(path, allowed, scale, cluster, ragged)
+        return _read_stream(path, allowed, scale, cluster, ragged, columns)
     except (pd.errors.ParserError, pd.errors.EmptyDataError, UnicodeDecodeError) as exc:
         first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
         raise InvalidParameterError(f"{path}: not a readable CSV ({first})") from None
@@ -349,24 +448,26 @@ class _Codes:
 
 
 def _read_stream(path: Path, allowed, scale: float, cluster: str | None,
-                 ragged: bool) -> ArmScores:
+                 ragged: bool, names=None) -> ArmScores:
     """:func:`read_tidy_arms` on a checked path: the file read :data:`CHUNK_ROWS` rows at a
     time, each chunk checked in row order and kept as integer codes and scores."""
-    columns = [_norm(c) for c in _header(path)]
-    if set(QUESTION_COLUMNS) <= set(columns):
-        per_question, value = True, "score"
-    elif set(SEED_COLUMNS) <= set(columns):
-        per_question, value = False, "metric"
-    else:
-        raise InvalidParameterError(f"{path}: needs columns {', '.join(SEED_COLUMNS)} (per seed) "
-                                    f"or {', '.join(QUESTION_COLUMNS)} (per question); "
-                                    f"found {', '.join(columns) or 'none'}")
+    per_question, _ = tidy_layout(path, names)
+    value = "score" if per_question else "metric"
+    renamed = reader_names(path, names)
+    columns = list(renamed)
     if cluster is not None:
         cluster = cluster.strip().lower()
+        if renamed.get(cluster, cluster) in QUESTION_COLUMNS + SEED_COLUMNS:
+            # the cluster must be a column of its own: one of the reader's would file every
+            # question (or seed, arm, score) under itself
+            raise InvalidParameterError(f"{path}: --cluster {cluster!r} is the "
+                                        f"{renamed.get(cluster, cluster)} column; name the "
+                                        "column holding each question's cluster")
     keys = ["seed", "arm"] + (["question"] if per_question else [])
     found = {c: _Codes(path, c) for c in keys + ([cluster] if cluster is not None else [])}
     values, rows, checked = [], 0, False
-    for frame in _tidy_chunks(path, () if cluster is None else (cluster,), as_text=("seed",)):
+    for frame in _tidy_chunks(path, () if cluster is None else (cluster,), as_text=("seed",),
+                              columns=names):
         if not checked:
             if frame.empty:
                 raise InvalidParameterError(f"{path}: has a header but no rows")
@@ -379,7 +480,8 @@ def _read_stream(path: Path, allowed, scale: float, cluster: str | None,
             checked = True
         if rows + len(frame) > MAX_ROWS:
             raise _too_many_rows(path, MAX_ROWS)
-        arm, score = _check_chunk(frame, rows, path, per_question, cluster, allowed, value)
+        arm, score = _check_chunk(frame, rows, path, per_question, cluster, allowed, value,
+                                  {v: k for k, v in renamed.items()})
         found["seed"].add(frame["seed"])
         found["arm"].add(arm)
         if per_question:
@@ -414,9 +516,12 @@ def _read_stream(path: Path, allowed, scale: float, cluster: str | None,
                       ragged=ragged, allowed=allowed)
 
 
-def _check_chunk(frame, offset: int, path, per_question: bool, cluster, allowed, value):
+def _check_chunk(frame, offset: int, path, per_question: bool, cluster, allowed, value,
+                 written=None):
     """One chunk's empty cells, arm names and scores checked in row order; ``(arm, score)``
-    (the arm names lower-cased where ``allowed`` holds them, the scores as floats)."""
+    (the arm names lower-cased where ``allowed`` holds them, the scores as floats).
+    ``written``: the file's name of each reader's column (messages name the user's)."""
+    written = written or {}
     for column in ("seed", "arm") + (("question",) if per_question else ()) + (
             (cluster,) if cluster is not None else ()):
         # name columns hold "" where empty; the others NaN (pandas' missing spellings)
@@ -425,7 +530,8 @@ def _check_chunk(frame, offset: int, path, per_question: bool, cluster, allowed,
             missing |= (frame[column].astype(str).str.strip() == "").to_numpy(dtype=bool)
         if missing.any():
             at = _row(path, offset + missing.argmax())
-            raise InvalidParameterError(f"{path}: {at}: column {column!r} is empty")
+            raise InvalidParameterError(f"{path}: {at}: column "
+                                        f"{written.get(column, column)!r} is empty")
     arm = frame["arm"]
     if allowed is not None:
         arm = arm.str.lower()
@@ -434,14 +540,16 @@ def _check_chunk(frame, offset: int, path, per_question: bool, cluster, allowed,
             i = int(bad_arm.argmax())
             names = [repr(a) for a in allowed]
             names = " or ".join([", ".join(names[:-1]), names[-1]] if len(names) > 1 else names)
-            raise InvalidParameterError(f"{path}: {_row(path, offset + i)}: column 'arm' "
-                                        f"must be {names}, got {frame['arm'].iloc[i]!r}")
+            raise InvalidParameterError(f"{path}: {_row(path, offset + i)}: column "
+                                        f"{written.get('arm', 'arm')!r} must be {names}, got "
+                                        f"{frame['arm'].iloc[i]!r}")
     score = pd.to_numeric(frame[value], errors="coerce").to_numpy(dtype=float, na_value=np.nan)
     bad_value = ~np.isfinite(score)
     if bad_value.any():
         i = int(bad_value.argmax())
-        raise InvalidParameterError(f"{path}: {_row(path, offset + i)}: column {value!r} "
-                                    f"must be a finite number, got {_show(frame[value].iloc[i])}")
+        raise InvalidParameterError(f"{path}: {_row(path, offset + i)}: column "
+                                    f"{written.get(value, value)!r} must be a finite number, "
+                                    f"got {_show(frame[value].iloc[i])}")
     return arm, score
 
 

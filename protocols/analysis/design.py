@@ -30,6 +30,8 @@ from evalcal_core.validate import InvalidParameterError, fail
 
 #: how a printed reason says to declare the design instead
 OVERRIDE = "override with --design NAME"
+#: ``runs_from`` of a results file without a seed column: its one run per arm is said so
+NO_SEED_COLUMN = "no seed column: each arm is one fixed model"
 
 
 @dataclass(frozen=True)
@@ -112,7 +114,8 @@ def _inferred(scores: ArmScores, runs_from: str) -> tuple[StudyDesign, str]:
     """The kind the data says, and why: the units from the runs' kind, paired seeds, and
     clusters exactly when the questions have them (the registry's rule names the kind)."""
     if scores.r == 1:
-        compare, why = COMPARE_MODELS, "one run per arm"
+        compare, why = COMPARE_MODELS, "one run per arm" + (
+            f" ({runs_from})" if runs_from == NO_SEED_COLUMN else "")
     elif scores.runs_are == "repeats":
         compare, why = COMPARE_MODELS, (f"runs are repeats ({runs_from or 'repeated decoding'}) "
                                         "of fixed models")

@@ -20,9 +20,15 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from evalcal_core.results_io import FrameSource, read_results_arms, read_tidy_frame
+from evalcal_core.results_io import (
+    FrameSource,
+    read_results_arms,
+    read_tidy_frame,
+    tidy_layout,
+)
 from evalcal_core.scores import ArmScores, Arrival
 from evalcal_core.validate import InvalidParameterError, fail
+from protocols.analysis.design import NO_SEED_COLUMN
 
 SEED_COLUMNS = ("seed", "arm", "metric")
 QUESTION_COLUMNS = ("seed", "arm", "question", "score")
@@ -52,7 +58,8 @@ def _item(x):
 
 
 def read_tidy(path, *, percent=False, metric_range=None, partial_credit=False,
-              cluster: str | None = None, order_by: str | None = None) -> Loaded:
+              cluster: str | None = None, order_by: str | None = None,
+              columns: dict | None = None) -> Loaded:
     """A tidy CSV (or the same table as a DataFrame) with any arm names, through
     :func:`evalcal_core.results_io.read_results_arms` (checked scores; ``baseline`` first).
 
@@ -67,6 +74,11 @@ def read_tidy(path, *, percent=False, metric_range=None, partial_credit=False,
 
     The scores keep the order the units arrived in (:class:`evalcal_core.scores.Arrival`):
     the file's rows, or with ``order_by`` that column (:func:`arrival_by_column`).
+
+    ``columns`` names the file's own columns for the reader's (``--score-column`` and the
+    like: :func:`evalcal_core.results_io.reader_names`). A per-question file without a seed
+    column is one run per arm (fixed models), and the design's reason says so
+    (:data:`protocols.analysis.design.NO_SEED_COLUMN`).
     """
     if isinstance(path, pd.DataFrame):
         path = FrameSource(path)
@@ -78,21 +90,25 @@ def read_tidy(path, *, percent=False, metric_range=None, partial_credit=False,
     if cluster is not None and (in_memory or Path(path).is_file()):
         try:
             # arms, questions and clusters as written: "NA" is a name, "1" and "1.0" two
-            frame = read_tidy_frame(path, (cluster,))
-        except (pd.errors.ParserError, pd.errors.EmptyDataError, UnicodeDecodeError, OSError):
-            frame = None
+            frame = read_tidy_frame(path, (cluster,), columns=columns)
+        except (pd.errors.ParserError, pd.errors.EmptyDataError, UnicodeDecodeError, OSError,
+                InvalidParameterError):
+            frame = None  # the reader below names the fault
         if frame is not None:
             name = cluster.strip().lower()
             if {"question", "arm", name} <= set(frame.columns) and not frame.empty:
                 _clusters_of(frame, name, frame["arm"].astype(str).str.strip(), str(path))
     scores = read_results_arms(path, percent=percent, metric_range=metric_range,
-                               partial_credit=partial_credit, cluster=cluster, ragged=True)
+                               partial_credit=partial_credit, cluster=cluster, ragged=True,
+                               columns=columns)
     if order_by is not None:
-        scores = replace(scores, arrival=arrival_by_column(path, order_by, scores))
-    return Loaded(scores, scores.question_ids != ("metric",), runs_from="a seed column")
+        scores = replace(scores, arrival=arrival_by_column(path, order_by, scores, columns))
+    seeded = tidy_layout(path, columns)[1]
+    return Loaded(scores, scores.question_ids != ("metric",),
+                  runs_from="a seed column" if seeded else NO_SEED_COLUMN)
 
 
-def arrival_by_column(path, column: str, scores: ArmScores) -> Arrival:
+def arrival_by_column(path, column: str, scores: ArmScores, columns=None) -> Arrival:
     """The arrival order ``--order-by COLUMN`` states: each question and each seed arrives
     at its smallest value of the column (its first row once the rows are sorted by it).
 
@@ -106,7 +122,7 @@ def arrival_by_column(path, column: str, scores: ArmScores) -> Arrival:
         finite (naming the row and the value).
     """
     name = column.strip().lower()
-    frame = read_tidy_frame(path, (name,))
+    frame = read_tidy_frame(path, (name,), columns=columns)
     if name not in frame.columns:
         raise fail("--order-by", f"a column of {path} ({', '.join(frame.columns)})", column)
     cells = frame[name].astype(str)

@@ -44,6 +44,7 @@ _CLUSTERED = " or ".join(d.name for d in designs() if d.clustered)
 LOGS = "harness logs"
 DESIGN = "design (inferred when omitted; always printed first)"
 COMPARISONS = "comparisons"
+COLUMNS = "columns of a results CSV (when yours have other names)"
 
 GATE_HELP = """\
 claims and --gate (exit status):
@@ -144,6 +145,22 @@ class EvaluateOptions:
     partial_credit: bool = option("--partial-credit", False, switch=True,
                                   help="allow a few scores other than 0 and 1 in a "
                                        "per-question file")
+    score_column: str | None = option("--score-column", None, metavar="COLUMN",
+                                      group=COLUMNS,
+                                      help="the results CSV's column of scores (default "
+                                           "score, or metric per seed)")
+    arm_column: str | None = option("--arm-column", None, metavar="COLUMN", group=COLUMNS,
+                                    help="the column naming each row's arm (default arm)")
+    model_column: str | None = option("--model-column", None, metavar="COLUMN",
+                                      group=COLUMNS, help="the same as --arm-column")
+    question_column: str | None = option("--question-column", None, metavar="COLUMN",
+                                         group=COLUMNS,
+                                         help="the column naming each row's question "
+                                              "(default question)")
+    seed_column: str | None = option("--seed-column", None, metavar="COLUMN", group=COLUMNS,
+                                     help="the column naming each row's run (default seed; "
+                                          "a file without one is one run per arm: fixed "
+                                          "models)")
     seed: int = seed_option(help="seed of the resampling (0)")
     json: bool = option("--json", False, switch=True, help="machine-readable output")
     format: str = option("--format", "text", metavar="FORMAT", constraint=Options(FORMATS),
@@ -203,6 +220,9 @@ class EvalConfig:
     stream: bool = False
     stream_method: str = STREAM_METHODS[0]
     order_by: str | None = None
+    #: the results CSV's names of the reader's columns (``{"score": "acc"}``), see
+    #: :func:`evalcal_core.results_io.reader_names`
+    columns: dict = field(default_factory=dict)
 
 
 def _epilog() -> str:
@@ -263,6 +283,34 @@ def _arms(opts: EvaluateOptions, results) -> dict:
                 raise fail(flag, "used with harness logs (--arm NAME=PATH, or --baseline and "
                            "--variant): it reads them", value)
     return arms
+
+
+def _columns(opts: EvaluateOptions) -> dict:
+    """``{reader's column: the CSV's}`` from ``--score-column`` and the like (only those
+    given); refused with logs, and where two name one column."""
+    if opts.arm_column is not None and opts.model_column is not None:
+        raise fail(("--arm-column", "--model-column"), "given one at a time (the same "
+                   "option)", got="both")
+    given = {"score": ("--score-column", opts.score_column),
+             "arm": ("--arm-column" if opts.model_column is None else "--model-column",
+                     opts.arm_column if opts.model_column is None else opts.model_column),
+             "question": ("--question-column", opts.question_column),
+             "seed": ("--seed-column", opts.seed_column)}
+    given = {role: pair for role, pair in given.items() if pair[1] is not None}
+    seen: dict = {}
+    for flag, name in given.values():
+        if not name.strip():
+            raise fail(flag, "a column name", name)
+        key = name.strip().lower()
+        if key in seen:
+            raise fail((seen[key], flag), "names of different columns",
+                       got=f"{name!r} for both")
+        seen[key] = flag
+    if given and (opts.arm or opts.baseline is not None):
+        flag, name = next(iter(given.values()))
+        raise fail(flag, "given with a results CSV (harness logs name their own fields: "
+                   "--metric)", name)
+    return {role: name for role, (_, name) in given.items()}
 
 
 def _check_combinations(opts: EvaluateOptions) -> None:
@@ -367,7 +415,8 @@ def resolve(opts: EvaluateOptions, results: str | None = None) -> EvalConfig:
         partial_credit=opts.partial_credit, seed=opts.seed, json=opts.json,
         format=opts.format, log_format=opts.log_format, max_member_bytes=max_member,
         forest=opts.forest, leaderboard=opts.leaderboard, stream=opts.stream,
-        stream_method=opts.stream_method or STREAM_METHODS[0], order_by=opts.order_by)
+        stream_method=opts.stream_method or STREAM_METHODS[0], order_by=opts.order_by,
+        columns=_columns(opts))
 
 
 def check_margin(margin, metric_range, percent, claim) -> float:

@@ -207,6 +207,10 @@ _SAME = [
       "max_member_mb": 10}, ["--metric", "acc", "--task", "t", "--filter", "f",
                              "--log-format", "lm-eval", "--max-member-mb", "10"]),
     ({"baseline": "a", "variant": "b"}, ["--baseline", "a", "--variant", "b"]),
+    ({"score_column": "acc", "arm_column": "m", "question_column": "q", "seed_column": "s"},
+     ["--score-column", "acc", "--arm-column", "m", "--question-column", "q",
+      "--seed-column", "s"]),
+    ({"model_column": "m"}, ["--model-column", "m"]),
 ]
 
 

@@ -91,6 +91,11 @@ def read_table(path: Path, fmt: str, opts: ReadOptions) -> RunLog:
             if len(present) > 1:
                 questions = tasks + "/" + questions
         else:
+            if opts.task is None and len(present) > 1:
+                # two ways out, not one: a user comparing the whole group wants every task
+                raise InvalidParameterError(
+                    f"{path}: holds several tasks ({', '.join(map(str, present))}); pass "
+                    "--task to pick one, or --cluster task to read every task, each a cluster")
             chosen_task = choose("task", present, opts.task, str(path), "--task")
             keep &= (tasks == chosen_task).to_numpy()
     elif opts.task is not None:

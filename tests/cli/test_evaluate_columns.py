@@ -151,3 +151,18 @@ def test_messages_name_the_users_column(renamed, tmp_path):
     frame.to_csv(path, index=False)
     _one_line_refusal(_evaluate(path, "--score-column", "correct", "--arm-column", "model"),
                       "row 7", "column 'correct' must be a finite number", "'oops'")
+
+
+def test_one_arm_csv_with_tasks_names_cluster_task_too(tmp_path):
+    """A one-arm CSV (``--arm NAME=PATH``) holding several tasks: the refusal names both ways
+    out, ``--task`` and ``--cluster task``, and the second one reads (issue 47 item 1)."""
+    for arm in ("x", "y"):
+        rows = [{"question": f"q{q}", "score": int((q + (arm == "y")) % 3 > 0),
+                 "task": f"t{q % 3}"} for q in range(30)]
+        pd.DataFrame(rows).to_csv(tmp_path / f"{arm}.csv", index=False)
+    argv = ["--arm", f"x={tmp_path}/x.csv", "--arm", f"y={tmp_path}/y.csv"]
+    _one_line_refusal(_evaluate(*argv), "several tasks (t0, t1, t2)", "--task",
+                      "--cluster task")
+    read = _evaluate(*argv, "--cluster", "task")
+    assert read.returncode == 0, read.stderr
+    assert "clusters: 3 by 'task'" in read.stdout

@@ -78,6 +78,9 @@ class Plan:
     equal_variances : bool
         Independent seeds: the arms' variances are declared equal, so ``maxt`` is Dunnett's
         or Tukey's pooled-variance test (:func:`compare_arms`).
+    lower_is_better : bool
+        The metric is a loss: claims and the ranking read lower as better
+        (:func:`compare_arms`); the differences stay ``variant - base``.
     """
 
     alpha: float = 0.05
@@ -95,6 +98,7 @@ class Plan:
     binary: bool = False
     table: bool = True
     equal_variances: bool = False
+    lower_is_better: bool = False
 
     @property
     def factor(self) -> float:
@@ -176,7 +180,8 @@ def analyze(scores: ArmScores, design: Design, plan: Plan) -> Analysis:
     comparisons = compare_arms(scores, design, alpha=alpha, correction=plan.correction,
                                reference=plan.reference, claim=plan.claim,
                                margin=plan.margin, fraction=plan.fraction, seed=plan.seed,
-                               binary=plan.binary, equal_variances=plan.equal_variances)
+                               binary=plan.binary, equal_variances=plan.equal_variances,
+                               lower_is_better=plan.lower_is_better)
     rows, skipped, notes = [], {}, []
     if plan.table and scores.m == 2 and not scores.ragged:
         # ragged: unequal seed counts cannot be paired

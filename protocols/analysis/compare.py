@@ -133,6 +133,9 @@ class Comparisons:
     gate: int | None = None
     notes: tuple = ()
     p_method: str | None = None
+    #: the metric is a loss (``--lower-is-better``): claims and the ranking read a lower
+    #: score as better; the differences stay ``variant - base``
+    lower_is_better: bool = False
 
 
 #: most comparisons of all pairs computed one by one (63 arms make 1,953). Each pair runs
@@ -206,7 +209,7 @@ def _run(name: str, base, variant, alpha, seed, codes, design):
 
 def compare_arms(scores: ArmScores, design: Design, *, alpha=0.05, correction="holm",
                  reference=None, claim=None, margin=None, fraction=True, seed=0,
-                 binary=False, equal_variances=False) -> Comparisons:
+                 binary=False, equal_variances=False, lower_is_better=False) -> Comparisons:
     """Compare the arms of ``scores`` under ``design``.
 
     Parameters
@@ -233,6 +236,13 @@ def compare_arms(scores: ArmScores, design: Design, *, alpha=0.05, correction="h
         Independent seeds only: the arms' variances are equal by design, so ``maxt`` is
         Dunnett's or Tukey's exact test on the pooled variance; otherwise ``maxt`` on
         independent seeds is Holm's Welch (:data:`WELCH_MAXT_NOTE`).
+    lower_is_better : bool
+        The metric is a loss or an error: a claim says the variant is lower (superiority:
+        ``variant - base < -margin``; non-inferiority: not higher by the margin,
+        ``variant - base < margin``), each read as the higher-is-better claim on the arms
+        swapped (``base - variant``), which is the same test; the claim's interval is shown
+        on ``variant - base``. No relative error reduction; the ranking puts the lowest
+        first. Not with ``maxt`` claims (refused).
     """
     if correction not in CORRECTIONS:
         raise InvalidParameterError(f"--correction must be one of {', '.join(CORRECTIONS)}, "
@@ -244,6 +254,10 @@ def compare_arms(scores: ArmScores, design: Design, *, alpha=0.05, correction="h
                                     f"{design.kind}")
     if reference is None:
         check_pair_count(len(scores.arms))
+    if lower_is_better and claim is not None and correction == "maxt":
+        raise InvalidParameterError("--lower-is-better with --claim must use --correction "
+                                    "holm, bonferroni, bh or none (max-T claims read a higher "
+                                    "score as better)")
     pairs = pairs_of(scores.arms, reference)
     c = len(pairs)
     primary = design.study.primary_for(design, binary)
@@ -263,15 +277,17 @@ def compare_arms(scores: ArmScores, design: Design, *, alpha=0.05, correction="h
         raw.append(_run(primary, base, var, alpha, seed, codes, design))
         sim.append(_run(primary, base, var, sim_alpha, seed, codes, design)
                    if sim_alpha != alpha else raw[-1])
+        # a loss's claim is the higher-is-better claim on base - variant: the same tests
+        better, worse = (base, var) if not lower_is_better else (var, base)
         if scored_at_margin:
             # score tests whose size holds at the margin (Tango's for one 0/1 run; the
             # interval beside it inverts the same test), Bonferroni over the comparisons
             # under every correction (max-T has no joint law for them); superiority at
             # margin 0 keeps the primary protocol's own (exact McNemar) test
-            r = rules.margin_claim(base, var, claim, margin, margin_alpha, binary, design)
+            r = rules.margin_claim(better, worse, claim, margin, margin_alpha, binary, design)
             cl.append((str(r.verdict), float(r.ci_low), float(r.ci_high)))
         elif claim is not None and (correction != "maxt" or welch_maxt):
-            cl.append(_run(primary, base, var, claim_alpha, seed, codes, design))
+            cl.append(_run(primary, better, worse, claim_alpha, seed, codes, design))
     p = np.array([r[3] for r in raw])
     notes = []
     if cl and scored_at_margin:
@@ -360,7 +376,7 @@ def compare_arms(scores: ArmScores, design: Design, *, alpha=0.05, correction="h
         d, d_lo, d_hi = float(d_est[i]), float(d_low[i]), float(d_high[i])
         rer = rer_lo = rer_hi = None
         err = 1.0 - mean_of[b]
-        if fraction and err > 0:
+        if fraction and err > 0 and not lower_is_better:
             rer, rer_lo, rer_hi, note = rules.relative_error_reduction(
                 scores.arm(b), scores.arm(v), est, sim_lo, sim_hi, err, rer_alpha)
             if note and note not in notes:
@@ -371,6 +387,9 @@ def compare_arms(scores: ArmScores, design: Design, *, alpha=0.05, correction="h
             verdict = (decided_verdicts[i] if decided_verdicts is not None else
                        claims_mod.claim_verdict(claim.replace("-", "_"), est, c_lo, c_hi,
                                                 margin if margin else None))
+            if lower_is_better:
+                # read on base - variant; shown on variant - base
+                c_lo, c_hi = -c_hi, -c_lo
         pa = float(p_adj[i])
         out.append(Comparison(
             base=b, variant=v, protocol=primary, estimate=float(est), ci_low=float(lo),
@@ -406,8 +425,9 @@ def compare_arms(scores: ArmScores, design: Design, *, alpha=0.05, correction="h
         p_sep = [x.p_adjusted if not x.degenerate else np.nan for x in out]
         matrix = ranking.pairwise_matrix(p_sep, [(index[x.variant], index[x.base])
                                                  for x in out], len(scores.arms))
-        ranking_ = ranking.compact_letter_display(matrix, alpha, names=scores.arms,
-                                                  estimates=means).as_dict()
+        ranking_ = ranking.compact_letter_display(
+            matrix, alpha, names=scores.arms,
+            estimates=[-m for m in means] if lower_is_better else means).as_dict()
     gate = None
     if claim is not None:
         verdicts = [x.claim for x in out]
@@ -419,4 +439,5 @@ def compare_arms(scores: ArmScores, design: Design, *, alpha=0.05, correction="h
                     correction=correction, primary=primary, alpha=alpha,
                     sim_level=1 - sim_alpha, units=g, ranking=ranking_, claim=claim,
                     margin=margin, gate=gate, notes=tuple(notes),
-                    p_method="holm" if welch_maxt and c > 1 else None)
+                    p_method="holm" if welch_maxt and c > 1 else None,
+                    lower_is_better=lower_is_better)

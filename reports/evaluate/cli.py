@@ -247,7 +247,8 @@ def plan_of(config: EvalConfig, fraction: bool, binary: bool) -> Plan:
                 stream_method=config.stream_method,
                 protocols=None if config.protocols is None else tuple(config.protocols),
                 params=config.params, seed=config.seed, fraction=fraction, binary=binary,
-                equal_variances=config.equal_variances)
+                equal_variances=config.equal_variances,
+                lower_is_better=config.lower_is_better)
 
 
 def evaluate(config: EvalConfig) -> Evaluation:

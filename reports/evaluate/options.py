@@ -142,6 +142,11 @@ class EvaluateOptions:
                                         metavar=("LOW", "HIGH"),
                                         help="valid scores of a metric that is not a "
                                              "fraction in [0, 1]")
+    lower_is_better: bool = option("--lower-is-better", False, switch=True,
+                                   help="the metric is a loss or an error: claims, the "
+                                        "ranking and the wording read a lower score as "
+                                        "better (the difference is still variant - "
+                                        "baseline; no relative error reduction)")
     partial_credit: bool = option("--partial-credit", False, switch=True,
                                   help="allow a few scores other than 0 and 1 in a "
                                        "per-question file")
@@ -220,6 +225,7 @@ class EvalConfig:
     stream: bool = False
     stream_method: str = STREAM_METHODS[0]
     order_by: str | None = None
+    lower_is_better: bool = False
     #: the results CSV's names of the reader's columns (``{"score": "acc"}``), see
     #: :func:`evalcal_core.results_io.reader_names`
     columns: dict = field(default_factory=dict)
@@ -348,6 +354,7 @@ def _check_combinations(opts: EvaluateOptions) -> None:
     if opts.forest is not None:
         from .forest import check_forest_path  # before any work: a bad path costs nothing
         check_forest_path(opts.forest)
+    _check_lower_is_better(opts)
     if opts.gate and opts.claim is None:
         raise fail("--gate", "given with a --claim (superiority, non-inferiority or "
                    "equivalence) to decide", got="no --claim")
@@ -356,6 +363,22 @@ def _check_combinations(opts: EvaluateOptions) -> None:
     if opts.claim in ("non-inferiority", "equivalence") and opts.margin is None:
         raise fail("--margin", f"a number > 0 in the file's units for --claim {opts.claim}",
                    got="no --margin")
+
+
+def _check_lower_is_better(opts: EvaluateOptions) -> None:
+    """What ``--lower-is-better`` does not reach yet: the leaderboard's best, the stream's
+    claim and max-T claims read a higher score as better."""
+    if not opts.lower_is_better:
+        return
+    if opts.leaderboard:
+        raise fail(("--lower-is-better", "--leaderboard"), "given one at a time (the board "
+                   "ranks the highest score best)", got="both")
+    if opts.stream and opts.claim is not None:
+        raise fail(("--lower-is-better", "--stream"), "given one at a time with --claim (the "
+                   "anytime-valid claim reads a higher score as better)", got="both")
+    if opts.claim is not None and opts.correction == "maxt":
+        raise fail("--correction", "holm, bonferroni, bh or none with --lower-is-better and "
+                   "--claim (max-T claims read a higher score as better)", opts.correction)
 
 
 def _check_design(opts: EvaluateOptions) -> None:
@@ -416,7 +439,7 @@ def resolve(opts: EvaluateOptions, results: str | None = None) -> EvalConfig:
         format=opts.format, log_format=opts.log_format, max_member_bytes=max_member,
         forest=opts.forest, leaderboard=opts.leaderboard, stream=opts.stream,
         stream_method=opts.stream_method or STREAM_METHODS[0], order_by=opts.order_by,
-        columns=_columns(opts))
+        columns=_columns(opts), lower_is_better=opts.lower_is_better)
 
 
 def check_margin(margin, metric_range, percent, claim) -> float:

@@ -145,11 +145,12 @@ def header_lines(a: Comparisons, units: Units) -> list[str]:
     """The design line, the arms and what is compared how."""
     c = len(a.comparisons)
     arms = ", ".join(f"{visible(n)} {units.level(m)}" for n, m in zip(a.arms, a.means))
+    mean = "mean score, lower is better" if a.lower_is_better else "mean score"
     what = (f"each arm against {visible(a.reference)}" if a.reference is not None
             else "all pairs" if len(a.arms) > 2 else "one pair")
     simultaneous = "simultaneous " if c > 1 and a.correction != "none" else ""
     count = f" ({c})" if c > 1 else ""
-    lines = [design_line(a.design), f"arms (mean score): {arms}",
+    lines = [design_line(a.design), f"arms ({mean}): {arms}",
              f"comparisons: {what}{count}; protocol {a.primary} (reportable for "
              f"{a.design.kind}); correction {a.correction}; "
              f"{100 * a.sim_level:.4g}% {simultaneous}intervals"]
@@ -171,13 +172,21 @@ def comparison_rows(a: Comparisons, units: Units) -> list[list[str]]:
 
 
 def effect_rows(a: Comparisons) -> list[list[str]]:
+    """Effect-size cells: comparison, d (and the relative error reduction, not for a loss:
+    ``--lower-is-better`` has no accuracy whose error is reduced)."""
     rows = []
     for c in a.comparisons:
         d = "n/a" if math.isnan(c.d) else f"{c.d:+.2f} {_ci(c.d_low, c.d_high)}"
         rer = ("" if c.rer is None else
                f"{100 * c.rer:+.1f}% {_ci(100 * c.rer_low, 100 * c.rer_high, '{:+.1f}%')}")
-        rows.append([_pair(c), d, rer])
+        rows.append([_pair(c), d] + ([] if a.lower_is_better else [rer]))
     return rows
+
+
+def _best_first(a: Comparisons) -> list:
+    """``(arm, mean)`` from the best: the highest mean, or the lowest for a loss."""
+    sign = 1.0 if a.lower_is_better else -1.0
+    return sorted(zip(a.arms, a.means), key=lambda t: sign * t[1])
 
 
 def comparison_headers(a: Comparisons, units: Units) -> list[str]:
@@ -202,8 +211,9 @@ def claim_line(a: Comparisons, units: Units, streamed: bool = False) -> str:
     overall = {0: "shown", 1: "refuted", 3: "inconclusive"}[a.gate]
     gate = ("fixed-n, one look; --gate reads the anytime-valid verdict below" if streamed
             else f"--gate exit status {a.gate}")
-    return (f"claim: {a.claim}, margin {units.factor * margin:g} {units.name}: {verdicts} -> "
-            f"{overall} ({gate})")
+    lower = " (lower is better)" if a.lower_is_better else ""
+    return (f"claim: {a.claim}{lower}, margin {units.factor * margin:g} {units.name}: "
+            f"{verdicts} -> {overall} ({gate})")
 
 
 def text(a: Comparisons, units: Units, *, source: str, pre=(), protocol_table: str = "",
@@ -216,13 +226,15 @@ def text(a: Comparisons, units: Units, *, source: str, pre=(), protocol_table: s
     lines += _table(comparison_headers(a, units), comparison_rows(a, units))
     lines += ["", "effect sizes:"]
     d_name = a.comparisons[0].d_kind
-    lines += _table(["comparison", f"{d_name} [{100 * (1 - a.alpha):g}% CI]",
-                     "relative error reduction [simultaneous CI]"], effect_rows(a))
+    lines += _table(["comparison", f"{d_name} [{100 * (1 - a.alpha):g}% CI]"]
+                    + ([] if a.lower_is_better
+                       else ["relative error reduction [simultaneous CI]"]), effect_rows(a))
     if a.ranking:
+        best = ", lowest first" if a.lower_is_better else ""
         lines += ["", f"ranking (arms sharing a letter are not separable at alpha = "
-                      f"{a.alpha:g}, {a.correction}):"]
+                      f"{a.alpha:g}, {a.correction}{best}):"]
         lines += [f"  {visible(arm):<20} {units.level(m):>10}  {a.ranking[arm]}"
-                  for arm, m in sorted(zip(a.arms, a.means), key=lambda t: -t[1])]
+                  for arm, m in _best_first(a)]
     if a.claim:
         lines += ["", claim_line(a, units, streamed)]
     lines += [f"* {visible(n)}" for n in (*a.notes, *interval_notes(a, units))]
@@ -263,6 +275,8 @@ def as_json(a: Comparisons, units: Units, *, extra: dict, gate: int | None = Non
            "simultaneous_level": a.sim_level, "comparisons": comps,
            "ranking": a.ranking or None,
            "comparison_notes": [*a.notes, *interval_notes(a, units)]}
+    if a.lower_is_better:
+        out["lower_is_better"] = True
     if a.correction == "none" and len(a.comparisons) > 1:
         out["warnings"] = [f"--correction none: {len(a.comparisons)} comparisons unadjusted"]
     if a.claim:
@@ -295,13 +309,14 @@ def markdown(a: Comparisons, units: Units, *, source: str, streamed: bool = Fals
     heads = comparison_headers(a, units)
     lines += [_md_row(heads), "|" + "---|" * len(heads)]
     lines += [_md_row(r) for r in comparison_rows(a, units)]
-    lines += ["", _md_row(["comparison", a.comparisons[0].d_kind, "relative error reduction"]),
-              "|---|---|---|"]
+    heads = ["comparison", a.comparisons[0].d_kind] + (
+        [] if a.lower_is_better else ["relative error reduction"])
+    lines += ["", _md_row(heads), "|" + "---|" * len(heads)]
     lines += [_md_row(r) for r in effect_rows(a)]
     if a.ranking:
         lines += ["", "| arm | mean | group |", "|---|---|---|"]
         lines += [_md_row([arm, units.level(m), a.ranking[arm]])
-                  for arm, m in sorted(zip(a.arms, a.means), key=lambda t: -t[1])]
+                  for arm, m in _best_first(a)]
     if a.claim:
         lines += ["", visible(claim_line(a, units, streamed))]
     lines += [f"- {visible(n)}" for n in (*a.notes, *interval_notes(a, units))]

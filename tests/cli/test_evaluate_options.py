@@ -211,6 +211,7 @@ _SAME = [
      ["--score-column", "acc", "--arm-column", "m", "--question-column", "q",
       "--seed-column", "s"]),
     ({"model_column": "m"}, ["--model-column", "m"]),
+    ({"lower_is_better": True}, ["--lower-is-better"]),
 ]
 
 

@@ -23,8 +23,19 @@ methods, k seeds       ``seed_question``: k paired training seeds per arm
                        (``--seeds``), n questions
 real LLM A/A pool      ``llm_items``: each model of a real per-item pool
                        (``--llm-pools``) with its attempts split at random in two
-                       halves (effect 0 by construction); at the pool's own size
+                       halves (effect 0 by construction), r attempts per arm
+                       (``--pool-runs``, those half its attempts allow); at the pool's
+                       own size
 =====================  ===========================================================
+
+The real pools by default are LiveCodeBench (``lcb_codegen_20240417``, 43 models x 400
+problems x 10 attempts), Terminal-Bench (``tbench_core011``, ragged: its 4 systems with 5
+trials on every task, ``complete_models``) and MathArena (``matharena_aime_2025_i``), found
+by name in the pools folder (:mod:`evalcal_core.pool_paths`); a missing one is left out with
+one printed line. A pool with more models than ``--pool-models`` (8) is sampled: that many
+of its models, evenly spaced by accuracy (the least and the most accurate included), so the
+real cells take minutes; each real column names how many of the pool's models it holds and
+which one is worst, with that cell's Monte Carlo interval.
 
 Each null cell (effect 0, ``--sims`` experiments) gives the false-positive rate with its
 Wilson 95% interval and the verdict of the project's validity rule (:mod:`sim.validity`,
@@ -48,6 +59,7 @@ from __future__ import annotations
 from dataclasses import dataclass, fields, replace
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 
 import protocols
@@ -71,6 +83,7 @@ from evalcal_core.options import (
 )
 from evalcal_core.outdir import run_outputs
 from evalcal_core.pool_paths import missing_line, present
+from evalcal_core.pools import ItemPool
 from evalcal_core.validate import Interval, InvalidParameterError, fail
 
 from . import generators
@@ -85,11 +98,13 @@ from .validity import ValidityRule, settle
 
 PROG = "python -m sim.harness_defaults"
 DEFAULT_OUT = Path("reports") / "output" / "harness_defaults"
-#: the real LLM pools read by default (by name: evalcal_core.pool_paths), and those found
-WANTED_POOLS = ("matharena_aime_2025_i",)
+#: the real LLM pools read by default (by name: evalcal_core.pool_paths), and those found:
+#: LiveCodeBench, Terminal-Bench (ragged: its complete systems) and MathArena
+WANTED_POOLS = ("lcb_codegen_20240417", "tbench_core011", "matharena_aime_2025_i")
 DEFAULT_POOLS = present(WANTED_POOLS)
 #: what ``--quick`` sets (a test-sized table; its rates are too rough to judge most cells)
-QUICK = dict(sims=200, power_sims=100, questions=(30, 200), repeats=(1, 4), seeds=(3,))
+QUICK = dict(sims=200, power_sims=100, questions=(30, 200), repeats=(1, 4), seeds=(3,),
+             pool_models=4, pool_runs=(1, 2))
 MAX_QUESTIONS = 10**5
 
 
@@ -117,6 +132,11 @@ class DefaultsConfig:
         Experiments per power cell (0: no power cells).
     llm_pools : tuple of str
         Real per-item LLM pools whose models each add A/A cells.
+    pool_models : int
+        Models of each real pool (a pool with more is sampled evenly by accuracy; 0: all).
+    pool_runs : tuple of int
+        Attempts per arm of the real A/A cells (those above half a pool's attempts are left
+        out for that pool).
     """
 
     questions: tuple[int, ...] = option(
@@ -134,8 +154,17 @@ class DefaultsConfig:
                                     help="paired seeds per arm of the methods cells (3 5 10)")
     llm_pools: tuple[str, ...] = option(
         "--llm-pools", DEFAULT_POOLS, nargs="*", group="grid",
-        help="real per-item LLM pools (sim/llm_pools names or CSV paths) whose models add "
-             "A/A cells (default: the shipped MathArena pool; none: no pool cells)")
+        help="real per-item LLM pools (names in $EVALCAL_POOLS or ../shared/data/llm_pools, "
+             "or CSV paths) whose models add A/A cells (default: "
+             f"{' '.join(WANTED_POOLS)}, those found; none: no pool cells)")
+    pool_models: int = option(
+        "--pool-models", 8, kind=int, group="grid", constraint=Interval("int", 0, 10**4),
+        help="models of each real pool: a pool with more is sampled, evenly spaced by "
+             "accuracy (8; 0: all)")
+    pool_runs: tuple[int, ...] = option(
+        "--pool-runs", (1, 2, 5), nargs="+", kind=int, group="grid",
+        help="attempts per arm of the real A/A cells (1 2 5; those above half a pool's "
+             "attempts are left out for it)")
     effect_pp: float = option("--effect", 3.0, kind=float, metavar="PP",
                               constraint=Interval("real", 0, 50, low_open=True),
                               help="true effect of the power cells, percentage points (3)")
@@ -170,7 +199,8 @@ def check_config(config: DefaultsConfig) -> None:
     check_options(config)
     for flag, values, low, high in (("--questions", config.questions, 4, MAX_QUESTIONS),
                                     ("--repeats", config.repeats, 1, 1000),
-                                    ("--seeds", config.seeds, 2, 1000)):
+                                    ("--seeds", config.seeds, 2, 1000),
+                                    ("--pool-runs", config.pool_runs, 1, 1000)):
         if not values:
             raise fail(flag, "a non-empty list", [], PROG)
         for v in values:
@@ -181,9 +211,96 @@ def check_config(config: DefaultsConfig) -> None:
                    "cluster holds >= 2 questions)", config.clusters, PROG)
     for pool in config.llm_pools:
         try:
-            load_pool(str(pool))
+            data = table_pool(pool, config.pool_models).data
         except InvalidParameterError as exc:
             raise fail("--llm-pools", f"a list of LLM pools ({exc})", pool, PROG) from None
+        if data.attempts < 2:
+            raise fail("--llm-pools", "a list of pools with >= 2 attempts per (model, item) "
+                       f"(an A/A cell splits them; {Path(str(pool)).name} has "
+                       f"{data.attempts})", pool, PROG)
+        if min(config.pool_runs) > data.attempts // 2:
+            raise fail("--pool-runs", "a list holding a value <= half the attempts of every "
+                       f"pool ({Path(str(pool)).name}: {data.attempts} attempts, so <= "
+                       f"{data.attempts // 2})", list(config.pool_runs), PROG)
+
+
+# --------------------------------------------------------------------------------------------
+# The real pools
+
+
+@dataclass(frozen=True)
+class TablePool:
+    """A real pool as the table reads it.
+
+    Attributes
+    ----------
+    spec : str
+        As given to ``--llm-pools`` (a name or a path).
+    name : str
+        The file's name without its suffixes (the column's name).
+    data : evalcal_core.pools.ItemPool
+        The pool; a ragged file's complete models only (``complete_models``).
+    complete_models : bool
+        Whether the file is ragged, read keeping its complete models.
+    models : tuple of str
+        The models whose A/A cells the table holds (all, or a sample evenly spaced by
+        accuracy, least accurate first).
+    """
+
+    spec: str
+    name: str
+    data: ItemPool
+    complete_models: bool
+    models: tuple[str, ...]
+
+    @property
+    def total_models(self) -> int:
+        """The file's models, those a ragged file drops included."""
+        return len(self.data.models) + len(self.data.dropped)
+
+    def runs(self, wanted) -> list[int]:
+        """The attempts per arm of ``wanted`` that the pool holds (<= half its attempts)."""
+        return [r for r in sorted(set(wanted)) if 2 * r <= self.data.attempts]
+
+    def line(self, count: int) -> str | None:
+        """One line saying how the pool was read and sampled (``None`` when every model of a
+        complete file is used)."""
+        parts = []
+        if self.complete_models:
+            parts.append(f"ragged (its {len(self.data.dropped)} of {self.total_models} models "
+                         f"with fewer than {self.data.attempts} attempts on some item are "
+                         f"dropped: read with complete_models=True, {len(self.data.models)} "
+                         "models)")
+        if len(self.models) < len(self.data.models):
+            parts.append(f"{len(self.models)} of its {len(self.data.models)} models, evenly "
+                         f"spaced by accuracy (--pool-models {count})")
+        return f"{PROG}: pool {self.name}: " + "; ".join(parts) if parts else None
+
+
+def table_pool(pool, count: int) -> TablePool:
+    """Read ``pool`` for the table: a ragged file with ``complete_models`` (its complete
+    models), and ``count`` of its models when it has more (0: all).
+
+    The sample is deterministic: the models sorted by mean accuracy (ties by name) at the
+    ranks ``floor(i (M - 1) / (count - 1) + 1/2)``, so the least and the most accurate are in
+    it and the rest spread over the range between (a pool's worst cell is usually at one end
+    of the accuracy range, where few items have mixed outcomes).
+    """
+    spec = str(pool)
+    # A complete file reads the same either way; a ragged one is refused by the strict
+    # read, so its complete models are what an A/A cell can split.
+    data = load_pool(spec, complete_models=True)
+    models = tuple(data.models)
+    if count and len(models) > count:
+        accuracy = np.asarray(data.scores, dtype=float).mean(axis=(1, 2))
+        order = sorted(range(len(models)), key=lambda i: (accuracy[i], models[i]))
+        step = (len(models) - 1) / (count - 1) if count > 1 else 0.0
+        ranks = np.floor(np.arange(count) * step + 0.5).astype(int)
+        models = tuple(models[order[i]] for i in ranks)
+    name = Path(spec).name
+    for suffix in (".gz", ".csv"):
+        name = name.removesuffix(suffix)
+    return TablePool(spec, name, data, bool(data.dropped), models)
 
 
 # --------------------------------------------------------------------------------------------
@@ -220,13 +337,17 @@ def table_cells(config: DefaultsConfig) -> list[TableCell]:
         out += [TableCell(METHODS_PAIRED, f"methods ({k} paired seeds)", c.generator, c.k)
                 for c in grid_cells(grid)]
     for pool in config.llm_pools:
-        data = load_pool(str(pool))
-        name = Path(str(pool)).stem
-        for r in range(1, data.attempts // 2 + 1):
-            out += [TableCell(MODELS, f"{name} A/A ({len(data.items)} items, {_runs(r)})",
-                              generators.get("llm_items", pool=str(pool), model=m), r,
-                              real=True)
-                    for m in data.models]
+        real = table_pool(pool, config.pool_models)
+        used = len(real.models)
+        of = f"{used}" if used == real.total_models else (
+            f"{used} complete of {real.total_models}" if used == len(real.data.models)
+            else f"{used} of {real.total_models}")
+        extra = {"complete_models": True} if real.complete_models else {}
+        for r in real.runs(config.pool_runs):
+            group = f"{real.name} A/A ({len(real.data.items)} items, {of} models, {_runs(r)})"
+            out += [TableCell(MODELS, group, generators.get("llm_items", pool=real.spec,
+                                                            model=m, **extra), r, real=True)
+                    for m in real.models]
     return out
 
 
@@ -356,6 +477,9 @@ def main(argv=None) -> int:
     if config.llm_pools == DEFAULT_POOLS and (line := missing_line(WANTED_POOLS, PROG)):
         print(line)
     sized = config.sized()
+    for pool in sized.llm_pools:
+        if line := table_pool(pool, sized.pool_models).line(sized.pool_models):
+            print(line)
     command = " ".join([PROG, *to_argv(config), *(["--quick"] if config.quick else [])])
     with run_outputs(config.out, PROG) as outputs:
         frame = harness_defaults(replace(config, out=outputs.path),

@@ -7,6 +7,8 @@ import math
 
 import pandas as pd
 
+from evalcal_core.params import decode
+
 from .validity import INVALID, UNDECIDED, VALID
 
 #: a default "holds by being conservative" when its mean power where it holds is this many
@@ -35,10 +37,26 @@ def groups(frame: pd.DataFrame) -> list[str]:
     return list(dict.fromkeys(frame["group"]))
 
 
+def is_real(part: pd.DataFrame) -> bool:
+    """Whether rows are a real pool's A/A cells (one per model of the pool)."""
+    return bool(len(part)) and part["generator"].iloc[0] == "llm_items"
+
+
+def model_of(generator_params: str) -> str:
+    """The model of a real pool's A/A cell (its ``model=`` parameter)."""
+    return str(decode(generator_params).get("model", "?"))
+
+
 def cell_summary(part: pd.DataFrame) -> dict:
-    """One protocol in one design group: its rates, verdicts and power."""
+    """One protocol in one design group: its rates, verdicts and power; for a real pool's
+    cells also the worst model and that cell's Wilson 95% interval (the pool-sampling facts
+    beside the Monte Carlo error)."""
     worst = part.loc[part["rate"].idxmax()]
-    return {"cells": len(part), "holds": int((part["state"] == VALID).sum()),
+    real = is_real(part)
+    return {"cells": len(part), "real": real,
+            "worst_model": model_of(worst["generator_params"]) if real else "",
+            "worst_low": float(worst["rate_low"]), "worst_high": float(worst["rate_high"]),
+            "holds": int((part["state"] == VALID).sum()),
             "over": int((part["state"] == INVALID).sum()),
             "undecided": int((part["state"] == UNDECIDED).sum()),
             "rates": part["rate"].tolist(), "upper": float(part["fpr_upper"].max()),
@@ -57,8 +75,17 @@ def fpr_entry(s: dict | None) -> str:
         notes.append(f"**{s['over']} over**")
     if s["undecided"]:
         notes.append(f"{s['undecided']} undecided")
-    extra = f"; {', '.join(notes)}" if notes else ""
+    parts = [", ".join(notes)] if notes else []
+    if s.get("real") and s["worst"] > 0:
+        parts.append(f"worst {s['worst_model']} {_interval(s)}")
+    extra = "".join(f"; {p}" for p in parts)
     return f"{_span(s['rates'])} (≤ {_pct(s['upper'])}{extra})"
+
+
+def _interval(s: dict) -> str:
+    """The worst cell's rate and its Wilson 95% interval: ``3.1% [2.6, 3.7]``."""
+    return (f"{_pct(s['worst'])} [{100 * s['worst_low']:.1f}, "
+            f"{100 * s['worst_high']:.1f}]")
 
 
 def summaries(frame: pd.DataFrame) -> dict[tuple[str, str], dict]:
@@ -99,7 +126,10 @@ def sentence(name: str, frame: pd.DataFrame, effect_pp: float) -> str:
         s = table.get((name, group))
         if s is None:
             continue
-        if s["over"]:
+        if s["over"] and s["real"]:
+            over.append(f"{group}, up to {_interval(s)} ({s['worst_model']}; over for "
+                        f"{s['over']} of its {s['cells']} models)")
+        elif s["over"]:
             over.append(f"{group}, up to {_pct(s['worst'])} (over at {_ns(s['over_n'])})")
         elif s["holds"] == s["cells"]:
             hold.append(group)
@@ -189,8 +219,9 @@ def format_markdown(frame: pd.DataFrame, config, command: str) -> str:
         f"binomial test of rate ≤ α (Bonferroni over the looks) is rejected by Holm over all "
         f"{len(frame)} null rows at family-wise 0.001; otherwise it is undecided (the rule of "
         "`sim.validity`; the recommended protocols' undecided cells get more simulations, "
-        "doubling up to 16 times, the defaults are judged on their first look).", "",
-        "## When to trust each default", ""]
+        "doubling up to 16 times, the defaults are judged on their first look).", ""]
+    lines += _real_paragraph(frame, config)
+    lines += ["## When to trust each default", ""]
     lines += [f"- {sentence(name, frame, config.effect_pp)}" for name in default_names(frame)]
     lines += ["", "## False-positive rate by design", "",
               "Range over the design's cells (the question counts, or the pool's models), "
@@ -210,14 +241,38 @@ def format_markdown(frame: pd.DataFrame, config, command: str) -> str:
     return "\n".join(lines) + "\n"
 
 
+def _real_paragraph(frame: pd.DataFrame, config) -> list[str]:
+    """What the real columns are: the pools, how their models were chosen, and what their
+    intervals do and do not cover."""
+    real = frame[frame["generator"] == "llm_items"]
+    if real.empty:
+        return []
+    cells = real.drop_duplicates(["generator_params", "k"])
+    count = getattr(config, "pool_models", 0)
+    sampled = (f"a pool with more than {count} models is sampled: {count} of them, evenly "
+               "spaced by accuracy (the least and the most accurate included)" if count
+               else "every model of each pool")
+    return [f"Real columns ({len(cells)} A/A cells, {len(groups(real))} columns): one cell "
+            "per model of a real pool, its attempts split at random into two halves of r "
+            f"attempts per arm (effect 0 by construction) at the pool's own size; {sampled}; "
+            "a ragged file's incomplete models are dropped (the column says how many of the "
+            "file's models it holds). Each real entry names the worst model with its cell's "
+            "Wilson 95% interval: that interval is the Monte Carlo error of one model's cell; "
+            "the pool-sampling error is that other models of the same benchmark may sit "
+            "higher.", ""]
+
+
 def _cell_table(group: str, part: pd.DataFrame) -> list[str]:
-    if part["generator"].iloc[0] == "llm_items":
+    if is_real(part):
         # one cell per model of the pool: summarised, the CSV has each
-        out = [f"### {group}", "", "| protocol | models | FPR range | models over |",
-               "|---|---|---|---|"]
+        models = sorted({model_of(p) for p in part["generator_params"]})
+        out = [f"### {group}", "", f"Models: {', '.join(models)}.", "",
+               "| protocol | models | FPR range | models over | worst model, FPR [95% interval] |",
+               "|---|---|---|---|---|"]
         for name, rows in part.groupby("protocol", sort=False):
+            s = cell_summary(rows)
             out.append(f"| `{name}` | {len(rows)} | {_span(rows['rate'])} | "
-                       f"{int((rows['state'] == INVALID).sum())} |")
+                       f"{s['over']} | {s['worst_model']} {_interval(s)} |")
         return out + [""]
     ns = sorted(part["n_questions"].unique())
     out = [f"### {group}", "", "| protocol | " + " | ".join(f"n = {n}" for n in ns) + " |",
@@ -247,9 +302,10 @@ def format_terminal(frame: pd.DataFrame, config) -> str:
     lines = [head, "-" * len(head)]
     for (name, group), s in sorted(table.items(), key=lambda kv: (groups(frame).index(kv[0][1]),
                                                                   kv[0][0])):
+        worst = f"  worst {s['worst_model']}" if s["real"] and s["worst"] > 0 else ""
         lines.append(f"{group:<{gw}} {name:<{w}} {s['cells']:>5} {s['holds']:>5} "
                      f"{s['over']:>4} {_span(s['rates']):>12} {_pct(s['upper']):>9} "
-                     f"{_span(s['power']):>12}")
+                     f"{_span(s['power']):>12}{worst}")
     lines += ["", "When to trust each default:"]
     lines += [f"- {sentence(name, frame, config.effect_pp)}" for name in default_names(frame)]
     return "\n".join(lines)

@@ -4,10 +4,14 @@ from __future__ import annotations
 
 import subprocess
 import sys
+from dataclasses import replace
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
 import pytest
+from in_process import run_in_process
+from item_pools import pool_frame
 from multitest_reference import multipletests
 from scipy import stats
 
@@ -20,13 +24,17 @@ from sim.harness_defaults import (
     build_parser,
     check_config,
     harness_defaults,
+    main,
     table_cells,
+    table_pool,
 )
-from sim.harness_defaults_words import format_markdown, sentence
+from sim.harness_defaults_words import format_markdown, fpr_entry, sentence, summaries
 
-#: a small table: every design group, one question count, few simulations
+#: a small table: every design group, one question count, few simulations; the default real
+#: pools found here, 2 models each (the least and the most accurate), 1 or 2 runs per arm
 SMALL = DefaultsConfig(questions=(200,), repeats=(2,), seeds=(3,), clusters=5, sims=300,
-                       power_sims=100, effect_pp=10.0, jobs=1, out=None)
+                       power_sims=100, effect_pp=10.0, jobs=1, out=None, pool_models=2,
+                       pool_runs=(1, 2))
 
 
 @pytest.fixture(scope="module")
@@ -148,6 +156,8 @@ def test_markdown_names_the_command_and_every_default(small):
     (["--effect", "0"], "--effect"),
     (["--llm-pools", "no_such_pool"], "--llm-pools"),
     (["--sims", "0"], "--sims"),
+    (["--pool-runs", "0"], "--pool-runs"),
+    (["--pool-models", "-1"], "--pool-models"),
 ])
 def test_bad_options_are_one_line(argv, flag, tmp_path):
     proc = subprocess.run([sys.executable, "-m", "sim.harness_defaults", *argv, "--out",
@@ -178,3 +188,102 @@ def test_command_writes_and_resumes_byte_identical(tmp_path):
     again = subprocess.run(argv, capture_output=True, text=True)
     assert again.returncode == 0, again.stderr
     assert (tmp_path / "harness_defaults.csv").read_bytes() == csv
+
+
+# ------------------------------------------------------------------------------------------
+# Real pools: sampled models, ragged files, the worst model in the words
+
+
+def _accuracy_pool(folder, name="acc.csv", accuracies=(0.9, 0.1, 0.5, 0.3, 0.7, 0.2),
+                   items=10, attempts=4, drop=None):
+    """A pool whose model ``m{i}`` answers ``round(accuracies[i] * items)`` items right in
+    every attempt (so its mean accuracy is known exactly); ``drop=(model, item)`` removes
+    that pair's last attempt (a ragged file)."""
+    rows = []
+    for i, acc in enumerate(accuracies):
+        right = round(acc * items)
+        for q in range(items):
+            for a in range(attempts):
+                if drop == (f"m{i}", q) and a == attempts - 1:
+                    continue
+                rows.append({"model": f"m{i}", "item": f"q{q}", "attempt": a,
+                             "score": int(q < right)})
+    path = Path(folder) / name
+    pd.DataFrame(rows).to_csv(path, index=False)
+    return path
+
+
+def test_pool_sample_is_evenly_spaced_by_accuracy(tmp_path):
+    """Ranks floor(i (M - 1) / (count - 1) + 1/2) of the models sorted by accuracy: with 6
+    models (accuracy order m1 m5 m3 m2 m4 m0) and 3 wanted, ranks 0, 3 (2.5 rounds up) and 5."""
+    path = str(_accuracy_pool(tmp_path))
+    assert table_pool(path, 3).models == ("m1", "m2", "m0")
+    assert table_pool(path, 2).models == ("m1", "m0")
+    assert table_pool(path, 1).models == ("m1",)
+    every = table_pool(path, 0)
+    assert every.models == tuple(f"m{i}" for i in range(6)) == table_pool(path, 6).models
+    assert not every.complete_models and every.line(0) is None
+    assert "3 of its 6 models, evenly spaced by accuracy (--pool-models 3)" in table_pool(
+        path, 3).line(3)
+
+
+def test_ragged_pool_gets_its_complete_models_and_says_so(tmp_path):
+    path = str(_accuracy_pool(tmp_path, drop=("m2", 4)))
+    real = table_pool(path, 0)
+    assert real.complete_models and real.data.dropped == ("m2",)
+    assert real.models == ("m0", "m1", "m3", "m4", "m5") and real.total_models == 6
+    assert "ragged (its 1 of 6 models with fewer than 4 attempts" in real.line(0)
+    config = replace(SMALL, llm_pools=(path,), pool_models=0, pool_runs=(1, 2, 5))
+    cells = [c for c in table_cells(config) if c.real]
+    assert {c.group for c in cells} == {"acc A/A (10 items, 5 complete of 6 models, 1 run)",
+                                        "acc A/A (10 items, 5 complete of 6 models, 2 runs)"}
+    assert all(c.generator.complete_models for c in cells) and len(cells) == 10
+
+
+def test_command_runs_a_ragged_pool_and_names_the_worst_model(tmp_path):
+    """In process: the ragged line, the real column's header with its models, its entries
+    naming the worst model with the Wilson interval, and the sampling paragraph."""
+    frame = pool_frame(models=("a", "b", "c"), items=30, attempts=4, seed=5)
+    short = (frame["model"] == "c") & (frame["item"] == "q003") & (frame["attempt"] == 3)
+    path = tmp_path / "rag.csv"
+    frame[~short].to_csv(path, index=False)
+    out = tmp_path / "out"
+    done = run_in_process(main, "python -m sim.harness_defaults", "--questions", "40",
+                          "--repeats", "1", "--seeds", "3", "--clusters", "0", "--llm-pools",
+                          str(path), "--pool-runs", "1", "--sims", "100", "--power-sims", "0",
+                          "--jobs", "1", "--quiet", "--out", str(out))
+    assert done.returncode == 0, done.stderr
+    assert "pool rag: ragged (its 1 of 3 models with fewer than 4 attempts" in done.stdout
+    rows = pd.read_csv(out / "harness_defaults.csv")
+    real = rows[rows["generator"] == "llm_items"]
+    assert set(real["group"]) == {"rag A/A (30 items, 2 complete of 3 models, 1 run)"}
+    assert real["generator_params"].str.endswith(";complete_models=True").all()
+    text = (out / "harness_defaults.md").read_text()
+    assert "Real columns (2 A/A cells, 1 columns)" in text
+    assert "### rag A/A (30 items, 2 complete of 3 models, 1 run)" in text
+    assert "Models: a, b." in text
+
+
+def _real_frame():
+    rows = []
+    for model, rate, state in (("weak", 0.132, "invalid"), ("strong", 0.01, "valid")):
+        rows.append({"group": "lcb A/A (400 items, 2 of 43 models, 1 run)", "kind": "models",
+                     "protocol": "harness_x", "recommended": False, "reproduces": "tool x",
+                     "generator": "llm_items",
+                     "generator_params": f"pool=lcb;model={model}", "n_questions": 400,
+                     "k": 1, "sims": 4000, "alpha": 0.05, "rejections": int(rate * 4000),
+                     "rate": rate, "rate_low": rate - 0.01, "rate_high": rate + 0.011,
+                     "fpr_upper": rate + 0.01, "fpr_p": 0.5, "state": state,
+                     "effect_pp": float("nan"), "power_sims": 0, "power": float("nan"),
+                     "power_low": float("nan"), "power_high": float("nan")})
+    return pd.DataFrame(rows)
+
+
+def test_real_entries_and_sentences_name_the_worst_model():
+    frame = _real_frame()
+    group = frame["group"].iloc[0]
+    entry = fpr_entry(summaries(frame)[("harness_x", group)])
+    assert entry == "1.0–13.2% (≤ 14.2%; **1 over**; worst weak 13.2% [12.2, 14.3])"
+    text = sentence("harness_x", frame, 3.0)
+    assert (f"shown above the 5.0% level in: {group}, up to 13.2% [12.2, 14.3] (weak; over "
+            "for 1 of its 2 models).") in text

@@ -14,8 +14,8 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from evalcal_core.readers import check_path, read_logs
-from evalcal_core.results_io import ARMS, read_tidy_arms
+from evalcal_core.readers import check_path, check_regular, read_logs
+from evalcal_core.results_io import ARMS, check_results_file, read_tidy_arms
 from evalcal_core.score_checks import check_arm_scores
 from evalcal_core.scores import ArmScores
 from evalcal_core.validate import InvalidParameterError, fail
@@ -88,6 +88,7 @@ def read_pilot(path) -> ArmScores:
         raise InvalidParameterError(f"{path} is a directory; a harness log folder holds one "
                                     "arm, so name both arms' logs: --from-pilot "
                                     "'BASELINE,VARIANT'")
+    check_regular(path)  # a FIFO would block the read, a device never ends
     if not _names_both_arms(path):
         raise InvalidParameterError(f"{path} holds one arm's log; name both arms' logs: "
                                     "--from-pilot 'BASELINE,VARIANT'")
@@ -99,6 +100,8 @@ def _names_both_arms(path: Path) -> bool:
     itself (unreadable, or without the one-arm log's ``question`` and ``score`` columns)."""
     if path.suffix.lower() not in (".csv", ".tsv", ".txt"):
         return False
+    # the parser holds the header line whole: binary or endless content is refused first
+    check_results_file(path)
     try:
         header = pd.read_csv(path, nrows=0, skipinitialspace=True).columns
     except (pd.errors.ParserError, pd.errors.EmptyDataError, UnicodeDecodeError, OSError):

@@ -76,8 +76,40 @@ def check_regular(path: Path) -> os.stat_result:
                 "a socket" if stat.S_ISSOCK(info.st_mode) else
                 "a device" if stat.S_ISCHR(info.st_mode) or stat.S_ISBLK(info.st_mode) else
                 "not a regular file")
-        raise InvalidParameterError(f"{path}: is {kind}, not a regular file; logs are read from "
-                                    "regular files only")
+        raise InvalidParameterError(f"{path}: is {kind}, not a regular file; only regular "
+                                    "files are read (a FIFO would wait, a device never ends)")
+    return info
+
+
+#: bytes of a text table read before the CSV parser sees it: its header must end within them
+TABLE_HEAD_BYTES = 64 * 2**10
+
+
+def check_text_table(path: Path, what: str, max_bytes: int) -> os.stat_result:
+    """``os.stat`` of a regular file of at most ``max_bytes`` whose first line is text.
+
+    One-line ``ValueError`` (naming ``what``, e.g. "a results CSV") for what
+    :func:`check_regular` refuses (a FIFO would block the read, a device never ends), a file
+    past ``max_bytes``, a NUL byte in the first :data:`TABLE_HEAD_BYTES` (binary) and a first
+    line longer than that: the CSV parser holds a whole line in memory, so a 3 GB file of
+    zeros once took 10-16 GB before any message. Opens only a regular file, and reads at most
+    :data:`TABLE_HEAD_BYTES` of it.
+    """
+    info = check_regular(path)
+    if info.st_size > max_bytes:
+        raise InvalidParameterError(f"{path}: holds {info.st_size:,} bytes, past the cap of "
+                                    f"{max_bytes:,} bytes on {what}")
+    with open(path, "rb") as fh:
+        start = fh.read(TABLE_HEAD_BYTES)
+    nul = start.find(b"\x00")
+    if nul >= 0:
+        line = start.count(b"\n", 0, nul) + 1
+        raise InvalidParameterError(f"{path}: is binary, not {what} (a NUL byte on line "
+                                    f"{line})")
+    if len(start) == TABLE_HEAD_BYTES and not any(end in start for end in (b"\n", b"\r")):
+        raise InvalidParameterError(f"{path}: its first line is longer than "
+                                    f"{TABLE_HEAD_BYTES // 2**10} KiB; not {what} (a header line "
+                                    "of column names)")
     return info
 
 

@@ -69,9 +69,6 @@ MAX_ROWS = 1 << 22
 #: the most distinct labels of one column (seeds, arms, questions or clusters): each is a
 #: Python string of about 100 bytes with its index entry
 MAX_LABELS = 1 << 20
-#: the most bytes a results CSV may hold: :data:`MAX_ROWS` rows of up to 512 bytes (a bigger
-#: file is refused before it is opened; one of zeros once took 10-16 GB to refuse)
-MAX_BYTES = 2 * 2**30
 #: the most rows :func:`read_tidy_frame` returns (a DataFrame costs 100-200 bytes per row)
 MAX_FRAME_ROWS = 1 << 21
 
@@ -116,19 +113,9 @@ class FrameSource:
             yield chunk
 
 
-def check_results_file(path) -> None:
-    """Refuse, in one line, a path that is no regular file of text of at most
-    :data:`MAX_BYTES` (a FIFO, a device, binary content, a first line past 64 KiB), before
-    the CSV parser opens it."""
-    from evalcal_core.readers._files import check_text_table
-
-    check_text_table(Path(path), "a results CSV", MAX_BYTES)
-
-
 def _header(path) -> list:
     if isinstance(path, FrameSource):
         return [str(c) for c in path.frame.columns]
-    check_results_file(path)
     return list(pd.read_csv(path, nrows=0, skipinitialspace=True).columns)
 
 
@@ -311,7 +298,8 @@ def _row(path, index) -> str:
 
 def read_results_arms(path, *, percent: bool = False, metric_range=None,
                       partial_credit: bool = False, cluster: str | None = None,
-                      ragged: bool = False, columns=None) -> ArmScores:
+                      ragged: bool = False, columns=None,
+                      common: bool = False) -> ArmScores:
     """Read a tidy results CSV with any arm names into checked :class:`ArmScores`.
 
     Parameters
@@ -338,6 +326,12 @@ def read_results_arms(path, *, percent: bool = False, metric_range=None,
     columns : dict, optional
         The file's names of the reader's columns, keys of :data:`COLUMN_OPTIONS`
         (``{"score": "acc"}`` for ``--score-column acc``); see :func:`reader_names`.
+    common : bool
+        ``--common-questions``: keep the questions every arm has (in each of its seeds),
+        drop exact duplicate rows (same seed, arm, question and score), and say both in
+        ``notes`` (how many questions each arm lost, how many rows were dropped). A duplicate
+        with another score is still an error. ``False``: a missing question or any
+        duplicate is an error.
 
     Returns
     -------
@@ -352,7 +346,7 @@ def read_results_arms(path, *, percent: bool = False, metric_range=None,
         One line naming the file and the offending row, column or score.
     """
     scores = read_tidy_arms(path, scale=0.01 if percent else 1.0, cluster=cluster,
-                            ragged=ragged, columns=columns)
+                            ragged=ragged, columns=columns, common=common)
     declared = metric_range is not None
     value_range = tuple(metric_range) if declared else FRACTION_RANGE
     if not scores.ragged:
@@ -369,7 +363,7 @@ def read_results_arms(path, *, percent: bool = False, metric_range=None,
 
 
 def read_tidy_arms(path, *, arms=None, scale: float = 1.0, cluster: str | None = None,
-                   ragged: bool = False, columns=None) -> ArmScores:
+                   ragged: bool = False, columns=None, common: bool = False) -> ArmScores:
     """Read a tidy results CSV into :class:`ArmScores` without checking the scores' values.
 
     :func:`read_results_arms` is this read followed by :func:`check_arm_scores`; call this
@@ -393,6 +387,9 @@ def read_tidy_arms(path, *, arms=None, scale: float = 1.0, cluster: str | None =
         Accept arms whose seed sets differ (see :func:`read_results_arms`).
     columns : dict, optional
         The file's names of the reader's columns (see :func:`read_results_arms`).
+    common : bool
+        Keep the questions every arm has and drop exact duplicate rows, said in ``notes``
+        (see :func:`read_results_arms`).
 
     Returns
     -------
@@ -412,11 +409,11 @@ def read_tidy_arms(path, *, arms=None, scale: float = 1.0, cluster: str | None =
         path = Path(path)
         if not path.exists() and not path.is_symlink():
             raise InvalidParameterError(f"results file {str(path)!r} does not exist")
-        # names a symbolic-link loop, a broken link, a folder, a FIFO, a device, a binary
-        # or oversized file
-        check_results_file(path)
+        from evalcal_core.readers import check_regular
+
+        check_regular(path)  # names a symbolic-link loop, a broken link, a folder, a FIFO
     try:
-        return _read_stream(path, allowed, scale, cluster, ragged, columns)
+        return _read_stream(path, allowed, scale, cluster, ragged, columns, common)
     except (pd.errors.ParserError, pd.errors.EmptyDataError, UnicodeDecodeError) as exc:
         first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
         raise InvalidParameterError(f"{path}: not a readable CSV ({first})") from None
@@ -461,7 +458,7 @@ class _Codes:
 
 
 def _read_stream(path: Path, allowed, scale: float, cluster: str | None,
-                 ragged: bool, names=None) -> ArmScores:
+                 ragged: bool, names=None, common: bool = False) -> ArmScores:
     """:func:`read_tidy_arms` on a checked path: the file read :data:`CHUNK_ROWS` rows at a
     time, each chunk checked in row order and kept as integer codes and scores."""
     per_question, _ = tidy_layout(path, names)
@@ -526,7 +523,7 @@ def _read_stream(path: Path, allowed, scale: float, cluster: str | None,
         arms.insert(0, "baseline")
     return _to_arrays(values, codes, per_question, path,
                       arms if allowed is None else list(allowed), clusters, cluster,
-                      ragged=ragged, allowed=allowed)
+                      ragged=ragged, allowed=allowed, common=common)
 
 
 def _check_chunk(frame, offset: int, path, per_question: bool, cluster, allowed, value,
@@ -643,7 +640,7 @@ def _sorted_labels(uniques: list, by_type: bool = False) -> tuple[list, np.ndarr
 
 def _to_arrays(values: np.ndarray, codes: dict, per_question: bool, path, arms: list,
                clusters=None, cluster: str | None = None, ragged: bool = False,
-               allowed=None) -> ArmScores:
+               allowed=None, common: bool = False) -> ArmScores:
     """Scatter the rows into one (arms, seeds, questions) array, NaN where a row is absent;
     ``codes`` holds ``(codes, labels)`` of the ``seed``, ``arm`` (and ``question``) columns,
     labels in first-appearance order. Emptied as it goes: each row's codes are let go once
@@ -669,21 +666,38 @@ def _to_arrays(values: np.ndarray, codes: dict, per_question: bool, path, arms: 
         flat += question_place[codes.pop("question")[0]]
     table = np.full(shape, np.nan)
     table.reshape(-1)[flat] = values
-    del values
+    notes = []
     if np.count_nonzero(~np.isnan(table)) < len(flat):
         # a row lands where another did (scores are finite, so NaN is "no row yet")
-        i = int(pd.Series(flat).duplicated().to_numpy().argmax())
-        a, s, q = np.unravel_index(int(flat[i]), shape)
-        shown = [("seed", seeds[s]), ("arm", arms[a])] + (
-            [("question", questions[q])] if per_question else [])
-        raise InvalidParameterError(f"{path}: {_row(path, i)}: duplicate entry for "
-                                    + ", ".join(f"{c}={_show(v)}" for c, v in shown))
-    del flat
+        rows = pd.DataFrame({"cell": flat, "value": values})
+        again = rows["cell"].duplicated().to_numpy()
+        # a duplicate is exact when its score is its cell's first one
+        differs = (rows["value"] != rows.groupby("cell")["value"].transform("first")).to_numpy()
+        i = int((differs if common else again).argmax())
+        if not common or differs.any():
+            a, s, q = np.unravel_index(int(flat[i]), shape)
+            shown = [("seed", seeds[s]), ("arm", arms[a])] + (
+                [("question", questions[q])] if per_question else [])
+            tail = (" with another score, a conflicting duplicate (keep one of them: "
+                    "--common-questions drops only exact duplicates)" if differs[i]
+                    else " (--common-questions drops exact duplicates)")
+            raise InvalidParameterError(f"{path}: {_row(path, i)}: duplicate entry for "
+                                        + ", ".join(f"{c}={_show(v)}" for c, v in shown)
+                                        + tail)
+        notes.append(f"--common-questions: {int(again.sum()):,} exact duplicate row(s) "
+                     "dropped (same seed, arm, question and score)")
+        del rows
+    del values, flat
     if allowed is None and len(arms) < 2:
         raise InvalidParameterError(f"{path}: column 'arm' names one arm ({arms[0]!r}); a "
                                     "comparison needs at least two")
     if clusters is not None:
         clusters.check()
+    if common and per_question:
+        table, questions, question_order, dropped = _common_questions(
+            table, questions, np.asarray(question_order), arms, path)
+        if dropped:
+            notes.append(dropped)
     counts = []
     for a, arm in enumerate(arms):
         missing = np.isnan(table[a])
@@ -706,5 +720,42 @@ def _to_arrays(values: np.ndarray, codes: dict, per_question: bool, path, arms: 
                      cluster_name=cluster, metric="score" if per_question else "metric",
                      source=str(path),
                      runs_per_arm=tuple(counts) if min(counts) < len(seeds) else None,
+                     notes=tuple(notes),
                      arrival=Arrival(np.asarray(question_order, dtype=np.int64),
                                      np.asarray(seed_order, dtype=np.int64), "file rows"))
+
+
+#: arms named in ``--common-questions``' note before "... and N more"
+_NAMED_ARMS = 10
+
+
+def _common_questions(table: np.ndarray, questions: list, order: np.ndarray, arms: list,
+                      path) -> tuple:
+    """``--common-questions``: the questions every arm has in every seed it has (a seed an
+    arm lacks entirely, ragged padding, is not held against a question).
+
+    Returns
+    -------
+    (table, questions, order, note)
+        The table and the questions' labels and arrival order kept; ``note`` says how many
+        questions were kept and how many of its own each arm lost ("" when none was).
+    """
+    present = ~np.isnan(table)                          # (arms, seeds, questions)
+    padding = ~present.any(axis=2, keepdims=True)       # a seed the arm lacks entirely
+    keep = (present | padding).all(axis=(0, 1))
+    if not keep.any():
+        have = present.any(axis=1).sum(axis=1)          # each arm's questions
+        fewest = ", ".join(f"{arms[a]!r} {int(have[a]):,}" for a in np.argsort(have)[:3])
+        raise InvalidParameterError(f"{path}: --common-questions: no question is in every "
+                                    f"arm (and every seed of each); the arms with the fewest "
+                                    f"questions: {fewest} (leave out their rows)")
+    if keep.all():
+        return table, questions, order, ""
+    lost = (present.any(axis=1) & ~keep).sum(axis=1)    # each arm's own questions dropped
+    named = [f"{a} {int(n):,}" for a, n in zip(arms, lost) if n]
+    more = (f", ... and {len(named) - _NAMED_ARMS} more arms" if len(named) > _NAMED_ARMS
+            else "")
+    note = (f"--common-questions: {int(keep.sum()):,} of {len(questions):,} questions are "
+            "in every arm and kept; dropped, of each arm's own: "
+            + ", ".join(named[:_NAMED_ARMS]) + more)
+    return (table[:, :, keep], [q for q, k in zip(questions, keep) if k], order[keep], note)

@@ -42,7 +42,8 @@ def _load(config: EvalConfig):
         loaded = read_tidy(config.results or example_path(), percent=config.percent,
                            metric_range=config.metric_range,
                            partial_credit=config.partial_credit, cluster=config.cluster,
-                           order_by=config.order_by, columns=config.columns)
+                           order_by=config.order_by, columns=config.columns,
+                           common=config.common_questions)
         return loaded
     declared = config.metric_range is not None
     check_arm_scores(loaded.scores, value_range=config.metric_range if declared

@@ -59,7 +59,7 @@ def _item(x):
 
 def read_tidy(path, *, percent=False, metric_range=None, partial_credit=False,
               cluster: str | None = None, order_by: str | None = None,
-              columns: dict | None = None) -> Loaded:
+              columns: dict | None = None, common: bool = False) -> Loaded:
     """A tidy CSV (or the same table as a DataFrame) with any arm names, through
     :func:`evalcal_core.results_io.read_results_arms` (checked scores; ``baseline`` first).
 
@@ -78,7 +78,9 @@ def read_tidy(path, *, percent=False, metric_range=None, partial_credit=False,
     ``columns`` names the file's own columns for the reader's (``--score-column`` and the
     like: :func:`evalcal_core.results_io.reader_names`). A per-question file without a seed
     column is one run per arm (fixed models), and the design's reason says so
-    (:data:`protocols.analysis.design.NO_SEED_COLUMN`).
+    (:data:`protocols.analysis.design.NO_SEED_COLUMN`). ``common`` (``--common-questions``)
+    keeps the questions every arm has and drops exact duplicate rows, saying both in the
+    scores' notes (:func:`evalcal_core.results_io.read_results_arms`).
     """
     if isinstance(path, pd.DataFrame):
         path = FrameSource(path)
@@ -100,7 +102,7 @@ def read_tidy(path, *, percent=False, metric_range=None, partial_credit=False,
                 _clusters_of(frame, name, frame["arm"].astype(str).str.strip(), str(path))
     scores = read_results_arms(path, percent=percent, metric_range=metric_range,
                                partial_credit=partial_credit, cluster=cluster, ragged=True,
-                               columns=columns)
+                               columns=columns, common=common)
     if order_by is not None:
         scores = replace(scores, arrival=arrival_by_column(path, order_by, scores, columns))
     seeded = tidy_layout(path, columns)[1]

@@ -166,6 +166,12 @@ class EvaluateOptions:
                                      help="the column naming each row's run (default seed; "
                                           "a file without one is one run per arm: fixed "
                                           "models)")
+    common_questions: bool = option("--common-questions", False, switch=True, group=COLUMNS,
+                                    help="keep the questions every arm has (boards and "
+                                         "pairs whose models cover different questions; "
+                                         "how many each arm lost is printed) and drop exact "
+                                         "duplicate rows (counted); a duplicate with another "
+                                         "score stays an error")
     seed: int = seed_option(help="seed of the resampling (0)")
     json: bool = option("--json", False, switch=True, help="machine-readable output")
     format: str = option("--format", "text", metavar="FORMAT", constraint=Options(FORMATS),
@@ -226,6 +232,7 @@ class EvalConfig:
     stream_method: str = STREAM_METHODS[0]
     order_by: str | None = None
     lower_is_better: bool = False
+    common_questions: bool = False
     #: the results CSV's names of the reader's columns (``{"score": "acc"}``), see
     #: :func:`evalcal_core.results_io.reader_names`
     columns: dict = field(default_factory=dict)
@@ -312,6 +319,9 @@ def _columns(opts: EvaluateOptions) -> dict:
             raise fail((seen[key], flag), "names of different columns",
                        got=f"{name!r} for both")
         seen[key] = flag
+    if opts.common_questions and (opts.arm or opts.baseline is not None):
+        raise fail("--common-questions", "given with a results CSV (harness logs are "
+                   "matched by question id already, what was dropped printed)", got="logs")
     if given and (opts.arm or opts.baseline is not None):
         flag, name = next(iter(given.values()))
         raise fail(flag, "given with a results CSV (harness logs name their own fields: "
@@ -439,7 +449,8 @@ def resolve(opts: EvaluateOptions, results: str | None = None) -> EvalConfig:
         format=opts.format, log_format=opts.log_format, max_member_bytes=max_member,
         forest=opts.forest, leaderboard=opts.leaderboard, stream=opts.stream,
         stream_method=opts.stream_method or STREAM_METHODS[0], order_by=opts.order_by,
-        columns=_columns(opts), lower_is_better=opts.lower_is_better)
+        columns=_columns(opts), lower_is_better=opts.lower_is_better,
+        common_questions=opts.common_questions)
 
 
 def check_margin(margin, metric_range, percent, claim) -> float:

@@ -212,6 +212,7 @@ _SAME = [
       "--seed-column", "s"]),
     ({"model_column": "m"}, ["--model-column", "m"]),
     ({"lower_is_better": True}, ["--lower-is-better"]),
+    ({"common_questions": True}, ["--common-questions"]),
 ]
 
 

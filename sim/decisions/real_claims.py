@@ -82,9 +82,10 @@ def _most_mixed(scores: np.ndarray, among: np.ndarray) -> int:
 
 def pool_cells(spec: str, *, quick: bool = False) -> list[dict]:
     """The cells of one pool (a name or a path): every eligible model drawn per experiment
-    at ``min(N, 100)`` items with one run per arm and at every item with ``min(2, R // 2)``
-    runs; the most mixed model at every item with ``R // 2`` runs (:func:`target_margin`
-    at the cell's items, rounded to an even number of flips >= 2). ``quick``: the first.
+    at ``min(N, 100)`` items with one run per arm and (when ``N > 100``) at every item with
+    ``min(2, R // 2)`` runs; the most mixed model at every item with ``R // 2`` runs. The
+    margin: :func:`target_margin` at the cell's items, rounded to an even number of flips
+    >= 2. ``quick``: the first cell.
 
     Raises
     ------
@@ -100,9 +101,12 @@ def pool_cells(spec: str, *, quick: bool = False) -> list[dict]:
                            f"one model's attempts; it has {attempts})", str(spec), OWNER)
     label = _real_pools.label(spec)
     out = []
-    for n, runs, one in ((min(items, FIRST_N), 1, False),
-                         (items, min(2, attempts // 2), False),
-                         (items, attempts // 2, True)):
+    shapes = [(min(items, FIRST_N), 1, False), (items, min(2, attempts // 2), False),
+              (items, attempts // 2, True)]
+    if items <= FIRST_N:
+        # the first cell already has every item: the second would differ in runs only
+        del shapes[1]
+    for n, runs, one in shapes:
         flips = max(2, 2 * round(target_margin(n) * items * attempts / 2))
         ok = eligible(scores, flips)
         if ok.size == 0:

@@ -53,9 +53,9 @@ OWNER = f"decision grid family {NAME}"
 #: the boards of the default cells (skipped, with one line, where absent)
 POOLS = ("lcb_codegen_20240417", "mmlupro_cot5", "swebench_verified_bash")
 #: systems on a board (the tied pair and the nearest others)
-SYSTEMS = 10
+SYSTEMS = 8
 #: items per board: half the pool's, at most this many
-MAX_N = 500
+MAX_N = 300
 #: the tied pair told apart by a false statement: separated, in different tiers or with
 #: disjoint rank intervals (judged against alpha)
 TOLD_APART = "tied pair told apart (separated, tiers or rank intervals)"

@@ -2,7 +2,7 @@
 
 Usage::
 
-    python benchmarks/bench_train.py --data-root /work/shared/data --cache-dir /tmp/evalcal-cache
+    python benchmarks/bench_train.py --data-root DATA_ROOT --cache-dir /tmp/evalcal-cache
 
 For each dataset it loads the data (timing the one-off JPEG decode when the cache is cold),
 then trains seed 0 of the baseline and of each requested scenario's variant and prints

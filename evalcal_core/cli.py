@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import io
+import re
 import sys
 from dataclasses import dataclass
 
@@ -31,10 +32,25 @@ def prog_name(default: str) -> str:
     return _INVOKED_AS[-1] if _INVOKED_AS else default
 
 
+#: a Sphinx role, ``:func:`name``` or ``:py:meth:`~a.b.name```: the name alone is shown
+_ROLE = re.compile(r":(?:py:)?[a-z]+:`(~?)([^`<]*?)(?:\s*<[^`>]*>)?`")
+
+
+def _role_text(match: re.Match) -> str:
+    # "~a.b.name" shows "name", as Sphinx renders it
+    return match.group(2).rsplit(".", 1)[-1] if match.group(1) else match.group(2)
+
+
+def plain_text(text: str) -> str:
+    """``text`` without reST markup a terminal would show as is: double backticks and Sphinx
+    roles (``:func:`sim.plan.main``` reads ``sim.plan.main``)."""
+    return _ROLE.sub(_role_text, text).replace("``", "")
+
+
 def help_text(doc: str | None) -> str | None:
-    """A module docstring as ``--help`` text: reST double backticks removed; ``None`` when
-    docstrings are stripped (``python -OO``)."""
-    return None if doc is None else doc.replace("``", "").strip()
+    """A module docstring as ``--help`` text: reST markup removed (:func:`plain_text`);
+    ``None`` when docstrings are stripped (``python -OO``)."""
+    return None if doc is None else plain_text(doc).strip()
 
 
 class ArgumentParser(argparse.ArgumentParser):
@@ -58,6 +74,17 @@ class ArgumentParser(argparse.ArgumentParser):
         #: callables run on the parsed namespace (:func:`evalcal_core.options.add_options`
         #: adds one per declared constraint)
         self.checks: list = []
+
+    def format_help(self) -> str:
+        """argparse's help, with reST markup removed from the description, the epilog and
+        every option's help (however they were set) before the lines are wrapped."""
+        self.description = help_text(self.description)
+        if self.epilog is not None:
+            self.epilog = plain_text(self.epilog)
+        for action in self._actions:
+            if isinstance(action.help, str):
+                action.help = plain_text(action.help)
+        return super().format_help()
 
     def parse_args(self, args=None, namespace=None):
         """argparse's namespace, after every check in :attr:`checks` (an

@@ -44,9 +44,10 @@ class BuildPoolOptions:
     (:mod:`evalcal_core.options`) whose own rule is checked when built."""
 
     data_root: str = option("--data-root", str(DEFAULT_DATA),
-                            help=f"folder with cifar10-jpeg/, cifar10n/, ag_news-mini/ "
-                                 f"({DEFAULT_DATA})")
-    out: Path = out_option(DEFAULT_POOL, help=f"pool folder ({DEFAULT_POOL})")
+                            help="DATA_ROOT: a folder with cifar10-jpeg/, cifar10n/, "
+                                 "ag_news-mini/ (default: ../shared/data beside the checkout)")
+    out: Path = out_option(DEFAULT_POOL, help="pool folder (default: real_runs/pool in the "
+                                                      "checkout)")
     datasets: tuple[str, ...] = option("--datasets", DATASETS, nargs="+", choices=DATASETS,
                                        constraint=Each(Options(DATASETS)),
                                        help="datasets to train (all)")

@@ -2,7 +2,7 @@
 
 All loaders return a :class:`Dataset` of numpy arrays in canonical order. A data root may
 be the dataset's own folder or a parent holding it under a conventional name (the layout of
-``/work/shared/data``): see :data:`CIFAR10_LAYOUT`, :data:`CIFAR10N_LAYOUT` and
+``../shared/data`` beside the checkout): see :data:`CIFAR10_LAYOUT`, :data:`CIFAR10N_LAYOUT` and
 :data:`AG_NEWS_LAYOUT`, found and read by :mod:`real_runs.sources` and named here too.
 """
 

@@ -29,7 +29,7 @@ pack is ignored by git, so it must be named in the run tool's ``carry``)::
         --cache-dir /tmp/evalcal-cache --dataset cifar10 --scenarios S0p S1 S2 --seeds 0-49
     # here: verify and merge; the next batch skips what the pool holds
     python -m real_runs.merge_records FILES_AT/records-*.tar FILES_AT/gpu_batch.json \
-        --pool real_runs/pool --data-root /work/shared/data
+        --pool real_runs/pool --data-root DATA_ROOT
 
 Time floor and expectation (written before any GPU measurement)
 ---------------------------------------------------------------

@@ -87,8 +87,9 @@ def build_pack(data_root, out) -> Path:
     Parameters
     ----------
     data_root : path-like
-        A root laid out like ``/work/shared/data`` (see :mod:`real_runs.data`): CIFAR-10
-        as an ImageFolder tree of JPEG/PNG files, ``CIFAR-10_human.pt``, AG News CSVs.
+        A root laid out like ``../shared/data`` beside the checkout (see
+        :mod:`real_runs.data`): CIFAR-10 as an ImageFolder tree of JPEG/PNG files,
+        ``CIFAR-10_human.pt``, AG News CSVs.
     out : path-like
         Output folder (created).
 
@@ -277,7 +278,8 @@ class PackOptions:
     verified (``--verify``)."""
 
     data_root: str | None = option("--data-root", None,
-                                   help="folder laid out like /work/shared/data")
+                                   help="DATA_ROOT: a folder laid out like ../shared/data "
+                                        "(cifar10-jpeg/, cifar10n/, ag_news-mini/)")
     out: Path | None = out_option(None, help="output folder (e.g. data_pack/)")
     verify: str | None = option("--verify", None, metavar="PACK_DIR",
                                 help="only verify an existing pack")
@@ -316,7 +318,8 @@ def _main(argv) -> int:
         print(f"ok {pack} ({pack.stat().st_size / 2**20:.1f} MiB)")
         return 0
     if not Path(args.data_root).is_dir():
-        raise fail("--data-root", "a folder laid out like /work/shared/data", args.data_root)
+        raise fail("--data-root", "a folder laid out like ../shared/data (cifar10-jpeg/, "
+                   "cifar10n/, ag_news-mini/)", args.data_root)
     check_out(args.out)
     for find in (find_cifar10_root, find_cifar10n_file, find_ag_news_root):
         find(args.data_root)  # a root without all three fails here, before the marker

@@ -1,9 +1,10 @@
 """Where the real datasets live and how their raw files are read, before any loading.
 
 The finders accept a dataset's own folder or a parent holding it under a conventional name
-(the layout of ``/work/shared/data``: :data:`CIFAR10_LAYOUT`, :data:`CIFAR10N_LAYOUT`,
-:data:`AG_NEWS_LAYOUT`). Both the loaders (:mod:`real_runs.data`) and the data pack
-(:mod:`real_runs.pack_data`) build on this module, which imports neither.
+(the layout of a data root such as ``../shared/data`` beside the checkout:
+:data:`CIFAR10_LAYOUT`, :data:`CIFAR10N_LAYOUT`, :data:`AG_NEWS_LAYOUT`). Both the loaders
+(:mod:`real_runs.data`) and the data pack (:mod:`real_runs.pack_data`) build on this module,
+which imports neither.
 """
 
 from __future__ import annotations

@@ -3,7 +3,10 @@
 Example::
 
     python -m real_runs.train --dataset cifar10 --scenario S1 --seeds 0-19 --profile cpu \\
-        --data-root /work/shared/data --out runs/
+        --data-root DATA_ROOT --out runs/
+
+DATA_ROOT is a folder laid out like ``../shared/data`` beside the checkout (see
+:mod:`real_runs.data`).
 
 Runs already in ``--out`` are verified and skipped, so an interrupted sweep resumes by
 rerunning the same command and loses at most the runs that were in progress.

@@ -107,7 +107,7 @@ def cifar_batches(tmp_path, cifar_arrays):
 
 @pytest.fixture
 def shared_like_root(tmp_path, cifar_arrays):
-    """A parent root laid out like /work/shared/data: cifar10-jpeg/, cifar10n/, ag_news-mini/."""
+    """A parent root laid out like ../shared/data: cifar10-jpeg/, cifar10n/, ag_news-mini/."""
     root = tmp_path / "data"
     write_image_folder(root / "cifar10-jpeg", cifar_arrays, ext="jpg")
     write_cifar10n(root / "cifar10n" / "CIFAR-10_human.pt", cifar_arrays[1])

@@ -129,11 +129,18 @@ class Reader:
     folder_glob : str or None
         Pattern of this format's files inside a folder (``"samples_*.jsonl"``); None when a
         folder is never read as this format.
+    harness_default, harness_default_clustered : str
+        The registered protocol (:attr:`protocols.Protocol.harness`) reproducing what this
+        format's harness prints by default to compare two runs, without and with question
+        clusters; "" where none is registered (HELM, a CSV). ``evaluate --html`` runs it
+        beside the verdict.
     """
 
     name: ClassVar[str] = ""
     suffixes: ClassVar[tuple] = ()
     folder_glob: ClassVar[str | None] = None
+    harness_default: ClassVar[str] = ""
+    harness_default_clustered: ClassVar[str] = ""
 
     @classmethod
     def sniff(cls, path: Path) -> bool:

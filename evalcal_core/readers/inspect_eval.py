@@ -36,6 +36,10 @@ class InspectEvalReader(Reader):
     name = "inspect"
     suffixes = (".eval",)
     folder_glob = "*.eval"
+    #: Inspect's default metric stderr() (clustered: stderr(cluster=...)), read by eye as
+    #: two intervals that do or do not overlap
+    harness_default = "harness_inspect_stderr"
+    harness_default_clustered = "harness_inspect_stderr_cluster"
 
     @classmethod
     def sniff(cls, path: Path) -> bool:

@@ -208,6 +208,9 @@ class LmEvalReader(Reader):
     name = "lm-eval"
     suffixes = (".jsonl",)
     folder_glob = "samples_*.jsonl"
+    #: lm-eval prints acc with acc_stderr per run; two runs are compared by whether those
+    #: intervals overlap (it has no clustered default)
+    harness_default = "harness_lm_eval_overlap"
 
     @classmethod
     def sniff(cls, path: Path) -> bool:

@@ -27,8 +27,8 @@ from .options import EvaluateOptions, resolve
 
 #: options that are not keywords: ``--arm`` is the ``arms`` argument, ``--gate`` follows
 #: ``claim``, and the result renders itself (``render(fmt)``, ``to_dict()``) where the
-#: command writes ``--json``, ``--format`` and ``--forest``
-_NOT_KEYWORDS = ("arm", "gate", "json", "format", "forest")
+#: command writes ``--json``, ``--format``, ``--forest`` and ``--html`` (``page()``)
+_NOT_KEYWORDS = ("arm", "gate", "json", "format", "forest", "html")
 
 
 def compare(results=None, *, arms=None, **options) -> Evaluation:
@@ -58,7 +58,8 @@ def compare(results=None, *, arms=None, **options) -> Evaluation:
         ``log_format``, ``max_member_mb``, ``baseline`` and ``variant`` (two logs, instead of
         ``arms``), ``protocols`` (names for the two-arm table), ``protocol_param`` (a dict),
         ``threshold``, ``leaderboard``, ``stream``, ``stream_method``; not ``json``,
-        ``format`` or ``forest`` (the result renders itself).
+        ``format``, ``forest`` or ``html`` (the result renders itself: ``page()``,
+        ``write_page(path)``).
 
     Returns
     -------

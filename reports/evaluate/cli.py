@@ -14,12 +14,24 @@ from evalcal_core.validate import InvalidParameterError, check_alpha
 from protocols.analysis import Analysis, Plan, analyze, is_binary
 from protocols.analysis.design import infer_design
 
-from .board import board_json, board_summary, board_text
+from .board import board_json, board_text
 from .design import design_json, design_line
 from .load import read_log_arms, read_tidy
 from .options import EvalConfig, build_parser, config_from_args
 from .protocols_table import format_table
-from .render import Units, as_json, clean, header_lines, latex, markdown, text, visible
+from .render import (
+    Units,
+    as_json,
+    claim_line,
+    clean,
+    comparison_headers,
+    comparison_rows,
+    header_lines,
+    latex,
+    markdown,
+    text,
+    visible,
+)
 from .stream import stream_lines
 
 __all__ = ["EvalConfig", "Evaluation", "build_parser", "config_from_args", "evaluate",
@@ -203,14 +215,41 @@ class Evaluation:
     def __str__(self) -> str:
         return self.render("text")
 
-    def _repr_html_(self) -> str:
-        """The design line and the comparisons table, for notebooks."""
-        import html
+    def __repr__(self) -> str:
+        """The verdict as the text output starts: the source, the design, the arms and the
+        comparisons table (or the leaderboard); ``str()`` is the whole output."""
+        if self.board is not None:
+            return self.render("text")
+        a, units = self.analysis, self.units
+        lines = [f"Results: {visible(self.scores.source)}", *header_lines(a, units), ""]
+        rows = comparison_rows(a, units)
+        heads = comparison_headers(a, units)
+        widths = [max(len(str(x)) for x in col) for col in zip(heads, *rows)]
+        table = ["  ".join(str(x).ljust(w) for x, w in zip(r, widths)).rstrip()
+                 for r in (heads, *rows)]
+        lines += [table[0], "-" * len(table[0]), *table[1:]]
+        if a.claim:
+            lines += ["", claim_line(a, units, self._streamed)]
+        return "\n".join(lines)
 
-        lines = ([design_line(self.design), board_summary(self.board, self.board_unit)]
-                 if self.board is not None else header_lines(self.analysis, self.units))
-        head = "<br>".join(html.escape(line) for line in lines)
-        return f"<p>{head}</p>" + self.frame.to_html(index=False, na_rep="")
+    def _repr_html_(self) -> str:
+        """The design, the verdict table and the evidence as HTML, for notebooks
+        (:mod:`.html`; :meth:`page` adds the plot, the notes and the harness default)."""
+        from .html import design_html, evidence_html, verdict_html
+
+        return f"<div>{design_html(self)}{verdict_html(self)}{evidence_html(self)}</div>"
+
+    def page(self, *, harness_table=None) -> str:
+        """The ``--html`` page: one self-contained HTML string (:func:`.html.page`)."""
+        from .html import page
+
+        return page(self, harness_table=harness_table)
+
+    def write_page(self, path, *, harness_table=None) -> str:
+        """Write :meth:`page` to ``path`` (``.html``) atomically; returns the path."""
+        from .html import write_page
+
+        return write_page(self, path, harness_table=harness_table)
 
     def render(self, fmt: str = "text") -> str:
         """The output in ``fmt`` (text, markdown, latex or json), as the command writes it."""
@@ -278,6 +317,9 @@ def run_config(config: EvalConfig, out=None) -> int:
     elif config.forest:
         from .forest import forest_plot
         forest_plot(result.analysis, result.units, config.forest)
+    if config.html:
+        from .html import write_page
+        write_page(result, config.html)
     out.write(result.render("json" if config.json else config.format) + "\n")
     return result.exit_status
 

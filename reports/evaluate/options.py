@@ -193,6 +193,11 @@ class EvaluateOptions:
     forest: str | None = option("--forest", None, metavar="PATH.png",
                                 help="write a forest plot (with --leaderboard: the ranked "
                                      "plot of the rank intervals and tiers)")
+    html: str | None = option("--html", None, metavar="PAGE.html",
+                              help="also write one self-contained page of this comparison "
+                                   "(design, verdict, forest or board plot, evidence, notes "
+                                   "and what your harness default says on the same logs) to "
+                                   "link a reviewer to; no network needed to open it")
 
     def __post_init__(self):
         check_options(self)
@@ -227,6 +232,7 @@ class EvalConfig:
     log_format: str | None = None
     max_member_bytes: int | None = None
     forest: str | None = None
+    html: str | None = None
     leaderboard: bool = False
     stream: bool = False
     stream_method: str = STREAM_METHODS[0]
@@ -364,6 +370,9 @@ def _check_combinations(opts: EvaluateOptions) -> None:
     if opts.forest is not None:
         from .forest import check_forest_path  # before any work: a bad path costs nothing
         check_forest_path(opts.forest)
+    if opts.html is not None:
+        from .html import check_html_path
+        check_html_path(opts.html)
     _check_lower_is_better(opts)
     if opts.gate and opts.claim is None:
         raise fail("--gate", "given with a --claim (superiority, non-inferiority or "
@@ -447,7 +456,7 @@ def resolve(opts: EvaluateOptions, results: str | None = None) -> EvalConfig:
         params=params, percent=opts.percent, metric_range=opts.metric_range,
         partial_credit=opts.partial_credit, seed=opts.seed, json=opts.json,
         format=opts.format, log_format=opts.log_format, max_member_bytes=max_member,
-        forest=opts.forest, leaderboard=opts.leaderboard, stream=opts.stream,
+        forest=opts.forest, html=opts.html, leaderboard=opts.leaderboard, stream=opts.stream,
         stream_method=opts.stream_method or STREAM_METHODS[0], order_by=opts.order_by,
         columns=_columns(opts), lower_is_better=opts.lower_is_better,
         common_questions=opts.common_questions)

@@ -86,7 +86,7 @@ def test_the_keywords_are_the_declared_fields():
     from sim import plan
 
     declared_flags = option_flags(EvaluateOptions)
-    assert set(_NOT_KEYWORDS) == {"arm", "gate", "json", "format", "forest"}
+    assert set(_NOT_KEYWORDS) == {"arm", "gate", "json", "format", "forest", "html"}
     assert set(_NOT_KEYWORDS) < set(declared_flags)
     flags = option_flags(plan.PlanOptions)
     parser = plan.build_parser()

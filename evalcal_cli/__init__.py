@@ -35,6 +35,9 @@ class Subcommand:
 SUBCOMMANDS = {s.name: s for s in (
     Subcommand("evaluate", "reports.evaluate.cli",
                "compare the arms of your own results or harness logs", "your results"),
+    Subcommand("export", "reports.evaluate.export",
+               "any input evaluate reads (your layout, harness logs) as its tidy CSV",
+               "your results"),
     Subcommand("plan", "sim.plan",
                "the cheapest seeds x questions x repeats with the power you want",
                "your results"),

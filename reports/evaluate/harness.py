@@ -129,7 +129,7 @@ def harness_view(evaluation, table=None) -> HarnessView | None:
         rows.append((c, found[0] if found else None, skipped.get(name, "")))
     measured = nearest_measured(shipped_table(table), name, design)
     note = "" if measured is not None else (
-        "no harness-defaults results are shipped with evalcal for this design; "
+        "no harness-defaults results are shipped with evalcal; "
         f"docs/harness_defaults.md holds the measured table, and {COMMAND} recomputes it"
         if table is None else f"the harness-defaults table has no {design.kind} cell of "
         f"{name}")

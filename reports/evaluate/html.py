@@ -1,9 +1,9 @@
 """``evaluate ... --html PAGE.html``: one self-contained page of the user's own comparison.
 
 The page holds, in order: the design and why it was inferred, the verdict table (or the
-leaderboard), the forest plot (or the board plot) as an embedded PNG, the evidence for the
-reported protocol, the notes, and what the user's harness default says on the same data
-(:mod:`.harness`). Its CSS is inline and nothing is fetched: it opens from a file, offline,
+leaderboard), the forest plot (or the board plot) as an embedded PNG, the anytime-valid
+stream's lines with ``--stream``, the evidence for the reported protocol, the notes, and
+what the user's harness default says on the same data (:mod:`.harness`). Its CSS is inline and nothing is fetched: it opens from a file, offline,
 and can be mailed or attached to a review. Every user string (names, paths, notes) goes
 through :func:`html.escape`; every cell may wrap anywhere, so that a long model name is
 wrapped rather than clipped, on a desktop or a phone.
@@ -257,6 +257,11 @@ def page(evaluation, *, harness_table=None) -> str:
         f"<figure><img alt=\"{_e(kind)} of the comparison\" "
         f"src=\"data:image/png;base64,{image}\"><figcaption>{_e(caption)}</figcaption>"
         "</figure>"]
+    if evaluation.stream is not None:
+        from .stream import stream_lines
+        lines = stream_lines(evaluation.stream, list(evaluation.scores.arms), evaluation.units,
+                             gate=evaluation.config.gate)
+        sections += ["<h2>Anytime-valid stream (--stream)</h2>", _list(lines)]
     evidence = evidence_html(evaluation)
     if evidence:
         sections += ["<h2>Evidence for the reported protocol</h2>", evidence]

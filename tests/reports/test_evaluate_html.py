@@ -8,6 +8,7 @@ from __future__ import annotations
 import base64
 import html
 import json
+import os
 import re
 
 import numpy as np
@@ -248,3 +249,32 @@ def test_the_layout_probe_sees_a_clipped_name(tmp_path):
     dom = _dump_dom(frame, tmp_path / "profile", 600)
     clipped = re.search(r'data-clipped="([^"]*)"', dom).group(1)
     assert clipped != "none" and "page scrolls sideways" in clipped
+
+
+def test_stream_lines_are_on_the_page():
+    frame = _frame(("base", "variant"))
+    result = compare(frame, stream=True)
+    text = page(result)
+    from reports.evaluate.stream import stream_lines
+
+    lines = stream_lines(result.stream, list(result.scores.arms), result.units, gate=False)
+    assert "Anytime-valid stream" in text
+    assert all(html.escape(line.strip()) in text for line in lines if line.strip())
+
+
+@pytest.mark.parametrize("kind", ["symlink", "fifo"])
+def test_html_refuses_a_target_that_is_no_regular_file(tmp_path, kind):
+    csv = tmp_path / "r.csv"
+    _frame(("base", "variant")).to_csv(csv, index=False)
+    if kind == "symlink":
+        target = tmp_path / "link.html"
+        (tmp_path / "real.txt").write_text("keep")
+        target.symlink_to(tmp_path / "real.txt")
+    else:
+        target = tmp_path / "fifo.html"
+        os.mkfifo(target)
+    done = run_in_process(main, PROG, csv, "--html", target)
+    assert done.returncode == 2 and len(done.stderr.strip().splitlines()) == 1
+    assert "--html" in done.stderr and "refusing to write" in done.stderr
+    if kind == "symlink":
+        assert (tmp_path / "real.txt").read_text() == "keep" and target.is_symlink()

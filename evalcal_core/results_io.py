@@ -31,6 +31,7 @@ from __future__ import annotations
 import csv
 import io
 import math
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
@@ -69,6 +70,9 @@ MAX_ROWS = 1 << 22
 #: the most distinct labels of one column (seeds, arms, questions or clusters): each is a
 #: Python string of about 100 bytes with its index entry
 MAX_LABELS = 1 << 20
+#: the most bytes a results CSV may hold: :data:`MAX_ROWS` rows of up to 512 bytes (a bigger
+#: file is refused before it is opened; one of zeros once took 10-16 GB to refuse)
+MAX_BYTES = 2 * 2**30
 #: the most rows :func:`read_tidy_frame` returns (a DataFrame costs 100-200 bytes per row)
 MAX_FRAME_ROWS = 1 << 21
 
@@ -113,9 +117,19 @@ class FrameSource:
             yield chunk
 
 
+def check_results_file(path) -> None:
+    """Refuse, in one line, a path that is no regular file of text of at most
+    :data:`MAX_BYTES` (a FIFO, a device, binary content, a first line past 64 KiB), before
+    the CSV parser opens it."""
+    from evalcal_core.readers._files import check_text_table
+
+    check_text_table(Path(path), "a results CSV", MAX_BYTES)
+
+
 def _header(path) -> list:
     if isinstance(path, FrameSource):
         return [str(c) for c in path.frame.columns]
+    check_results_file(path)
     return list(pd.read_csv(path, nrows=0, skipinitialspace=True).columns)
 
 
@@ -409,14 +423,40 @@ def read_tidy_arms(path, *, arms=None, scale: float = 1.0, cluster: str | None =
         path = Path(path)
         if not path.exists() and not path.is_symlink():
             raise InvalidParameterError(f"results file {str(path)!r} does not exist")
-        from evalcal_core.readers import check_regular
-
-        check_regular(path)  # names a symbolic-link loop, a broken link, a folder, a FIFO
+        # names a symbolic-link loop, a broken link, a folder, a FIFO, a device, a binary
+        # or oversized file
+        check_results_file(path)
     try:
         return _read_stream(path, allowed, scale, cluster, ragged, columns, common)
     except (pd.errors.ParserError, pd.errors.EmptyDataError, UnicodeDecodeError) as exc:
         first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
         raise InvalidParameterError(f"{path}: not a readable CSV ({first})") from None
+
+
+def read_two_arms(path, *, option: str = "--from-pilot") -> ArmScores:
+    """A pilot's two arms with any names, its scores unchecked (the caller judges the units).
+
+    The baseline is the arm named ``baseline`` (any case) when there is one, else the file's
+    first arm; the other is the variant.
+
+    Raises
+    ------
+    InvalidParameterError
+        One line naming ``option``: the file holds more than two arms (or what
+        :func:`read_tidy_arms` reports: one arm, a missing file, a bad row).
+    """
+    scores = read_tidy_arms(path)
+    if scores.m != 2:
+        shown = ", ".join(map(repr, scores.arms[:4])) + (", ..." if scores.m > 4 else "")
+        raise InvalidParameterError(f"{option} {path}: a pilot has two arms (the baseline: the "
+                                    "arm named 'baseline', else the file's first; the "
+                                    f"variant: the other), got {scores.m} ({shown})")
+    if scores.arms[1].lower() == "baseline" and scores.arms[0].lower() != "baseline":
+        # read_tidy_arms puts an exact 'baseline' first; 'Baseline' is one too
+        scores = replace(scores, arms=scores.arms[::-1], scores=scores.scores[::-1],
+                         runs_per_arm=None if scores.runs_per_arm is None
+                         else scores.runs_per_arm[::-1])
+    return scores
 
 
 class _Codes:

@@ -3,10 +3,11 @@
 The page holds, in order: the design and why it was inferred, the verdict table (or the
 leaderboard), the forest plot (or the board plot) as an embedded PNG, the anytime-valid
 stream's lines with ``--stream``, the evidence for the reported protocol, the notes, and
-what the user's harness default says on the same data (:mod:`.harness`). Its CSS is inline and nothing is fetched: it opens from a file, offline,
-and can be mailed or attached to a review. Every user string (names, paths, notes) goes
-through :func:`html.escape`; every cell may wrap anywhere, so that a long model name is
-wrapped rather than clipped, on a desktop or a phone.
+what the user's harness default says on the same data (:mod:`.harness`). Its CSS is inline
+and nothing is fetched: it opens from a file, offline, and can be mailed or attached to a
+review. Every user string (names, paths, notes) goes through :func:`html.escape`; a name's
+cell may wrap anywhere, so that a long model name is wrapped rather than clipped, and on a
+phone each table row becomes a card, every cell under its column's name.
 
 The notebook view (:meth:`~reports.evaluate.cli.Evaluation._repr_html_`) is the same verdict
 table and evidence, without the plot.
@@ -206,6 +207,9 @@ def harness_html(evaluation, table=None) -> str:
     out.append(_table(["comparison", f"harness estimate ({units.name}) [its interval]",
                        "harness verdict", f"evalcal's verdict ({evaluation.analysis.primary})"],
                       rows))
+    labels = dict.fromkeys(row.pitfall for _, row, _ in view.rows if row is not None
+                           and row.pitfall)
+    out += [f"<p>Under this design evalcal labels it: {_e(label)}.</p>" for label in labels]
     m = view.measured
     if m is not None:
         out.append(f"<p>Measured false-positive rate of <code>{_e(view.protocol)}</code> at "

@@ -105,6 +105,8 @@ def test_harness_default_of_inspect_logs_is_its_stderr_overlap(tmp_path):
     text = page(result)
     assert "harness_inspect_stderr" in text and "Inspect stderr(), interval overlap" in text
     assert "no harness-defaults results are shipped" in text
+    assert html.escape(f"Under this design evalcal labels it: {row.pitfall}.") in text
+    assert row.pitfall  # an overlap of two intervals is conservative under every design
 
 
 def test_measured_rate_is_read_from_a_harness_defaults_table(tmp_path):

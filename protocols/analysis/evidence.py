@@ -175,7 +175,7 @@ class Evidence:
         """The nearest cells (real first) where the protocol was over its level."""
         return [c for c in (self.real, self.synthetic) if c is not None and c.over_level]
 
-    def lines(self, alpha: float = LEVEL) -> list[str]:
+    def lines(self, alpha: float = LEVEL, fraction: bool = True) -> list[str]:
         """What ``evaluate`` prints: a head line, one line per nearest cell (real first),
         a warning when a cell is over the level, and the command that recomputes.
 
@@ -184,6 +184,11 @@ class Evidence:
         alpha : float
             The user's level; the table's cells are at :data:`LEVEL` only, and another level
             is said to be uncalibrated here.
+        fraction : bool
+            Whether the user's metric is a fraction (an accuracy). The cells' effects are pp
+            of an accuracy: for a metric in its own units their power says nothing about the
+            user's effects and is left out (the false-positive rate, at effect 0 of
+            location-scale invariant tests, holds in any units).
         """
         if not self.found:
             return [f"evidence for {self.protocol}: the evidence table has no calibrated cell "
@@ -194,7 +199,7 @@ class Evidence:
                f"Wilson 95% intervals{other}):"]
         for cell in (self.real, self.synthetic):
             if cell is not None:
-                out.append("  " + self._cell_line(cell))
+                out.append("  " + self._cell_line(cell, fraction))
         for cell in self.over_level:
             where = "a real pool" if cell.real else "a synthetic world"
             out.append(f"  warning: {self.protocol} was over its level on {where} near this "
@@ -204,12 +209,12 @@ class Evidence:
         out.append(f"  recompute: {self.command}")
         return out
 
-    def describe(self, alpha: float = LEVEL) -> str:
+    def describe(self, alpha: float = LEVEL, fraction: bool = True) -> str:
         """:meth:`lines` as one line (the JSON ``line``)."""
-        head, *rest = (line.strip() for line in self.lines(alpha))
+        head, *rest = (line.strip() for line in self.lines(alpha, fraction))
         return " ".join([head, "; ".join(rest)]) if rest else head
 
-    def _cell_line(self, cell: EvidenceCell) -> str:
+    def _cell_line(self, cell: EvidenceCell, fraction: bool = True) -> str:
         rate = f"{_pct(cell.rate)} [{_pct(cell.low)}, {_pct(cell.high)}]"
         if cell.real:
             where = (f"real {cell.source.split('@')[0]} A/A, {cell.pool_models} models "
@@ -219,7 +224,10 @@ class Evidence:
         text = (f"{'real' if cell.real else 'synthetic'}: {rate} ({cell.state or 'not judged'},"
                 f" {cell.sims:,} experiments) on {where.split(' ', 1)[1]}, "
                 f"{cell.shape(self.seeds, self.clustered)}{self._near(cell)}")
-        if cell.power:
+        if cell.power and not fraction:
+            text += ("; power not shown (its effects are accuracy points; your metric has its "
+                     "own units)")
+        elif cell.power:
             width = cell.power[0].ci_width_pp
             power = ", ".join(f"{_pct(p.rate, 0)} at {p.effect_pp:+.3g} pp" for p in cell.power)
             text += f"; power {power}"
@@ -237,8 +245,8 @@ class Evidence:
             yours.append(_count(self.clusters, "cluster"))
         return f" (nearest; yours: {', '.join(yours)})" if yours else ""
 
-    def to_dict(self, alpha: float = LEVEL) -> dict:
-        """The JSON ``evidence`` object (``alpha``: the user's level, for the line)."""
+    def to_dict(self, alpha: float = LEVEL, fraction: bool = True) -> dict:
+        """The JSON ``evidence`` object (``alpha``, ``fraction``: as :meth:`lines`)."""
         def cell(c):
             if c is None:
                 return None
@@ -258,7 +266,7 @@ class Evidence:
                 "synthetic": cell(self.synthetic), "real": cell(self.real),
                 "recompute": self.command, "table": self.table,
                 "level": LEVEL, "over_level": bool(self.over_level),
-                "line": self.describe(alpha)}
+                "line": self.describe(alpha, fraction)}
 
 
 def _count(k: int, noun: str) -> str:

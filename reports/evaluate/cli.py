@@ -149,9 +149,24 @@ class Evaluation:
         """The evidence as ``fmt`` prints it (LaTeX: without the command to recompute)."""
         if self.evidence is None:
             return []
-        lines = self.evidence.lines(self.config.alpha)
-        return ([line for line in lines if not line.strip().startswith("recompute:")]
-                if fmt == "latex" else lines)
+        lines = self.evidence.lines(self.config.alpha, self.units.fraction)
+        if not self.evidence.found:
+            return lines
+        *lines, recompute = lines
+        lines += [f"  {note}" for note in self.evidence_scope()]
+        return lines if fmt == "latex" else [*lines, recompute]
+
+    def evidence_scope(self) -> list[str]:
+        """What the evidence table's cells are not: the verdict's multiplicity, its claim."""
+        notes = []
+        if len(self.analysis.comparisons) > 1:
+            notes.append(f"the rates are per comparison, before --correction "
+                         f"{self.config.correction}")
+        if self.config.claim:
+            notes.append(f"the {self.config.claim} claim's test at its margin is not in this "
+                         "table: the decision grid scores claims at the margin "
+                         "(docs/decision_grid.md)")
+        return notes
 
     @property
     def _streamed(self) -> bool:
@@ -186,7 +201,8 @@ class Evaluation:
                                     "dropped": {a: list(dropped[a]) for a in scores.arms}}
             body["runs_matched_by"] = self.paired_logs.matched_by
         if self.evidence is not None:
-            body["evidence"] = clean(self.evidence.to_dict(config.alpha))
+            body["evidence"] = clean({**self.evidence.to_dict(config.alpha, units.fraction),
+                                      "scope": self.evidence_scope()})
         if config.forest:
             body["forest"] = config.forest
         if self.stream is not None:

@@ -112,3 +112,28 @@ def test_markdown_latex_and_api_carry_it(tmp_path):
     body = json.loads(run(path, "--design", MODELS, "--json"))
     assert result.evidence.protocol == "t_signflip_questions"
     assert result.to_dict()["evidence"] == body["evidence"]
+
+
+def test_what_the_cells_are_not_is_said(tmp_path):
+    """Three arms: the rates are per comparison, before the correction; a claim: its test at
+    the margin is not in the table; a metric in its own units: no power in accuracy points
+    (the false-positive rate is shown: the tests are location-scale invariant)."""
+    rng = np.random.default_rng(3)
+    rows = [f"{s},{arm},{0.7 + 0.01 * rng.standard_normal():.5f}"
+            for s in range(6) for arm in ("a", "b", "c")]
+    three = tmp_path / "three.csv"
+    three.write_text("seed,arm,metric\n" + "\n".join(rows) + "\n")
+    text = run(three)
+    assert "the rates are per comparison, before --correction holm" in text
+    body = json.loads(run(three, "--json"))
+    assert body["evidence"]["scope"] == ["the rates are per comparison, before --correction holm"]
+    pair = tidy(tmp_path / "pair.csv")
+    text = run(pair, "--design", MODELS, "--claim", "non-inferiority", "--margin", "0.02")
+    assert "the non-inferiority claim's test at its margin is not in this table" in text
+    loss = tmp_path / "loss.csv"
+    loss.write_text("seed,arm,metric\n" + "\n".join(
+        f"{s},{arm},{2 + rng.standard_normal():.4f}" for s in range(8) for arm in ("a", "b"))
+        + "\n")
+    text = run(loss, "--metric-range", "0", "10")
+    cell = next(x for x in text.splitlines() if x.strip().startswith("synthetic:"))
+    assert "power not shown" in cell and " pp" not in cell

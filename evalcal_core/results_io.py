@@ -121,7 +121,7 @@ def check_results_file(path) -> None:
     """Refuse, in one line, a path that is no regular file of text of at most
     :data:`MAX_BYTES` (a FIFO, a device, binary content, a first line past 64 KiB), before
     the CSV parser opens it."""
-    from evalcal_core.readers._files import check_text_table
+    from evalcal_core.readers import check_text_table
 
     check_text_table(Path(path), "a results CSV", MAX_BYTES)
 

@@ -33,11 +33,11 @@ from evalcal_core.scores import ArmScores
 from evalcal_core.validate import InvalidParameterError
 
 from ._base import Reader, ReadOptions, RunLog, ids, num
-from ._files import DEFAULT_MAX_MEMBER_BYTES, check_path, check_regular
+from ._files import DEFAULT_MAX_MEMBER_BYTES, check_path, check_regular, check_text_table
 
 __all__ = ["DEFAULT_MAX_MEMBER_BYTES", "LogAlignment", "ReadOptions", "Reader", "RunLog",
-           "align_logs", "check_path", "check_regular", "detect", "discover", "get", "names",
-           "read_arms", "read_log", "read_logs", "register"]
+           "align_logs", "check_path", "check_regular", "check_text_table", "detect",
+           "discover", "get", "names", "read_arms", "read_log", "read_logs", "register"]
 
 READERS = Registry("log format", "--log-format", "evaluate")
 register = READERS.register

@@ -48,9 +48,12 @@ Command line::
 
     python -m sim.decision_grid [--sims 4000] [--max-sims N] [--seed 0]
                                 [--families maxt ...] [--quick] [--jobs N] [--out DIR]
+                                [--llm-pools POOL ...]
 
 prints the table and, with ``--out``, writes ``decision_grid.csv`` and
-``decision_grid.md``.
+``decision_grid.md``. The real-pool families (those defining ``pool_cells``) run on
+``--llm-pools`` (names or paths) instead of their default pools; a default pool absent here
+is skipped with one line before the table (:func:`sim.decisions.cells_of`).
 """
 
 from __future__ import annotations

@@ -26,8 +26,10 @@ shown, so its false passes are the claim's false claims.
 Pool-sampling facts: each cell's parameters name the pool, the models drawn (``model``: one
 model's name, or ``all``: every model with at least ``2 flips`` right and ``flips`` wrong
 attempts, ``eligible`` of ``of``, the others listed in ``left_out``), the items (``n`` of
-``items``) and the attempts (``runs`` per arm of ``attempts``). The rate is over this pool's
-models and items: the Wilson interval beside it is the Monte Carlo error only.
+``items``) and the attempts (``runs`` per arm of ``attempts``); ``dropped_ragged``
+counts the models left out for ragged attempts (:func:`evalcal_core.pools.read_pool`). The
+rate is over this pool's models and items: the Wilson interval beside it is the Monte Carlo
+error only.
 """
 
 from __future__ import annotations
@@ -117,6 +119,9 @@ def pool_cells(spec: str, *, quick: bool = False) -> list[dict]:
                 "left_out": [pool.models[i] for i in range(models) if i not in ok],
                 "n": n, "items": items, "runs": runs, "attempts": attempts, "flips": flips,
                 "margin": flips / (items * attempts)}
+        if pool.dropped:
+            # ragged models the reader left out: not among the pool's models drawn from
+            cell["dropped_ragged"] = len(pool.dropped)
         if one:
             cell.update(model=pool.models[_most_mixed(scores, ok)], eligible=1, left_out=[])
         out.append(cell)

@@ -29,7 +29,8 @@ rival is shown better than, and a truly better neighbour may be shown better tha
 and not the other), but what a reader sees as the two told apart.
 
 Pool-sampling facts: the cell names the pool, X (``tied``), the other models by name
-(``others``), the items (``n`` of ``items``) and attempts; the rate is over this board's
+(``others``), the items (``n`` of ``items``) and attempts (``dropped_ragged``: models
+left out for ragged attempts); the rate is over this board's
 models and this pool's items, and its Wilson interval is the Monte Carlo error only.
 """
 
@@ -98,6 +99,9 @@ def pool_cells(spec: str, *, quick: bool = False) -> list[dict]:
             "others": [pool.models[i] for i in others], "of": models,
             "n": min(MAX_N, items // 2), "items": items, "attempts": attempts,
             "split": "attempts" if attempts >= 2 else "swap"}
+    if pool.dropped:
+        # ragged models the reader left out: not among the pool's models drawn from
+        cell["dropped_ragged"] = len(pool.dropped)
     if cell["split"] == "swap":
         own = int(right[x])
         cell["swaps"] = max(1, min(own, items - own,

@@ -67,6 +67,15 @@ def test_pool_cells_follow_their_rules(pool):
             assert c["model"] == mixed[ok].idxmax()
 
 
+def test_a_ragged_pool_keeps_its_complete_models_and_says_so(tmp_path):
+    """A model short of one attempt is left out, and the cells count it."""
+    frame = pool_frame(models=tuple("abcd"), items=20, attempts=4, seed=1)
+    path = tmp_path / "ragged.csv"
+    frame.iloc[1:].to_csv(path, index=False)                 # model a lacks one attempt
+    for cells in (rc.pool_cells(str(path)), rl.pool_cells(str(path))):
+        assert all(c["dropped_ragged"] == 1 and c["of"] == 3 for c in cells)
+
+
 def test_the_shift_is_the_planted_amount(pool):
     """Reference: the analytic truth flips / (N R). Every draw returns it exactly, and the
     mean of variant minus baseline over 4,000 experiments of all 40 items is within 4 Monte

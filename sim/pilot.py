@@ -15,7 +15,7 @@ import numpy as np
 import pandas as pd
 
 from evalcal_core.readers import check_path, check_regular, read_logs
-from evalcal_core.results_io import ARMS, check_results_file, read_tidy_arms
+from evalcal_core.results_io import ARMS, check_results_file, read_two_arms
 from evalcal_core.score_checks import check_arm_scores
 from evalcal_core.scores import ArmScores
 from evalcal_core.validate import InvalidParameterError, fail
@@ -57,8 +57,9 @@ def read_pilot(path) -> ArmScores:
     Parameters
     ----------
     path : str or Path
-        A tidy CSV with both arms (:func:`evalcal_core.results_io.read_tidy_arms`, arms
-        ``baseline`` and ``variant``), or ``"BASELINE,VARIANT"``: two existing harness logs
+        A tidy CSV of two arms with any names (:func:`evalcal_core.results_io.read_two_arms`:
+        the arm named ``baseline``, else the file's first, is the baseline), or
+        ``"BASELINE,VARIANT"``: two existing harness logs
         (files or folders, see :func:`evalcal_core.readers.read_log`) joined by a comma, the
         one value of ``--from-pilot``.
 
@@ -92,7 +93,7 @@ def read_pilot(path) -> ArmScores:
     if not _names_both_arms(path):
         raise InvalidParameterError(f"{path} holds one arm's log; name both arms' logs: "
                                     "--from-pilot 'BASELINE,VARIANT'")
-    return read_tidy_arms(path, arms=ARMS)
+    return read_two_arms(path)
 
 
 def _names_both_arms(path: Path) -> bool:
@@ -113,7 +114,7 @@ def _names_both_arms(path: Path) -> bool:
 def two_arms(scores: ArmScores) -> tuple[np.ndarray, np.ndarray]:
     """``(baseline, variant)``: the scores of two-arm :class:`ArmScores`, shape (k, n) each.
 
-    The first arm is the baseline (:func:`read_pilot` and ``read_tidy_arms(arms=ARMS)`` put
+    The first arm is the baseline (:func:`read_pilot` and ``read_two_arms`` put
     it first); read-only views, in the scores' units.
     """
     if scores.m != 2 or scores.ragged:

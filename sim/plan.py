@@ -215,12 +215,12 @@ def config_from_args(parsed) -> PlanConfig:
         comp = components_from_generator(gen, at, design)
         model = gen
     elif args.from_pilot is not None:
-        from evalcal_core.results_io import ARMS, read_tidy_arms
+        from evalcal_core.results_io import read_two_arms
 
         from .pilot import two_arms
 
         check_complete(args.from_pilot, "--from-pilot")  # not from a killed run's folder
-        pilot = read_tidy_arms(args.from_pilot, arms=ARMS)
+        pilot = read_two_arms(args.from_pilot)
         if pilot.question_ids == ("metric",):
             raise InvalidParameterError(f"--from-pilot: {args.from_pilot} has per-seed metrics; "
                                         "the planner needs per-question scores "

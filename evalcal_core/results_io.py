@@ -724,8 +724,9 @@ def _to_arrays(values: np.ndarray, codes: dict, per_question: bool, path, arms: 
             raise InvalidParameterError(f"{path}: {_row(path, i)}: duplicate entry for "
                                         + ", ".join(f"{c}={_show(v)}" for c, v in shown)
                                         + tail)
+        same = "seed, arm, question and score" if per_question else "seed, arm and metric"
         notes.append(f"--common-questions: {int(again.sum()):,} exact duplicate row(s) "
-                     "dropped (same seed, arm, question and score)")
+                     f"dropped (same {same})")
         del rows
     del values, flat
     if allowed is None and len(arms) < 2:

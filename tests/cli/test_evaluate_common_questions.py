@@ -110,3 +110,19 @@ def test_no_common_question_names_the_sparsest_arms(tmp_path):
 def test_common_questions_refused_with_logs(tmp_path):
     _one_line(_evaluate("--arm", f"a={tmp_path}/a.jsonl", "--arm", f"b={tmp_path}/b.jsonl",
                         "--common-questions"), "--common-questions", "results CSV")
+
+
+def test_per_seed_duplicates_are_dropped_with_their_words(tmp_path):
+    """A per-seed file: an exact duplicate row is dropped (the note names its columns); the
+    numbers are those of the file without it."""
+    rows = "seed,arm,metric\n0,a,0.50\n1,a,0.61\n2,a,0.55\n0,b,0.70\n1,b,0.80\n2,b,0.74\n"
+    plain, doubled = tmp_path / "plain.csv", tmp_path / "doubled.csv"
+    plain.write_text(rows)
+    doubled.write_text(rows + "1,b,0.80\n")
+    done = _evaluate(doubled, "--common-questions")
+    assert done.returncode == 0, done.stderr
+    assert ("--common-questions: 1 exact duplicate row(s) dropped (same seed, arm and "
+            "metric)") in done.stdout
+    got = json.loads(_evaluate(doubled, "--common-questions", "--json").stdout)
+    expected = json.loads(_evaluate(plain, "--json").stdout)
+    assert got["comparisons"] == expected["comparisons"]

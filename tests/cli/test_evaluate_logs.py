@@ -69,9 +69,11 @@ def test_read_pilot_dispatches_csv_and_log_pairs(logs, tmp_path):
         read_pilot(tmp_path)
     with pytest.raises(ValueError, match=r"results file '.*nope\.csv' does not exist$"):
         read_pilot(tmp_path / "nope.csv")
-    tidy.write_text("seed,arm,metric\n0,baseline,0.9\n0,treatment,0.91\n")
-    with pytest.raises(ValueError, match=r"row 3: column 'arm' must be 'baseline' or "
-                                         r"'variant', got 'treatment'"):
+    # any two arm names (issue 47): the one named 'baseline', else the first, is the baseline
+    tidy.write_text("seed,arm,metric\n0,treatment,0.91\n0,baseline,0.9\n")
+    assert read_pilot(tidy).arms == ("baseline", "treatment")
+    tidy.write_text("seed,arm,metric\n0,baseline,0.9\n0,treatment,0.91\n0,other,0.92\n")
+    with pytest.raises(ValueError, match=r"a pilot has two arms .* got 3 "):
         read_pilot(tidy)
 
 

@@ -128,10 +128,15 @@ class Leaderboard(PairDecisions):
         Simultaneous level.
     units : int
         Paired units (questions, seeds or clusters).
+    lower_is_better : bool
+        The scores are a loss: every decision was taken on their reflection (best = lowest),
+        ``means`` and ``diff`` are the scores' own (see
+        :func:`protocols.analysis.analyze`).
     """
 
     alpha: float = 0.05
     units: int = 0
+    lower_is_better: bool = False
 
 
 def pair_se(x) -> tuple[np.ndarray, np.ndarray, np.ndarray]:

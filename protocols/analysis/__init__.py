@@ -20,7 +20,7 @@ primary protocol, the joint null) is read from the design; the pieces:
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 
@@ -175,7 +175,16 @@ def analyze(scores: ArmScores, design: Design, plan: Plan) -> Analysis:
     alpha = check_alpha(plan.alpha)
     codes = cluster_codes(scores)
     if plan.leaderboard:
-        board, unit = rank_board(scores, design, codes, alpha=alpha, seed=plan.seed)
+        if not plan.lower_is_better:
+            board, unit = rank_board(scores, design, codes, alpha=alpha, seed=plan.seed)
+            return Analysis(design, plan, board=board, board_unit=unit)
+        # a loss: the board ranks the reflection (1 - x for fractions, so 0/1 stays 0/1; -x
+        # otherwise), whose highest is the lowest loss; the means shown are the scores' own
+        top = 1.0 if plan.fraction else 0.0
+        board, unit = rank_board(replace(scores, scores=top - scores.scores), design, codes,
+                                 alpha=alpha, seed=plan.seed)
+        board = replace(board, means=top - board.means, diff=-board.diff,
+                        lower_is_better=True)
         return Analysis(design, plan, board=board, board_unit=unit)
     comparisons = compare_arms(scores, design, alpha=alpha, correction=plan.correction,
                                reference=plan.reference, claim=plan.claim,

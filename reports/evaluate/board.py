@@ -36,7 +36,9 @@ def board_summary(board, unit: str) -> str:
     m = board.means.size
     pairs = m * (m - 1) // 2
     shown = int(board.separated.sum())
-    return (f"leaderboard: {m} systems on {board.units} paired {unit}; max over all "
+    lower = " (lower is better: the best has the lowest mean)" if getattr(
+        board, "lower_is_better", False) else ""
+    return (f"leaderboard{lower}: {m} systems on {board.units} paired {unit}; max over all "
             f"{pairs:,} pairs of McNemar-type sign statistics (critical {board.critical:.3g}, "
             f"{_null(board)}, simultaneous at {100 * (1 - board.alpha):g}%): {shown:,} pairs "
             f"separated, {_count(int(board.tier.max()), 'tier')}, "
@@ -85,4 +87,5 @@ def board_json(board, names, units: Units, unit: str) -> dict:
             "separated_pairs": int(board.separated.sum()), "tiers": int(board.tier.max()),
             "mean_unit": "percent" if units.fraction else "metric units",
             "rows": board_rows(board, names, units),
-            "separated": [[names[i], names[j]] for i, j in zip(*np.nonzero(board.separated))]}
+            "separated": [[names[i], names[j]] for i, j in zip(*np.nonzero(board.separated))],
+            **({"lower_is_better": True} if getattr(board, "lower_is_better", False) else {})}

@@ -125,7 +125,6 @@ def test_the_wording_of_a_loss(tmp_path):
 
 
 @pytest.mark.parametrize("argv, words", [
-    (["--leaderboard"], ["--lower-is-better", "--leaderboard"]),
     (["--stream", "--claim", "superiority"], ["--lower-is-better", "--stream"]),
     (["--claim", "superiority", "--correction", "maxt"], ["--correction", "maxt"]),
 ])
@@ -136,3 +135,31 @@ def test_what_lower_is_better_does_not_reach_is_refused(tmp_path, argv, words):
     assert len(done.stderr.strip().splitlines()) == 1
     for word in words:
         assert word in done.stderr, done.stderr
+
+
+def test_a_board_of_losses_is_the_board_of_their_reflection(tmp_path):
+    """``--leaderboard --lower-is-better`` on 0/1 errors decides exactly as the board of
+    1 - error (the user's own reflection, the reference): same order, tiers, rank intervals
+    and possibly-best set; the means shown are the errors' own (100 - the accuracy's)."""
+    rng = np.random.default_rng(11)
+    rows = [{"model": m, "question": f"q{q}", "error": int(rng.random() < p)}
+            for m, p in (("a", 0.2), ("b", 0.25), ("c", 0.4), ("d", 0.42), ("e", 0.6))
+            for q in range(150)]
+    errors = pd.DataFrame(rows)
+    loss, acc = tmp_path / "err.csv", tmp_path / "acc.csv"
+    errors.to_csv(loss, index=False)
+    errors.assign(score=1 - errors["error"]).drop(columns="error").to_csv(acc, index=False)
+    lower = _json(loss, "--model-column", "model", "--score-column", "error",
+                  "--lower-is-better", "--leaderboard")["leaderboard"]
+    higher = _json(acc, "--model-column", "model", "--leaderboard")["leaderboard"]
+    assert lower.pop("lower_is_better") is True and "lower_is_better" not in higher
+    assert lower["separated"] == higher["separated"]
+    means = [r["mean"] for r in lower["rows"]]
+    assert means == sorted(means)  # the lowest loss first
+    assert means == pytest.approx(sorted(100 * errors.groupby("model")["error"].mean()))
+    for a, b in zip(lower["rows"], higher["rows"]):
+        assert a.pop("mean") == pytest.approx(100 - b.pop("mean"))
+        assert a == b
+    text = _evaluate(loss, "--model-column", "model", "--score-column", "error",
+                     "--lower-is-better", "--leaderboard").stdout
+    assert "leaderboard (lower is better: the best has the lowest mean)" in text

@@ -202,7 +202,8 @@ def analyze(scores: ArmScores, design: Design, plan: Plan) -> Analysis:
                           unit=plan.unit, names_=scores.arms,
                           run_ids=scores.run_ids)
     stream = (stream_summary(scores, design, alpha, plan.fraction, method=plan.stream_method,
-                             claim=plan.claim, margin=plan.margin) if plan.stream else None)
+                             claim=plan.claim, margin=plan.margin,
+                             lower_is_better=plan.lower_is_better) if plan.stream else None)
     # the evidence is read from the shipped table, for the protocol the verdict reports
     found = nearest(design.kind, comparisons.primary, design.n_questions, design.runs,
                     design.n_clusters)

@@ -127,14 +127,16 @@ def stream_units(scores: ArmScores, design: Design) -> tuple[np.ndarray, str, st
 
 def stream_summary(scores: ArmScores, design: Design, alpha: float, fraction: bool,
                    method: str = METHODS[0], claim: str | None = None,
-                   margin: float | None = None) -> dict:
+                   margin: float | None = None, lower_is_better: bool = False) -> dict:
     """The sequence's last interval, where 0 first left it and, with ``claim``, the
     claim's anytime-valid verdict at ``margin`` (fractions) and the unit it was reached at.
 
     ``order`` names where the arrival order came from. Where the running intersection
     became empty (``intersection_empty_after``, the unit after which it did; ``0``: never)
     the interval is ``None`` and so is the claim's where its own (``1 - 2 alpha``)
-    sequence did, whose verdict is then inconclusive."""
+    sequence did, whose verdict is then inconclusive. ``lower_is_better`` (a loss): the
+    claim is decided on ``base - variant``'s sequence (lower is better, the same reading as
+    the fixed-n claim's) and its interval given on ``variant - base``; the output says so."""
     deltas, unit, order = stream_units(scores, design)
     if not fraction:
         raise InvalidParameterError("--stream needs differences of fractions in [-1, 1] "
@@ -150,13 +152,18 @@ def stream_summary(scores: ArmScores, design: Design, alpha: float, fraction: bo
     if stopped:
         at_low, at_high = cs.interval_at(int(stopped))
         out.update(low_at_stop=float(at_low), high_at_stop=float(at_high))
+    if lower_is_better:
+        out["lower_is_better"] = True
     if claim is not None:
         margin = 0.0 if margin is None else float(margin)
-        claim_cs = confidence_sequence(deltas, 2.0 * alpha, method)
+        claim_cs = confidence_sequence(-deltas if lower_is_better else deltas, 2.0 * alpha,
+                                       method)
         verdict = decide_claim(claim_cs, claim, margin)
         at, claim_empty = int(verdict.stopped_at), int(verdict.empty_after)
         c_low, c_high = ((None, None) if claim_empty
                          else map(float, claim_cs.interval_at(at if at else cs.n)))
+        if lower_is_better and not claim_empty:
+            c_low, c_high = -c_high, -c_low  # read on base - variant, shown on variant - base
         out["claim"] = {"claim": claim, "margin": margin, "verdict": str(verdict.verdict),
                         "decided_at": at, "level": 1.0 - 2.0 * alpha,
                         "intersection_empty_after": claim_empty, "low": c_low,

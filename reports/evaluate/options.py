@@ -385,13 +385,10 @@ def _check_combinations(opts: EvaluateOptions) -> None:
 
 
 def _check_lower_is_better(opts: EvaluateOptions) -> None:
-    """What ``--lower-is-better`` does not reach yet: the stream's claim and max-T claims
-    read a higher score as better."""
+    """What ``--lower-is-better`` does not reach yet: max-T claims read a higher score as
+    better."""
     if not opts.lower_is_better:
         return
-    if opts.stream and opts.claim is not None:
-        raise fail(("--lower-is-better", "--stream"), "given one at a time with --claim (the "
-                   "anytime-valid claim reads a higher score as better)", got="both")
     if opts.claim is not None and opts.correction == "maxt":
         raise fail("--correction", "holm, bonferroni, bh or none with --lower-is-better and "
                    "--claim (max-T claims read a higher score as better)", opts.correction)

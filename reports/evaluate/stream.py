@@ -57,7 +57,9 @@ def stream_lines(s: dict, names, units: Units, gate: bool = False) -> list[str]:
     if empty:
         pass  # no stop to read: the sequence it would be read on is void
     elif s["stopped_at"]:
-        better = names[1] if s["direction"] > 0 else names[0]
+        # a loss: the variant is better where the difference went down
+        up = (s["direction"] > 0) != bool(s.get("lower_is_better"))
+        better = names[1] if up else names[0]
         lines.append(f"0 left the sequence after {one} {s['stopped_at']:,} "
                      f"({better} better; there "
                      f"{units.interval(s['low_at_stop'], s['high_at_stop'])}): a watcher "
@@ -68,6 +70,8 @@ def stream_lines(s: dict, names, units: Units, gate: bool = False) -> list[str]:
     c = s.get("claim")
     if c is not None:
         margin = f"{units.factor * c['margin']:g} {units.short}".rstrip()
+        if s.get("lower_is_better"):
+            margin += " (lower is better)"
         if c["intersection_empty_after"]:
             lines.append(f"{c['claim']} at margin {margin}, anytime-valid: {c['verdict']} (the "
                          f"{100 * c['level']:g}% sequence's running intersection became "

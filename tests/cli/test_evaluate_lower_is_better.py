@@ -125,7 +125,6 @@ def test_the_wording_of_a_loss(tmp_path):
 
 
 @pytest.mark.parametrize("argv, words", [
-    (["--stream", "--claim", "superiority"], ["--lower-is-better", "--stream"]),
     (["--claim", "superiority", "--correction", "maxt"], ["--correction", "maxt"]),
 ])
 def test_what_lower_is_better_does_not_reach_is_refused(tmp_path, argv, words):
@@ -163,3 +162,26 @@ def test_a_board_of_losses_is_the_board_of_their_reflection(tmp_path):
     text = _evaluate(loss, "--model-column", "model", "--score-column", "error",
                      "--lower-is-better", "--leaderboard").stdout
     assert "leaderboard (lower is better: the best has the lowest mean)" in text
+
+
+def test_a_stream_of_losses(tmp_path):
+    """``--stream --claim`` on 0/1 errors: the anytime-valid verdict is the reflected
+    accuracies' one, its interval negated onto variant - base, and the text names the arm
+    whose loss went down as the better one."""
+    rng = np.random.default_rng(4)
+    rows = [{"arm": arm, "question": f"q{q}", "error": int(rng.random() < p)}
+            for arm, p in (("base", 0.45), ("new", 0.2)) for q in range(400)]
+    errors = pd.DataFrame(rows)
+    loss, acc = tmp_path / "err.csv", tmp_path / "acc.csv"
+    errors.to_csv(loss, index=False)
+    errors.assign(score=1 - errors["error"]).drop(columns="error").to_csv(acc, index=False)
+    claim = ["--stream", "--claim", "non-inferiority", "--margin", "0.02"]
+    lower = _json(loss, "--score-column", "error", "--lower-is-better", *claim)["stream"]
+    higher = _json(acc, *claim)["stream"]
+    assert lower["claim"]["verdict"] == higher["claim"]["verdict"] == "shown"
+    assert (lower["claim"]["low"], lower["claim"]["high"]) == pytest.approx(
+        (-higher["claim"]["high"], -higher["claim"]["low"]))
+    assert lower["direction"] == -higher["direction"] == -1  # variant - base went down
+    text = _evaluate(loss, "--score-column", "error", "--lower-is-better", *claim).stdout
+    assert "(new better; there" in text
+    assert "non-inferiority at margin 2 pp (lower is better), anytime-valid: shown" in text

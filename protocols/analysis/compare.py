@@ -278,16 +278,18 @@ def compare_arms(scores: ArmScores, design: Design, *, alpha=0.05, correction="h
         sim.append(_run(primary, base, var, sim_alpha, seed, codes, design)
                    if sim_alpha != alpha else raw[-1])
         # a loss's claim is the higher-is-better claim on base - variant: the same tests
-        better, worse = (base, var) if not lower_is_better else (var, base)
+        claim_base, claim_var = (base, var) if not lower_is_better else (var, base)
         if scored_at_margin:
             # score tests whose size holds at the margin (Tango's for one 0/1 run; the
             # interval beside it inverts the same test), Bonferroni over the comparisons
             # under every correction (max-T has no joint law for them); superiority at
             # margin 0 keeps the primary protocol's own (exact McNemar) test
-            r = rules.margin_claim(better, worse, claim, margin, margin_alpha, binary, design)
+            r = rules.margin_claim(claim_base, claim_var, claim, margin, margin_alpha,
+                                   binary, design)
             cl.append((str(r.verdict), float(r.ci_low), float(r.ci_high)))
         elif claim is not None and (correction != "maxt" or welch_maxt):
-            cl.append(_run(primary, better, worse, claim_alpha, seed, codes, design))
+            cl.append(_run(primary, claim_base, claim_var, claim_alpha, seed, codes,
+                           design))
     p = np.array([r[3] for r in raw])
     notes = []
     if cl and scored_at_margin:

@@ -57,9 +57,11 @@ def compare(results=None, *, arms=None, **options) -> Evaluation:
         ((low, high)), ``partial_credit``, ``metric``, ``task``, ``filter``,
         ``log_format``, ``max_member_mb``, ``baseline`` and ``variant`` (two logs, instead of
         ``arms``), ``protocols`` (names for the two-arm table), ``protocol_param`` (a dict),
-        ``threshold``, ``leaderboard``, ``stream``, ``stream_method``; not ``json``,
-        ``format``, ``forest`` or ``html`` (the result renders itself: ``page()``,
-        ``write_page(path)``).
+        ``threshold``, ``leaderboard``, ``stream``, ``stream_method``, ``score_column``,
+        ``arm_column`` (or ``model_column``), ``question_column``, ``seed_column`` (the
+        results' own column names), ``lower_is_better`` (a loss), ``common_questions``;
+        not ``json``, ``format``, ``forest`` or ``html`` (the result renders itself:
+        ``page()``, ``write_page(path)``).
 
     Returns
     -------

@@ -240,9 +240,9 @@ def compare_arms(scores: ArmScores, design: Design, *, alpha=0.05, correction="h
         The metric is a loss or an error: a claim says the variant is lower (superiority:
         ``variant - base < -margin``; non-inferiority: not higher by the margin,
         ``variant - base < margin``), each read as the higher-is-better claim on the arms
-        swapped (``base - variant``), which is the same test; the claim's interval is shown
-        on ``variant - base``. No relative error reduction; the ranking puts the lowest
-        first. Not with ``maxt`` claims (refused).
+        swapped (``base - variant``), which is the same test (max-T claims: on the units'
+        deltas negated); the claim's interval is shown on ``variant - base``. No relative
+        error reduction; the ranking puts the lowest first.
     """
     if correction not in CORRECTIONS:
         raise InvalidParameterError(f"--correction must be one of {', '.join(CORRECTIONS)}, "
@@ -254,10 +254,6 @@ def compare_arms(scores: ArmScores, design: Design, *, alpha=0.05, correction="h
                                     f"{design.kind}")
     if reference is None:
         check_pair_count(len(scores.arms))
-    if lower_is_better and claim is not None and correction == "maxt":
-        raise InvalidParameterError("--lower-is-better with --claim must use --correction "
-                                    "holm, bonferroni, bh or none (max-T claims read a higher "
-                                    "score as better)")
     pairs = pairs_of(scores.arms, reference)
     c = len(pairs)
     primary = design.study.primary_for(design, binary)
@@ -305,6 +301,9 @@ def compare_arms(scores: ArmScores, design: Design, *, alpha=0.05, correction="h
         if exact is not None:
             p_adj, bounds, cl, note = exact
             notes.append(note)
+            if lower_is_better and claim is not None and cl is not None:
+                # the claim bounds are of variant - base: read a loss's claim on base - variant
+                cl = [(x[0], -x[2], -x[1]) for x in cl]
         else:
             joint = rules.joint_null(scores, comps, codes, np.random.default_rng(seed))
             p_adj = rules.maxt_p(mt.maxt_adjust(joint), p, primary)
@@ -338,11 +337,13 @@ def compare_arms(scores: ArmScores, design: Design, *, alpha=0.05, correction="h
                                  "use --correction holm for a test that can.")
             if claim is not None and not scored_at_margin:
                 ci2 = mt.simultaneous_ci(joint, claim_alpha, method="maxt")
-                cl = [(None, lo, hi) for lo, hi in zip(ci2.low, ci2.high)]
+                cl = [(None, -hi, -lo) if lower_is_better else (None, lo, hi)
+                      for lo, hi in zip(ci2.low, ci2.high)]
                 if units is not None:
-                    mc = mxc.maxt_claim(units, claim.replace("-", "_"), margin or None, alpha,
-                                       n_flips=N_FLIPS, rng=np.random.default_rng(seed),
-                                       unit_weights=unit_weights)
+                    mc = mxc.maxt_claim(-units if lower_is_better else units,
+                                        claim.replace("-", "_"), margin or None, alpha,
+                                        n_flips=N_FLIPS, rng=np.random.default_rng(seed),
+                                        unit_weights=unit_weights)
                     decided_verdicts = [str(v) for v in mc.verdict]
                     how_claim = ("exact one-sided sign-flip max-T tests at the margin "
                                  "(step-down over the comparisons)" if c > 1 else

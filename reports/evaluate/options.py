@@ -373,7 +373,6 @@ def _check_combinations(opts: EvaluateOptions) -> None:
     if opts.html is not None:
         from .html import check_html_path
         check_html_path(opts.html)
-    _check_lower_is_better(opts)
     if opts.gate and opts.claim is None:
         raise fail("--gate", "given with a --claim (superiority, non-inferiority or "
                    "equivalence) to decide", got="no --claim")
@@ -382,16 +381,6 @@ def _check_combinations(opts: EvaluateOptions) -> None:
     if opts.claim in ("non-inferiority", "equivalence") and opts.margin is None:
         raise fail("--margin", f"a number > 0 in the file's units for --claim {opts.claim}",
                    got="no --margin")
-
-
-def _check_lower_is_better(opts: EvaluateOptions) -> None:
-    """What ``--lower-is-better`` does not reach yet: max-T claims read a higher score as
-    better."""
-    if not opts.lower_is_better:
-        return
-    if opts.claim is not None and opts.correction == "maxt":
-        raise fail("--correction", "holm, bonferroni, bh or none with --lower-is-better and "
-                   "--claim (max-T claims read a higher score as better)", opts.correction)
 
 
 def _check_design(opts: EvaluateOptions) -> None:

@@ -124,16 +124,35 @@ def test_the_wording_of_a_loss(tmp_path):
     assert md.returncode == 0 and "relative error reduction" not in md.stdout
 
 
-@pytest.mark.parametrize("argv, words", [
-    (["--claim", "superiority", "--correction", "maxt"], ["--correction", "maxt"]),
+@pytest.mark.parametrize("design, extra", [
+    ("methods", ["--correction", "maxt", "--reference", "base"]),
+    ("models", ["--correction", "maxt", "--reference", "base"]),
 ])
-def test_what_lower_is_better_does_not_reach_is_refused(tmp_path, argv, words):
-    path, _ = _seeds(tmp_path, -0.02)
-    done = _evaluate(path, "--score-column", "loss", "--lower-is-better", *argv)
-    assert done.returncode == 2 and done.stdout == ""
-    assert len(done.stderr.strip().splitlines()) == 1
-    for word in words:
-        assert word in done.stderr, done.stderr
+def test_max_t_claims_on_losses_are_the_reflected_claims(tmp_path, design, extra):
+    """Max-T claims (exact sign-flip tests at the margin, or the exact unpaired ones): on a
+    loss, each verdict is the reflected accuracies' one and each interval negated."""
+    rng = np.random.default_rng(8)
+    if design == "methods":
+        k, means = 8, {"base": 0.40, "b": 0.37, "c": 0.41}
+        frame = pd.DataFrame([{"seed": s, "arm": a, "loss": m + 0.01 * rng.standard_normal()}
+                              for a, m in means.items() for s in range(k)])
+    else:
+        frame = pd.DataFrame([{"arm": a, "question": f"q{q}", "loss": int(rng.random() < p)}
+                              for a, p in (("base", 0.4), ("b", 0.3), ("c", 0.42))
+                              for q in range(300)])
+    loss, acc = tmp_path / "loss.csv", tmp_path / "acc.csv"
+    frame.to_csv(loss, index=False)
+    frame.assign(loss=1 - frame["loss"]).to_csv(acc, index=False)
+    claim = ["--claim", "non-inferiority", "--margin", "0.02", *extra]
+    lower = _json(loss, "--score-column", "loss", "--lower-is-better", *claim)
+    higher = _json(acc, "--score-column", "loss", *claim)
+    verdicts = []
+    for a, b in zip(lower["comparisons"], higher["comparisons"]):
+        assert a["claim"] == b["claim"]
+        assert (a["claim_ci_low"], a["claim_ci_high"]) == pytest.approx(
+            (-b["claim_ci_high"], -b["claim_ci_low"]))
+        verdicts.append(a["claim"])
+    assert "shown" in verdicts  # the cases decide something
 
 
 def test_a_board_of_losses_is_the_board_of_their_reflection(tmp_path):

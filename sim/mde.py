@@ -108,7 +108,7 @@ def search_mde(calibration: pd.DataFrame, chosen, ks, *, target_power: float,
             continue
         x = c.crossing(frame)
         if x.at is None:
-            row["note"] = f"not reached by effect {grid_effect(c.cap):g} pp"
+            row["note"] = _not_reached(c, frame)
         else:
             row["mde_pp"] = grid_effect(x.at)
             # Below `low` the power is confidently short of the target; from `high` on it
@@ -122,3 +122,31 @@ def search_mde(calibration: pd.DataFrame, chosen, ks, *, target_power: float,
                "mde_low_pp", "mde_high_pp", "note"]
     return pd.DataFrame(rows, columns=columns), found
 
+
+
+def _not_reached(curve, frame) -> str:
+    """Words for a curve whose power stays below the target up to its cap.
+
+    Where the cap is the largest effect the generator can simulate (a larger one would put
+    accuracies outside [0, 1]) and the power there is confidently below the target (its
+    Wilson upper bound), no effect reaches the power: "impossible at any effect", with the
+    power measured at that largest effect. Otherwise the search stopped at the grid's end
+    (:data:`sim.solve.GRID_MAX_PP`) and a larger effect might still reach it.
+    """
+    top = grid_effect(curve.cap)
+    point = curve.points(frame).get(curve.cap)
+    if point is None:
+        return f"not reached by effect {top:g} pp"
+    power = (f"power {100 * point.rate:.1f}% [{100 * point.low:.1f}, {100 * point.high:.1f}] "
+             f"at +{top:g} pp")
+    try:
+        curve.generator.check_effect(grid_effect(curve.cap + 1) / 100)
+    except ValueError:
+        largest = True
+    else:
+        largest = False
+    if largest and point.high < curve.target:
+        return (f"impossible at any effect: {power}, the largest effect "
+                f"{curve.generator.name} can simulate, below the target "
+                f"{100 * curve.target:.0f}%")
+    return f"not reached by effect {top:g} pp ({power})"

@@ -21,6 +21,8 @@ from evalcal_core.scores import ArmScores
 from evalcal_core.validate import InvalidParameterError, fail
 
 from . import generators
+from .generators.seed_gaussian import SCORE_SIGMAS
+from .generators.seed_question import MOMENTS, fit_moments, model_moments
 from .pilot_budget import DEFAULT_ASSURANCE, budget_from_spread, delta_spread
 
 
@@ -221,41 +223,22 @@ def generator_from_pilot(path, *, percent: bool = False,
             raise InvalidParameterError(f"--from-pilot with per-question scores needs 0/1 scores "
                                         f"(seed_question is a model of correctness); {path} has "
                                         "others")
-        fitted = generators.generator_class("seed_question").fit(base, variant)
-        if fitted.sd_seed < 1e-6 or abs(fitted.rho) > 0.999:
-            warnings.append(f"the seed_question fit is on a boundary (seed effect sd "
-                            f"{fitted.sd_seed:.3f} logit, rho = {fitted.rho:.2f}): "
-                            f"{k} seeds cannot tell the seeds' spread apart from "
-                            f"the questions' noise; the simulated budget may be too "
-                            f"optimistic (run more pilot seeds, or use the paired-t budget "
-                            f"from the pilot's deltas below)")
-        text = (f"fitted seed_question to {path} ({k} seeds per arm, {n} "
-                f"questions): baseline accuracy {100 * base.mean():.2f}%, seed effect "
-                f"sd {fitted.sd_seed:.3f} logit with arm correlation rho = {fitted.rho:.2f}, "
-                f"question difficulty sd {fitted.sd_question:.2f} logit, per-(seed, question) "
-                f"noise sd {fitted.sd_noise:.2f} logit; the pilot's own mean delta "
-                f"{effect_pp:+.2f} pp; {deltas_text}{budget}")
-        return PilotFit(fitted, effect_pp, k, text, tuple(warnings), spread)
-    b = base[:, 0]
-    v = variant[:, 0]
-    sigma = float(np.sqrt((b.var(ddof=1) + v.var(ddof=1)) / 2))
-    if sigma == 0:
-        raise InvalidParameterError(f"--from-pilot: the per-seed metrics in {path} do not vary; "
-                                    f"nothing to calibrate")
-    # The generator's delta sd sigma sqrt(2 (1 - rho)) is set to the assurance limit of the
-    # deltas' own sd (unbiased variance, chi-square law), not to sigma_hat sqrt(2 (1 -
-    # rho_hat)): that one is biased low at small k (rho_hat clipped at 0.99).
-    target = spread.upper
-    rho = 1 - target**2 / (2 * sigma**2)
-    if rho < -0.99:
-        sigma, rho = target / np.sqrt(2 * 1.99), -0.99
-    if rho > 0.99:
-        warnings.append(f"the pilot's deltas vary much less than its per-seed metrics (rho "
-                        f"{rho:.3f} clipped at 0.99)")
-        rho = 0.99
+        est = fit_moments(base, variant)
+        fit = _question_fit(est, base, spread, path, k, effect_pp, deltas_text, budget)
+        if fit is not None:
+            return dataclasses.replace(fit, warnings=tuple(warnings) + fit.warnings)
+        # seed_question cannot give the pilot's own per-seed spread: the seeds' accuracies
+        # are what paired protocols read, so they are modelled directly (said in a warning)
+        warnings.append(_mismatch_words(est, spread))
+        b, v = base.mean(axis=1), variant.mean(axis=1)
+        source = f"the per-seed accuracies of {path} ({k} seeds per arm, {n} questions)"
+    else:
+        b, v = base[:, 0], variant[:, 0]
+        source = f"{path} ({k} seeds per arm)"
+    mu, sigma, rho, notes, how = _gaussian_setting(b, v, spread, path)
+    warnings += notes
     try:
-        fitted = generators.get("seed_gaussian", mu=float(b.mean()), sigma=float(sigma),
-                                rho=float(rho))
+        fitted = generators.get("seed_gaussian", mu=mu, sigma=sigma, rho=rho)
     except ValueError:
         # seed_gaussian keeps its accuracies inside [0, 1] with 5 sigma of room
         raise InvalidParameterError(f"--from-pilot: the per-seed metrics in {path} (mean "
@@ -264,15 +247,135 @@ def generator_from_pilot(path, *, percent: bool = False,
                                     "would put scores outside [0, 1]); with enough runs, calibrate "
                                     f"on them as a pool: --generator real_pool --param csv={path} "
                                     "null=false (k up to a third of the runs)") from None
-    # rho is back-solved, not estimated: say so, beside the pilot's own correlation (the one
-    # evaluate prints), so a reader does not take one for the other
-    own = (float(np.corrcoef(b, v)[0, 1]) if b.std() > 0 and v.std() > 0 else float("nan"))
-    own_text = (f"the pilot's own arm correlation is {own:.2f}" if np.isfinite(own)
-                else "the pilot's own arm correlation is undefined (an arm does not vary)")
-    text = (f"fitted seed_gaussian to {path} ({k} seeds per arm): baseline mean "
-            f"mu = {100 * fitted.mu:.2f}%, seed-to-seed sd sigma = {100 * fitted.sigma:.2f} pp "
-            f"per arm; {deltas_text}; simulated with pairing correlation rho = {rho:.2f}, "
-            f"back-solved so that one seed's delta has that upper-limit sd "
-            f"({100 * fitted.delta_sd():.3f} pp), not estimated ({own_text}); the pilot's own "
-            f"mean delta {effect_pp:+.2f} pp{budget}")
+    text = (f"fitted seed_gaussian to {source}: baseline mean mu = {100 * fitted.mu:.2f}%; "
+            f"{deltas_text}; {how}: one seed's delta has sd "
+            f"{100 * fitted.delta_sd():.3f} pp in the simulation; the pilot's own mean delta "
+            f"{effect_pp:+.2f} pp{budget}")
     return PilotFit(fitted, effect_pp, k, text, tuple(warnings), spread)
+
+
+#: level of the interval of the pilot's delta sd that a fitted model's must lie in
+FIT_LEVEL = 0.95
+
+
+def _question_fit(est, base, spread, path, k, effect_pp, deltas_text, budget):
+    """``seed_question`` of the moment fit ``est`` to a per-question pilot (baseline scores
+    ``base``), or ``None`` where the fit's delta sd lies outside the pilot's own (its
+    :data:`FIT_LEVEL` interval).
+
+    The moment fit weighs the questions' agreement across seeds and arms (n questions of
+    evidence each) against the k per-seed deltas; where they disagree, the questions win and
+    the model's delta sd can sit far from the deltas' (a pilot with deltas 24, 25, 24 pp on
+    100 questions: 4.5 pp against 0.58 pp). Within the model the delta sd cannot go below
+    the part its question-level moments fix (its Bernoulli part), so no refit reaches it.
+    """
+    n = est.n_questions
+    fitted = generators.generator_class("seed_question")(
+        n_questions=est.n_questions, theta=est.theta, sd_question=est.sd_question,
+        sd_seed=est.sd_seed, rho=est.rho, sd_noise=est.sd_noise)
+    implied = _implied_delta_sd(est)
+    low, high = spread.interval(FIT_LEVEL)
+    if spread.sd > 0 and not low <= implied <= high:
+        return None
+    warnings = []
+    if fitted.sd_seed < 1e-6 or abs(fitted.rho) > 0.999:
+        warnings.append(f"the seed_question fit is on a boundary (seed effect sd "
+                        f"{fitted.sd_seed:.3f} logit, rho = {fitted.rho:.2f}): "
+                        f"{k} seeds cannot tell the seeds' spread apart from "
+                        f"the questions' noise; the simulated budget may be too "
+                        f"optimistic (run more pilot seeds, or use the paired-t budget "
+                        f"from the pilot's deltas below)")
+    interval = (f" (its {100 * FIT_LEVEL:.0f}% interval {100 * low:.2f}-{100 * high:.2f} pp)"
+                if spread.sd > 0 else "")
+    text = (f"fitted seed_question to {path} ({k} seeds per arm, {n} "
+            f"questions): baseline accuracy {100 * base.mean():.2f}%, seed effect "
+            f"sd {fitted.sd_seed:.3f} logit with arm correlation rho = {fitted.rho:.2f}, "
+            f"question difficulty sd {fitted.sd_question:.2f} logit, per-(seed, question) "
+            f"noise sd {fitted.sd_noise:.2f} logit; the fitted model gives one seed's delta "
+            f"sd {100 * implied:.3f} pp on these {n} questions, the pilot's own deltas "
+            f"{100 * spread.sd:.3f} pp{interval}; the pilot's own mean delta "
+            f"{effect_pp:+.2f} pp; {deltas_text}{budget}")
+    return PilotFit(fitted, effect_pp, k, text, tuple(warnings), spread)
+
+
+def _implied_delta_sd(est) -> float:
+    """One seed's delta sd (fraction) under a ``seed_question`` moment fit, on the pilot's
+    own n questions at its own effect: the model's ``var_seed_delta`` moment, exact."""
+    moments = model_moments(est.theta, est.beta, est.sd_question, est.sd_noise, est.sd_seed,
+                            est.rho, est.n_questions)
+    return float(np.sqrt(max(moments[MOMENTS.index("var_seed_delta")], 0.0)))
+
+
+def _mismatch_words(est, spread) -> str:
+    """Why a per-question pilot (moment fit ``est``) is not simulated with
+    ``seed_question``, in words."""
+    low, high = spread.interval(FIT_LEVEL)
+    return (f"seed_question fitted to the pilot's questions gives one seed's delta sd "
+            f"{100 * _implied_delta_sd(est):.2f} pp, outside the "
+            f"{100 * FIT_LEVEL:.0f}% interval of the pilot's own {spread.k} deltas "
+            f"({100 * spread.sd:.3f} pp; {100 * low:.2f}-{100 * high:.2f} pp): how often its "
+            f"seeds and arms agree on a question does not square with how little its "
+            f"per-seed accuracies vary, and the model cannot have both; the budget is "
+            f"simulated with seed_gaussian on the per-seed accuracies instead (per-seed "
+            f"protocols only)")
+
+
+def _gaussian_setting(b, v, spread, path):
+    """``(mu, sigma, rho, warnings, words)`` of ``seed_gaussian`` for per-seed metrics.
+
+    ``seed_gaussian`` has one sd for both arms, so its ``rho`` is the pilot's own
+    correlation pooled over the arms, ``2 c / (s_b**2 + s_v**2)`` (Pearson's where the arms'
+    sds are equal; always in [-1, 1]): with ``sigma**2 = (s_b**2 + s_v**2) / 2`` it gives the
+    pilot's mean arm variance and its delta variance both. The assurance margin then scales
+    the whole seed covariance, so that one simulated seed's delta has the delta sd's
+    assurance limit (``spread.upper``): ``sigma = upper / sqrt(2 (1 - rho))``, the arms' sd
+    times the limit over the estimate. Back-solving rho from the unscaled arms instead pushed
+    it to its -0.99 floor whenever the limit exceeded ``s_arm sqrt(2)`` (a 3-seed pilot's 80%
+    limit is 2.1 times its estimate: rho -0.99 where the pilot's own was 0.27). Where that
+    sigma would put scores outside [0, 1], it is held at the room there is and rho
+    back-solved, said in a warning.
+    """
+    mu = float(b.mean())
+    var_b, var_v = float(b.var(ddof=1)), float(v.var(ddof=1))
+    s_arm = float(np.sqrt((var_b + var_v) / 2))
+    if s_arm == 0:
+        raise InvalidParameterError(f"--from-pilot: the per-seed metrics in {path} do not vary; "
+                                    f"nothing to calibrate")
+    target = spread.upper
+    own = float(np.cov(b, v, ddof=1)[0, 1]) / s_arm**2
+    pearson = (f"Pearson's {np.corrcoef(b, v)[0, 1]:.2f}" if min(var_b, var_v) > 0
+               else "Pearson's undefined: an arm does not vary")
+    arms = (f"the pilot's own {own:.2f}, pooled over its arms of sd {100 * np.sqrt(var_b):.2f} "
+            f"and {100 * np.sqrt(var_v):.2f} pp ({pearson})")
+    notes = []
+    if spread.sd == 0:
+        # equal deltas: the arms move together; no spread to scale
+        notes.append("the pilot's deltas do not vary (rho clipped at 0.99)")
+        return mu, s_arm, 0.99, notes, (f"seed-to-seed sd sigma = {100 * s_arm:.2f} pp per "
+                                        f"arm with pairing correlation rho = 0.99")
+    rho = min(max(own, -0.99), 0.99)
+    if own > 0.99:
+        notes.append(f"the pilot's deltas vary much less than its per-seed metrics (rho "
+                     f"{own:.3f} clipped at 0.99)")
+    sigma = target / np.sqrt(2 * (1 - rho))
+    room = min(mu, 1 - mu) / SCORE_SIGMAS
+    if sigma > room:
+        # the scaled arms would leave [0, 1] (and leave no room for effects): keep the
+        # pilot's own arm sd and back-solve rho for the delta's sd, as before the scaling;
+        # rho is then not the pilot's, and the warning and the words say so
+        wanted, sigma = sigma, s_arm
+        rho = 1 - target**2 / (2 * sigma**2)
+        if rho < -0.99:
+            sigma, rho = target / np.sqrt(2 * 1.99), -0.99
+        notes.append(f"the per-arm sd that gives the delta's assured sd at the pilot's own "
+                     f"correlation {own:.2f} ({100 * wanted:.2f} pp) would put scores outside "
+                     f"[0, 1] (room {100 * room:.2f} pp at mu = {100 * mu:.2f}%); the arms keep "
+                     f"sd {100 * sigma:.2f} pp and rho is back-solved to {rho:.2f} instead")
+        return mu, float(sigma), float(rho), notes, (
+            f"seed-to-seed sd sigma = {100 * sigma:.2f} pp per arm with pairing correlation "
+            f"rho = {rho:.2f}, back-solved for the delta's assured sd (not {arms})")
+    return mu, float(sigma), float(rho), notes, (
+        f"pairing correlation rho = {rho:.2f}, {arms}; seed-to-seed sd sigma = "
+        f"{100 * sigma:.2f} pp per arm, the arms' {100 * s_arm:.2f} pp times "
+        f"{sigma / s_arm:.2f} (the delta sd's {100 * spread.assurance:.0f}%-assurance limit "
+        f"over its estimate)")

@@ -58,6 +58,18 @@ class DeltaSpread:
     assurance: float
     warnings: tuple = ()
 
+    def interval(self, level: float = 0.95) -> tuple[float, float]:
+        """Two-sided ``level`` confidence interval of the delta sd (fractions).
+
+        The chi-square law of ``s**2`` with ``k - 1`` degrees of freedom (normal deltas):
+        ``s sqrt((k - 1) / chi2.ppf((1 +- level) / 2, k - 1))``; wide at small k (three
+        seeds: 0.52 s to 6.3 s at 95%).
+        """
+        df = self.k - 1
+        tail = (1 - level) / 2
+        return (self.sd * math.sqrt(df / stats.chi2.isf(tail, df)),
+                self.sd * math.sqrt(df / stats.chi2.ppf(tail, df)))
+
 
 def _spread_iv(deltas, assurance):
     d = np.asarray(deltas, dtype=float).ravel()

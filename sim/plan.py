@@ -12,9 +12,10 @@ normal), from a pilot (``--from-pilot FILE``: two-way ANOVA mean squares of the 
 the ones ``paired_two_level`` uses; simulated through ``seed_question`` fitted to the pilot),
 or from a ``seed_question`` setting (``--param theta=2 sd_seed=0.1 ...``; exact
 components by quadrature at the effect). One run per (seed, question) cannot split the
-pilot's residual into interaction and repeat noise: for 0/1 scores it is split by the
-``seed_question`` fit (stated as an assumption), else all of it is interaction (repeats never
-help); ``--sd-repeat`` overrides. ``models_clustered`` (``--cluster-size m --sd-cluster``) is
+pilot's residual into interaction and repeat noise: all of it is interaction (repeats never
+help; exact under greedy decoding, whose repeats are identical), and for 0/1 scores a note
+gives the ``--sd-repeat`` of the ``seed_question`` fit's split (sampled decoding);
+``--sd-repeat`` overrides. ``models_clustered`` (``--cluster-size m --sd-cluster``) is
 solved as the ``methods`` problem with clusters for seeds
 (:func:`sim.plan_search.clustered_as_methods`). What is printed per design (its test, cost
 formula, estimand lines, default costs) is its :mod:`sim.plan_designs` object's. The figure:
@@ -235,8 +236,10 @@ def config_from_args(parsed) -> PlanConfig:
             fitted = components_from_generator(model, observed)
             parts = fitted.sd_inter**2 + fitted.sd_repeat**2
             share = fitted.sd_repeat**2 / parts if parts > 0 else None
+        # the model's split assumes sampled decoding: stated, not planned with (greedy
+        # repeats are identical, so the default reads the residual as interaction)
         comp = components_from_pilot(base, variant, sd_repeat=sd_r,
-                                     repeat_share=share, design=design,
+                                     sampled_share=share, design=design,
                                      source=str(args.from_pilot))
     else:
         missing = [n for n, v in stated.items() if v is None]

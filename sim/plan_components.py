@@ -2,8 +2,9 @@
 by quadrature) or a pilot's scores (two-way ANOVA method of moments).
 
 One run per (seed, question) cannot split a pilot's residual into interaction and repeat
-noise: for 0/1 scores :mod:`sim.plan` splits it by the ``seed_question`` fit (stated as an
-assumption), else all of it is interaction (repeats never help); ``--sd-repeat`` overrides.
+noise: all of it is taken as interaction (repeats never help; exact under greedy decoding,
+whose repeats are identical); for 0/1 scores the note gives the ``--sd-repeat`` that the
+``seed_question`` fit's split (sampled decoding) would mean; ``--sd-repeat`` overrides.
 """
 
 from __future__ import annotations
@@ -97,6 +98,7 @@ def _largest_delta_sd(base, variant) -> float:
 
 def components_from_pilot(base, variant, *, sd_repeat: float | None = None,
                           repeat_share: float | None = None,
+                          sampled_share: float | None = None,
                           design: str = plan_designs.DEFAULT,
                           source: str = "pilot") -> Components:
     """Method-of-moments components from a pilot's ``(k, n)`` scores (one run per cell).
@@ -107,7 +109,10 @@ def components_from_pilot(base, variant, *, sd_repeat: float | None = None,
     interaction is the rest; else with ``repeat_share`` (a model's ``sigma_r**2 / (sigma_i**2
     + sigma_r**2)``, e.g. of ``seed_question`` fitted to the pilot) by that share; else the
     whole residual is taken as interaction (repeats then never help; the conservative
-    reading). A note says which. For fixed models (``models``, ``models_clustered``: the
+    reading, and the right one for greedy decoding: repeats of a deterministic decode are
+    identical, so their variance is 0). A note says which; ``sampled_share`` (the fitted
+    model's share, which assumes sampled decoding) is then stated in it with the
+    ``--sd-repeat`` that would plan with it. For fixed models (``models``, ``models_clustered``: the
     design's :attr:`~sim.plan_designs.PlanDesign.seeds` false) the rows are repeats of the
     two fixed models, so the residual is the repeat noise and there is no seed part.
     Estimates below 0 are set to 0 with a note, and estimates above the largest sd a delta of
@@ -143,9 +148,18 @@ def components_from_pilot(base, variant, *, sd_repeat: float | None = None,
                      f"--sd-repeat to override")
     elif sd_repeat is None:
         var_r, var_i = 0.0, ms_e
-        notes.append("one run per (seed, question): repeat noise and interaction cannot be "
-                     "told apart; the residual is taken as interaction (repeats do not help);"
-                     " state --sd-repeat to split it")
+        note = ("one run per (seed, question): repeat noise and interaction cannot be told "
+                "apart; the residual is taken as interaction (repeats do not help, as under "
+                "greedy decoding, whose repeats are identical: repeat variance 0)")
+        if sampled_share is not None and sampled_share > 0:
+            # the model's Bernoulli noise is a fresh draw per repeat: sampled decoding only
+            sd_sampled = 100 * math.sqrt(sampled_share * ms_e)
+            note += (f"; under sampled decoding (temperature > 0) the fitted seed_question "
+                     f"model reads {100 * sampled_share:.1f}% of it as repeat noise: state "
+                     f"--sd-repeat {sd_sampled:.3g} to plan with that")
+        else:
+            note += "; state --sd-repeat to split it"
+        notes.append(note)
     else:
         var_r = sd_repeat**2
         var_i = ms_e - var_r

@@ -79,7 +79,9 @@ def test_cli_prints_one_power_and_a_labelled_check(tmp_path, capsys):
     out = capsys.readouterr().out
     assert code == 0
     assert "--sd-repeat' option" not in out
-    assert "warning: sd_repeat clipped to 100 pp" in out
+    # one run per (seed, question): the residual is interaction (greedy repeats are
+    # identical), clipped at the 0/1 bound
+    assert "warning: sd_inter clipped to 100 pp" in out
     assert "power column: the closed form, the plan's answer" in out
     assert "(closed form)" in out.split("chosen:")[1].splitlines()[0]
     rows = [line for line in out.splitlines() if re.match(r"\s+(best #\d|neighbour) ", line)]

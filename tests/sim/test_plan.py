@@ -303,7 +303,10 @@ def test_cli_from_pilot_prints_components(tmp_path, capsys):
     out = capsys.readouterr().out
     assert code in (0, 1)
     assert "components: sd_seed" in out and " pp" in out and "MS_seed" in out
-    assert "warning: one run per (seed, question): the residual is split" in out
+    # greedy repeats are identical: the residual is interaction; the model's split
+    # (sampled decoding) is offered as an --sd-repeat
+    assert "warning: one run per (seed, question): repeat noise and interaction" in out
+    assert "the residual is taken as interaction" in out and "state --sd-repeat " in out
     if code == 0:
         checked = pd.read_csv(tmp_path / "out" / "plan_checked.csv")
         assert {"sim_power", "sim_low", "sim_high", "cost", "power"} <= set(checked)

@@ -151,9 +151,10 @@ class PlanOptions:
                                            "(clusters G are searched in [--k-min, --k-max], "
                                            "G m <= --n-max)")
     from_pilot: str | None = option("--from-pilot", None, metavar="FILE",
-                                    help="tidy CSV seed,arm,question,score: components by "
-                                         "two-way ANOVA, simulation through seed_question "
-                                         "fitted to it")
+                                    help="tidy CSV seed,arm,question,score (two arms, any "
+                                         "names) or two harness logs 'BASELINE,VARIANT': "
+                                         "components by two-way ANOVA, simulation through "
+                                         "seed_question fitted to it")
     generator_param: tuple | None = option("--param", None, nargs="+",
                                            metavar="KEY=VALUE",
                                            help="a seed_question setting (e.g. theta=2 "
@@ -216,12 +217,12 @@ def config_from_args(parsed) -> PlanConfig:
         comp = components_from_generator(gen, at, design)
         model = gen
     elif args.from_pilot is not None:
-        from evalcal_core.results_io import read_two_arms
-
-        from .pilot import two_arms
+        from .pilot import read_pilot, two_arms
 
         check_complete(args.from_pilot, "--from-pilot")  # not from a killed run's folder
-        pilot = read_two_arms(args.from_pilot)
+        # a CSV of two arms with any names, or two harness logs 'BASELINE,VARIANT' (their
+        # runs, epochs or seeds, are the pilot's runs: repeats under --design models)
+        pilot = read_pilot(args.from_pilot)
         if pilot.question_ids == ("metric",):
             raise InvalidParameterError(f"--from-pilot: {args.from_pilot} has per-seed metrics; "
                                         "the planner needs per-question scores "

@@ -66,3 +66,29 @@ def test_three_arms_are_refused(tmp_path):
     with pytest.raises(InvalidParameterError, match=r"--from-pilot .*three\.csv: a pilot has "
                                                     r"two arms .* got 3 \('a', 'b', 'c'\)"):
         read_pilot(path)
+
+
+def test_plan_from_pilot_reads_two_logs(tmp_path):
+    """``sim.plan --from-pilot 'BASELINE,VARIANT'``: two Inspect logs of 3 epochs give the
+    components of the same scores written as a tidy CSV (epochs as runs)."""
+    from test_harness_logs import inspect_sample, write_inspect
+
+    rng = np.random.default_rng(2)
+    right = rng.random((2, 3, 40)) < np.array([0.5, 0.62])[:, None, None]
+    logs, rows = [], []
+    for a, arm in enumerate(("base", "new")):
+        samples = [inspect_sample(q + 1, e + 1, s="C" if right[a, e, q] else "I")
+                   for q in range(40) for e in range(3)]
+        logs.append(write_inspect(tmp_path / f"{arm}.eval", samples))
+        rows += [(e, arm, q + 1, int(right[a, e, q])) for e in range(3) for q in range(40)]
+    tidy = tmp_path / "tidy.csv"
+    pd.DataFrame(rows, columns=["seed", "arm", "question", "score"]).to_csv(tidy, index=False)
+
+    def components(source):
+        argv = ["--from-pilot", str(source), "--cost", "seed=4", "question=0.001",
+                "repeat=0.0005", "--effect", "3", "--design", "models"]
+        return P.config_from_args(P.build_parser().parse_args(argv)).components
+
+    from_logs, from_csv = components(f"{logs[0]},{logs[1]}"), components(tidy)
+    assert (from_logs.sd_question, from_logs.sd_inter, from_logs.sd_repeat) == pytest.approx(
+        (from_csv.sd_question, from_csv.sd_inter, from_csv.sd_repeat))

@@ -5,10 +5,11 @@ Three checks over the README and every page of ``docs/``:
 (a) a repository path cited in backticks (it contains "/" or ends in
     .py/.md/.csv/.json) exists in the checkout; a bare file name (no "/") exists somewhere
     in it or is named by the package's source (an output file a command writes);
-(b) every ``python -m MODULE ...`` shown names an importable module
-    (``importlib.util.find_spec``) and every ``--option`` after it on that line appears in
-    that module's ``--help`` text (``python -m MODULE --help`` as runpy runs it, every
-    module in one child process in a temporary directory);
+(b) every ``python -m MODULE ...`` and ``evalcal NAME ...`` shown names an importable module
+    (``importlib.util.find_spec``; for ``evalcal NAME`` its subcommand's module, from
+    ``evalcal_cli.SUBCOMMANDS``) and every ``--option`` after it on that line appears in
+    its ``--help`` text (``python -m MODULE --help`` or ``evalcal NAME --help`` as runpy
+    runs it, every one in one child process in a temporary directory);
 (c) every link resolves against its page (files and folders of the checkout, and anchors
     by GitHub's heading slugs).
 
@@ -27,6 +28,8 @@ from functools import lru_cache
 from pathlib import Path
 
 import pytest
+
+from evalcal_cli import SUBCOMMANDS
 
 ROOT = Path(__file__).resolve().parents[1]
 DOCS = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
@@ -48,7 +51,10 @@ SOURCE_PACKAGES = ("evalcal_core", "protocols", "sim", "reports", "real_runs", "
 
 CODE_SPAN = re.compile(r"`([^`\n]+)`")
 LINK = re.compile(r"\[[^\]\n]*\]\(([^)\s]+)\)")
-MODULE_CMD = re.compile(r"python -m ([A-Za-z_][\w.]*)")
+#: ``python -m MODULE`` (group 1) or ``evalcal NAME`` for a registered subcommand (group 2)
+MODULE_CMD = re.compile(r"python -m ([A-Za-z_][\w.]*)|(?<![\w.-])evalcal ("
+                        + "|".join(sorted(map(re.escape, SUBCOMMANDS), key=len, reverse=True))
+                        + r")(?![\w-])")
 OPTION = re.compile(r"(?<![\w-])(--[a-z][a-z0-9-]*)")
 HEADING = re.compile(r"^(#{1,6})\s+(.*?)\s*#*\s*$")
 
@@ -132,7 +138,8 @@ def find_dead_paths(path):
 
 
 def find_commands(path):
-    """``(line, module, options)`` for every ``python -m MODULE`` the page shows."""
+    """``(line, command, options)`` for every ``python -m MODULE`` (command ``MODULE``) and
+    ``evalcal NAME`` (command ``"evalcal NAME"``) the page shows."""
     found = []
     for number, line, fenced in _lines(path):
         starts = list(MODULE_CMD.finditer(line))
@@ -141,7 +148,9 @@ def find_commands(path):
             segment = line[match.end():end]
             if fenced:  # a shell comment is prose, not options
                 segment = segment.split(" #", 1)[0]
-            found.append((number, match.group(1).rstrip("."), OPTION.findall(segment)))
+            command = (match.group(1).rstrip(".") if match.group(1)
+                       else f"evalcal {match.group(2)}")
+            found.append((number, command, OPTION.findall(segment)))
     return found
 
 
@@ -153,10 +162,12 @@ warnings.simplefilter("ignore", RuntimeWarning)  # runpy: module already importe
 texts = {}
 for module in sys.argv[1:]:
     buffer, code = io.StringIO(), 0
-    sys.argv = [module, "--help"]
+    front = module.startswith("evalcal ")
+    sys.argv = ["evalcal", module.split()[1], "--help"] if front else [module, "--help"]
     with contextlib.redirect_stdout(buffer), contextlib.redirect_stderr(buffer):
         try:
-            runpy.run_module(module, run_name="__main__", alter_sys=True)
+            runpy.run_module("evalcal_cli" if front else module, run_name="__main__",
+                             alter_sys=True)
         except SystemExit as exc:
             code = 0 if exc.code is None else exc.code
         except Exception as exc:
@@ -240,7 +251,8 @@ def test_commands_and_options_exist(tmp_path):
     commands = [(f"{_doc_id(doc)}:{n}", m, opts) for doc in DOCS
                 for n, m, opts in find_commands(doc)]
     modules = sorted({m for _, m, _ in commands})
-    missing = [m for m in modules if importlib.util.find_spec(m) is None]
+    missing = [m for m in modules if importlib.util.find_spec(
+        SUBCOMMANDS[m.split()[1]].module if m.startswith("evalcal ") else m) is None]
     assert missing == []
     results = _help_texts(modules, tmp_path)
     failed = {m: text[-300:] for m, (rc, text) in results.items() if rc != 0}
@@ -261,6 +273,19 @@ def test_a_wrong_option_is_caught(tmp_path):
     assert rc == 0
     assert bad_options(commands, {"sim.calibrate": text}) == [
         (2, "sim.calibrate", "--no-such-option")]
+
+
+def test_a_wrong_option_of_the_front_door_is_caught(tmp_path):
+    page = tmp_path / "page.md"
+    page.write_text("```bash\nevalcal plan --effect 1 --no-such-option 1\n```\n"
+                    "evalcal answers by simulation; `evalcal --help` lists them\n",
+                    encoding="utf-8")
+    commands = find_commands(page)
+    assert commands == [(2, "evalcal plan", ["--effect", "--no-such-option"])]
+    rc, text = _help_texts(["evalcal plan"], tmp_path)["evalcal plan"]
+    assert rc == 0 and "--effect" in text
+    assert bad_options(commands, {"evalcal plan": text}) == [
+        (2, "evalcal plan", "--no-such-option")]
 
 
 def test_a_dead_path_and_a_dead_link_are_caught(tmp_path):

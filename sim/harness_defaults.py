@@ -343,10 +343,22 @@ def table_cells(config: DefaultsConfig) -> list[TableCell]:
             f"{used} complete of {real.total_models}" if used == len(real.data.models)
             else f"{used} of {real.total_models}")
         extra = {"complete_models": True} if real.complete_models else {}
-        for r in real.runs(config.pool_runs):
+        runs = real.runs(config.pool_runs)
+        for r in runs:
             group = f"{real.name} A/A ({len(real.data.items)} items, {of} models, {_runs(r)})"
             out += [TableCell(MODELS, group, generators.get("llm_items", pool=real.spec,
                                                             model=m, **extra), r, real=True)
+                    for m in real.models]
+        clusters = 0 if real.data.clusters is None else int(real.data.clusters.max()) + 1
+        if clusters >= 2 and runs:
+            # the pool's own clusters: the clustered design's harness defaults (Inspect's
+            # stderr(cluster=...)) and cluster_cr2, at the fewest runs only (the cells' cost)
+            r = min(runs)
+            group = (f"{real.name} A/A in its {clusters} clusters ({len(real.data.items)} "
+                     f"items, {of} models, {_runs(r)})")
+            out += [TableCell(MODELS_CLUSTERED, group,
+                              generators.get("llm_items", pool=real.spec, model=m, **extra),
+                              r, real=True)
                     for m in real.models]
     return out
 
@@ -398,47 +410,76 @@ def harness_defaults(config: DefaultsConfig, *, progress: bool = True) -> pd.Dat
                                                                         cell.k)))
     cache = None if config.out is None else Path(config.out) / "cells"
     run = Execution.of(config, out=cache, progress=progress)
-    null_requests = [r for c in cells for r in cell_requests(c, 0.0)]
+    null_requests = _unique([r for c in cells for r in cell_requests(c, 0.0)])
     null = run_cells(null_requests, run, desc="null cells")
     rule = ValidityRule.make(config.alpha, config.sims)
     # the sequential stop of sim.validity for the recommended protocols' borderline cells
     # (each added chunk its own stream, named by the root seed and the look)
     kinds = {c.generator.describe(): c for c in cells}
     null = settle(null, rule, generator_of=lambda params: kinds[params].generator,
-                  honest=_recommended_in(kinds),
+                  honest=_recommended_in(cells),
                   run=lambda requests, sims, seed, pool_reps=0: run_cells(
                       requests, replace(run, sims=sims, seed=seed), desc="more simulations"),
                   seed=config.seed)
     power = None
     if config.power_sims:
-        power_requests = [r for c in cells if not c.real and _plants(c, config.effect_pp)
-                          for r in cell_requests(c, config.effect_pp)]
+        power_requests = _unique([r for c in cells if not c.real and _plants(c, config.effect_pp)
+                                  for r in cell_requests(c, config.effect_pp)])
         power = run_cells(power_requests, replace(run, sims=config.power_sims),
                           desc="power cells")
     return _rows(cells, null, power, config)
 
 
-def _recommended_in(kinds):
-    """``honest(protocol, generator_name)`` for the sequential stop: the design's recommended
-    protocol (the harness defaults are judged on their first look only)."""
-    by_generator = {c.generator.name: c.kind for c in kinds.values()}
+def _unique(requests) -> list:
+    """``requests`` without repeats: a real pool's cell under two designs asks for the
+    protocols both run once (order kept)."""
+    seen = {}
+    for r in requests:
+        seen.setdefault((r.generator.describe(), r.protocol, r.k, r.effect_pp), r)
+    return list(seen.values())
+
+
+def _recommended_in(cells):
+    """``honest(protocol, generator_name)`` for the sequential stop: a recommended protocol
+    of a design the generator serves (a real pool serves models and models_clustered; the
+    harness defaults are judged on their first look only)."""
+    by_generator = {}
+    for c in cells:
+        by_generator.setdefault(c.generator.name, set()).add(protocols.recommended_for(c.kind))
 
     def honest(protocol: str, generator_name: str) -> bool:
-        return protocols.recommended_for(by_generator[generator_name]) == protocol
+        return protocol in by_generator[generator_name]
 
     return honest
 
 
 def _rows(cells, null, power, config) -> pd.DataFrame:
-    where = {(c.generator.describe(), c.k): c for c in cells}
+    # a generator and run count may stand in two designs' groups (a real pool with clusters):
+    # each row goes to every group whose design asked for its protocol
+    where = {}
+    for c in cells:
+        asked = {req.protocol for req in cell_requests(c, 0.0)}
+        where.setdefault((c.generator.describe(), c.k), []).append((c, asked))
     by_cell = {}
     if power is not None:
         by_cell = {(r.generator_params, r.protocol, r.k): r for r in power.itertuples()}
     rows = []
     for r in null.itertuples():
-        cell = where[(r.generator_params, r.k)]
-        p = by_cell.get((r.generator_params, r.protocol, r.k))
-        rows.append({
+        for cell, asked in where[(r.generator_params, r.k)]:
+            if r.protocol in asked:
+                rows.append(_row(r, cell, by_cell.get((r.generator_params, r.protocol, r.k)),
+                                 config))
+    order = {c.group: i for i, c in enumerate(cells)}
+    frame = pd.DataFrame(rows, columns=COLUMNS)
+    frame = frame.assign(_g=frame["group"].map(order), _h=~frame["recommended"])
+    frame = frame.sort_values(["_g", "_h", "protocol", "n_questions", "generator_params"],
+                              kind="stable")
+    return frame.drop(columns=["_g", "_h"]).reset_index(drop=True)
+
+
+def _row(r, cell, p, config) -> dict:
+    """One table row: the null row ``r`` of ``cell`` and its power row ``p`` (or None)."""
+    return {
             "group": cell.group, "kind": cell.kind, "protocol": r.protocol,
             "recommended": protocols.recommended_for(cell.kind) == r.protocol,
             "reproduces": protocols.protocol_class(r.protocol).harness,
@@ -451,13 +492,7 @@ def _rows(cells, null, power, config) -> pd.DataFrame:
             "power_sims": p.sims if p is not None else 0,
             "power": p.rate if p is not None else float("nan"),
             "power_low": p.rate_low if p is not None else float("nan"),
-            "power_high": p.rate_high if p is not None else float("nan")})
-    order = {c.group: i for i, c in enumerate(cells)}
-    frame = pd.DataFrame(rows, columns=COLUMNS)
-    frame = frame.assign(_g=frame["group"].map(order), _h=~frame["recommended"])
-    frame = frame.sort_values(["_g", "_h", "protocol", "n_questions", "generator_params"],
-                              kind="stable")
-    return frame.drop(columns=["_g", "_h"]).reset_index(drop=True)
+            "power_high": p.rate_high if p is not None else float("nan")}
 
 
 # --------------------------------------------------------------------------------------------

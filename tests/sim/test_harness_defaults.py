@@ -11,12 +11,12 @@ import numpy as np
 import pandas as pd
 import pytest
 from in_process import run_in_process
-from item_pools import pool_frame
+from item_pools import pool_frame, write_pool
 from multitest_reference import multipletests
 from scipy import stats
 
 import protocols
-from evalcal_core.designs import MODELS_CLUSTERED
+from evalcal_core.designs import MODELS, MODELS_CLUSTERED
 from evalcal_core.options import to_argv
 from sim.design_check import CheckGrid, first_look, harness_protocols
 from sim.harness_defaults import (
@@ -65,7 +65,9 @@ def test_rejections_equal_design_checks_first_look(small):
     first = first_look(grid)
     expected = dict(zip(first["protocol"], first["rejections"]))
     # rows of one look (an extended row adds chunks of other streams)
-    part = small[(small["kind"] == MODELS_CLUSTERED) & (small["looks"] == 1)]
+    # (the synthetic cell: a real pool with clusters has models_clustered rows too)
+    part = small[(small["kind"] == MODELS_CLUSTERED) & (small["looks"] == 1)
+                 & (small["generator"] == "clustered_questions")]
     assert len(part) >= 8
     got = dict(zip(part["protocol"], part["rejections"]))
     assert got == {name: expected[name] for name in got}
@@ -287,3 +289,23 @@ def test_real_entries_and_sentences_name_the_worst_model():
     text = sentence("harness_x", frame, 3.0)
     assert (f"shown above the 5.0% level in: {group}, up to 13.2% [12.2, 14.3] (weak; over "
             "for 1 of its 2 models).") in text
+
+
+def test_pool_with_clusters_gives_a_clustered_group(tmp_path):
+    """A real pool with clusters: its A/A cells also stand under models_clustered (the
+    cluster-robust harness defaults and cluster_cr2 on the pool's own clusters), at the fewest
+    runs; the rows shared with the models group are the same draws (equal counts)."""
+    pool = write_pool(tmp_path, models=("a", "b"), items=30, attempts=4, clusters=(10, 10, 10))
+    config = DefaultsConfig(questions=(30,), repeats=(1,), seeds=(3,), clusters=0, sims=60,
+                            power_sims=0, jobs=1, out=None, pool_models=2, pool_runs=(1, 2),
+                            llm_pools=(str(pool),))
+    frame = harness_defaults(config, progress=False)
+    real = frame[frame["generator"] == "llm_items"]
+    clustered = real[real["kind"] == MODELS_CLUSTERED]
+    assert set(clustered["group"]) == {"pool A/A in its 3 clusters (30 items, 2 models, 1 run)"}
+    assert protocols.recommended_for(MODELS_CLUSTERED) in set(clustered["protocol"])
+    assert "harness_inspect_stderr_cluster" in set(clustered["protocol"])
+    plain = real[(real["kind"] == MODELS) & (real["k"] == 1)]
+    assert not plain["protocol"].isin(["cluster_cr2", "harness_inspect_stderr_cluster"]).any()
+    both = clustered.merge(plain, on=["generator_params", "protocol", "k"])
+    assert len(both) and (both["rejections_x"] == both["rejections_y"]).all()

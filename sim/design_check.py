@@ -89,7 +89,7 @@ from evalcal_core.validate import (
 )
 
 from . import generators
-from .generators.llm_items import load_pool
+from .generators.llm_items import pool_data
 from .grid import DEFAULT_REPLICATES, CellRequest, check_memory
 from .grid.runner import applicable_protocols, run_cells
 from .outputs import write_csv
@@ -140,6 +140,9 @@ class CheckGrid:
     llm_pools : tuple of str
         Real per-item LLM pools (``llm_items``'s ``pool``: a shipped name or a CSV path)
         whose models each add A/A cells to ``models``.
+    complete_models : bool
+        Read a ragged pool keeping its complete models (:func:`sim.generators.llm_items.
+        pool_data`).
     min_cluster_size : int
         Smallest cluster of the ``models_clustered`` cells (2 by default; 1 lets G clusters
         fit fewer than 2G questions).
@@ -175,6 +178,10 @@ class CheckGrid:
         "--llm-pools", (), nargs="+",
         help="real per-item LLM pools (sim/llm_pools names or CSV paths): one A/A cell per "
              "model under models, at the --questions and --repeats the pool holds")
+    complete_models: bool = option(
+        "--complete-models", False, switch=True,
+        help="a pool with ragged attempts (Terminal-Bench) keeps its models that have every "
+             "attempt of every item; a complete pool is read as it is")
     min_cluster_size: int = option("--min-cluster-size", 2, kind=int,
                                    help="smallest cluster of the models_clustered cells (1 "
                                         "lets G clusters fit fewer than 2G questions)")
@@ -253,9 +260,10 @@ def _check_llm_pools(grid: CheckGrid) -> None:
         raise fail("llm_pools", f"empty unless one of {', '.join(_REAL_SHAPES)} is among the "
                    "kinds (the pools' A/A cells are cells of those designs)",
                    list(grid.llm_pools), OWNER)
+    check_bool(grid.complete_models, "complete_models", OWNER)
     for pool in grid.llm_pools:
         try:
-            data = load_pool(str(pool))
+            data = pool_data(pool, grid.complete_models)[0]
         except InvalidParameterError as exc:
             raise fail("llm_pools", f"a list of LLM pools ({exc})", pool, OWNER) from None
         items, runs = len(data.items), data.attempts // 2
@@ -299,14 +307,15 @@ def _llm_shapes(grid, clustered: bool):
     # the pools with clusters, at the counts where every cluster gets an item.
     out = []
     for pool in grid.llm_pools:
-        data = load_pool(str(pool))
+        data, extra = pool_data(pool, grid.complete_models)
         if clustered and (data.clusters is None or data.clusters.max() < 1):
             continue
         items = len(data.items)
         for model, n, r in itertools.product(data.models, grid.questions, grid.repeats):
             if n > items or 2 * r > data.attempts:
                 continue
-            params = {"pool": pool, "model": model, "n_items": None if n == items else n}
+            params = {"pool": pool, "model": model, "n_items": None if n == items else n,
+                      **extra}
             try:
                 out.append((generators.get("llm_items", **params), r))
             except InvalidParameterError:

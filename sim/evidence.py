@@ -85,7 +85,7 @@ from protocols.analysis.evidence import LEVEL
 
 from . import generators
 from .design_check import DESIGN_GENERATORS, Cell, cell_requests
-from .generators.llm_items import load_pool
+from .generators.llm_items import pool_data
 from .grid import run_cells, wilson
 from .outputs import write_csv
 from .validity import PENDING, UNDECIDED, ValidityRule, judge
@@ -291,17 +291,6 @@ def pool_source(path) -> str:
     """``NAME@SHA``: the pool file's name and the first 16 hex digits of its sha256."""
     digest = hashlib.sha256(Path(path).read_bytes()).hexdigest()[:16]
     return f"{Path(path).name}@{digest}"
-
-
-def pool_data(pool, complete_models: bool):
-    """The pool's data and the generator parameters that read it: ``complete_models`` is
-    passed (and enters the cells' keys) only for a ragged pool, so a complete pool's cells are
-    the same with and without ``--complete-models``."""
-    if complete_models:
-        data = load_pool(str(pool), complete_models=True)
-        if data.dropped:
-            return data, {"complete_models": True}
-    return load_pool(str(pool)), {}
 
 
 def pool_questions(grid: EvidenceGrid, items: int) -> list[int | None]:

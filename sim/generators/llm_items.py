@@ -39,6 +39,17 @@ def load_pool(pool: str, complete_models: bool = False) -> ItemPool:
                      where=f"generator llm_items: pool {str(path)!r}")
 
 
+def pool_data(pool, complete_models: bool) -> tuple[ItemPool, dict]:
+    """The pool's data and the generator parameters that read it: ``complete_models`` is
+    passed (and enters the cells' keys) only for a ragged pool, so a complete pool's cells
+    are the same with and without a command's ``--complete-models``."""
+    if complete_models:
+        data = load_pool(str(pool), complete_models=True)
+        if data.dropped:
+            return data, {"complete_models": True}
+    return load_pool(str(pool)), {}
+
+
 @register
 @dataclass(frozen=True)
 class LLMItems(Generator):

@@ -413,3 +413,20 @@ def test_slow_small_n_levels():
                   & frame["params"].str.contains(r"model=deepseek-r1-distill-qwen-32b(?:;|$)")
                   & (frame["k"] == 2)]
     assert len(t_llm) == 1 and t_llm["rate_low"].iloc[0] > grid.alpha, t_llm.to_string()
+
+
+def test_ragged_pool_with_complete_models(tmp_path):
+    """A ragged pool is refused in one line unless --complete-models; then its complete
+    models give the A/A cells (the dropped one none), with complete_models in their keys."""
+    frame = pd.read_csv(write_pool(tmp_path, models=("a", "b", "c"), items=15, attempts=4))
+    short = (frame["model"] == "c") & (frame["item"] == "q002") & (frame["attempt"] == 3)
+    ragged = tmp_path / "ragged.csv"
+    frame[~short].to_csv(ragged, index=False)
+    kw = dict(kinds=("models",), questions=(15,), repeats=(1,), sims=40,
+              llm_pools=(str(ragged),), protocols=("paired_t_questions",))
+    with pytest.raises(ValueError, match=r"'llm_pools'.*ragged attempts"):
+        dc.CheckGrid(**kw)
+    cells = [c for c in dc.grid_cells(dc.CheckGrid(**kw, complete_models=True))
+             if c.generator.name == "llm_items"]
+    assert sorted(c.generator.model for c in cells) == ["a", "b"]
+    assert all(c.generator.complete_models for c in cells)

@@ -5,9 +5,11 @@ from a path; a bare name (``matharena_aime_2025_i``) is looked up as ``NAME.csv.
 ``NAME.csv`` or ``NAME`` in the pools folder: ``$EVALCAL_POOLS`` when set, else
 ``shared/data/llm_pools`` beside the checkout the package was imported from (an editable
 install), else ``../shared/data/llm_pools`` from the working folder (an installed package run
-from its checkout, as tox runs the tests), whichever exists first. Commands whose default pools
-are missing run without them and say so in one line (:func:`missing_line`); a pool the user
-named and that is missing is refused in one line (:func:`resolve_pool`).
+from its checkout), whichever exists first. tox sets ``$EVALCAL_POOLS`` to the folder beside
+its checkout: its package is installed elsewhere and the tests run in temporary folders.
+Commands whose default pools are missing run without them and say so in one line
+(:func:`missing_line`); a pool the user named and that is missing is refused in one line
+(:func:`resolve_pool`).
 """
 
 from __future__ import annotations

@@ -287,24 +287,32 @@ def sample(params: dict, sims: int, rng) -> Sample:
     names = [f"s{i:02d}" for i in range(a.size)]
     frames = [tidy({name: board[i][None] for i, name in enumerate(names)}) for board in x]
     decided = board_outcomes(a, **decide_boards(x, np.full(sims, seed)))
-    index = {name: i for i, name in enumerate(names)}
 
     def read(body: dict) -> dict:
-        board = body["leaderboard"]
-        m = len(names)
-        separated = np.zeros((1, m, m), dtype=bool)
-        for above, below in board["separated"]:
-            separated[0, index[above], index[below]] = True
-        rows = sorted(board["rows"], key=lambda r: index[r["system"]])
-
-        def column(key, dtype):
-            return np.array([[r[key] for r in rows]], dtype=dtype)
-
-        got = board_outcomes(a, separated, column("possibly_best", bool), column("tier", int),
-                             column("rank_low", int), column("rank_high", int))
+        got = board_outcomes(a, **read_board(body, names))
         return {k: v[0].item() for k, v in got.items()}
 
     return Sample(frames, {"leaderboard": True, "seed": seed}, decided, read)
+
+
+def read_board(body: dict, names: list[str]) -> dict:
+    """A ``--leaderboard --json`` body as the decisions of one board (the keywords of
+    :func:`board_outcomes`: ``separated`` (1, m, m), ``best_set``, ``tier``, ``rank_low``,
+    ``rank_high`` (1, m)), systems in the order of ``names``."""
+    board = body["leaderboard"]
+    index = {name: i for i, name in enumerate(names)}
+    m = len(names)
+    separated = np.zeros((1, m, m), dtype=bool)
+    for above, below in board["separated"]:
+        separated[0, index[above], index[below]] = True
+    rows = sorted(board["rows"], key=lambda r: index[r["system"]])
+
+    def column(key, dtype):
+        return np.array([[r[key] for r in rows]], dtype=dtype)
+
+    return {"separated": separated, "best_set": column("possibly_best", bool),
+            "tier": column("tier", int), "rank_low": column("rank_low", int),
+            "rank_high": column("rank_high", int)}
 
 
 def board_check(boards: int = BOARD_SIMS, *, seed: int = 0, cells=None) -> list[dict]:

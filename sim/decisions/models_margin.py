@@ -292,11 +292,17 @@ def sample(params: dict, sims: int, rng) -> Sample:
         new = next(iter(rules))[0]
         verdicts.append(rules[(new, claim)])
         frames += [tidy({"base": base[i], "variant": variant[i]}) for i in range(len(base))]
-    verdict = np.concatenate(verdicts)
+    return claim_sample(frames, np.concatenate(verdicts), claim, float(params["margin"]))
+
+
+def claim_sample(frames: list, verdict: np.ndarray, claim: str, margin: float) -> Sample:
+    """The users' files of two fixed models and the grid's ``verdict`` of ``claim`` at
+    ``margin`` for each, as :mod:`sim.end_to_end` runs them: ``evaluate --design models
+    --claim CLAIM --margin M``, the comparison's claim and the gate's exit status read back
+    from the ``--json`` body."""
     decided = {"claim": verdict,
                GATE: np.vectorize(claims.EXIT_STATUS.get, otypes=[int])(verdict)}
-    options = {"design": DESIGN, "claim": claim.replace("_", "-"),
-               "margin": float(params["margin"])}
+    options = {"design": DESIGN, "claim": claim.replace("_", "-"), "margin": margin}
 
     def read(body: dict) -> dict:
         return {"claim": body["comparisons"][0]["claim"],

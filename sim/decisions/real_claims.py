@@ -42,11 +42,10 @@ import numpy as np
 from evalcal_core.designs import MODELS
 from evalcal_core.pool_paths import find_pool
 from evalcal_core.validate import check_int, fail
-from protocols import claims
-from sim.end_to_end import GATE, Sample, tidy
+from sim.end_to_end import Sample, tidy
 
 from . import _real_pools
-from .models_margin import ALPHA, claim_verdict
+from .models_margin import ALPHA, claim_sample, claim_verdict
 
 NAME = "real_claims"
 DESIGN = MODELS
@@ -294,14 +293,4 @@ def sample(params: dict, sims: int, rng) -> Sample:
                                                lambda label: (claim,)):
         verdicts.append(decided[claim])
         frames += [tidy({"base": base[i], "variant": variant[i]}) for i in range(len(base))]
-    verdict = np.concatenate(verdicts)
-    decided = {"claim": verdict,
-               GATE: np.vectorize(claims.EXIT_STATUS.get, otypes=[int])(verdict)}
-    options = {"design": DESIGN, "claim": claim.replace("_", "-"),
-               "margin": float(params["margin"])}
-
-    def read(body: dict) -> dict:
-        return {"claim": body["comparisons"][0]["claim"],
-                GATE: body["claim"]["gate_exit_status"]}
-
-    return Sample(frames, options, decided, read)
+    return claim_sample(frames, np.concatenate(verdicts), claim, float(params["margin"]))

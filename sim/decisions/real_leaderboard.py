@@ -46,7 +46,7 @@ from evalcal_core.validate import check_int, fail
 from sim.end_to_end import Sample, tidy
 
 from . import _real_pools
-from .leaderboard import ALPHA, SEED_BOUND, board_outcomes, decide_boards
+from .leaderboard import ALPHA, SEED_BOUND, board_outcomes, decide_boards, read_board
 
 NAME = "real_leaderboard"
 DESIGN = MODELS
@@ -234,24 +234,11 @@ def sample(params: dict, sims: int, rng) -> Sample:
     seed = int(_seeds(rng, 1)[0])
     d = decide_boards(x, np.full(sims, seed))
     names = [f"s{i:02d}" for i in range(a.size)]
-    index = {name: i for i, name in enumerate(names)}
     frames = [tidy({name: board[i][None] for i, name in enumerate(names)}) for board in x]
     decided = {**board_outcomes(a, **d), **tied_outcomes(d)}
 
     def read(body: dict) -> dict:
-        board = body["leaderboard"]
-        m = len(names)
-        separated = np.zeros((1, m, m), dtype=bool)
-        for above, below in board["separated"]:
-            separated[0, index[above], index[below]] = True
-        rows = sorted(board["rows"], key=lambda r: index[r["system"]])
-
-        def column(key, dtype):
-            return np.array([[r[key] for r in rows]], dtype=dtype)
-
-        got = {"separated": separated, "best_set": column("possibly_best", bool),
-               "tier": column("tier", int), "rank_low": column("rank_low", int),
-               "rank_high": column("rank_high", int)}
+        got = read_board(body, names)
         both = {**board_outcomes(a, **got), **tied_outcomes(got)}
         return {k: v[0].item() for k, v in both.items()}
 

@@ -43,13 +43,20 @@ def check_forest_path(path, option: str = "--forest") -> Path:
     ValueError
         One line naming ``option``, the value and what is allowed.
     """
+    return check_output_path(path, option, (".png",), "a PNG path")
+
+
+def check_output_path(path, option: str, suffixes: tuple, what: str) -> Path:
+    """Refuse an output path that is empty, ends in a folder separator, is a bare suffix or
+    lacks one of ``suffixes``, or names no regular file (:func:`evalcal_core.atomic.
+    check_target`), in one line: ``OPTION 'VALUE' is not WHAT: give a file name ending in
+    SUFFIX``."""
     text = str(path)
-    if not text.strip() or not text.lower().endswith(".png") or text.endswith(("/", "\\")):
-        raise InvalidParameterError(f"{option} {text!r} is not a PNG path: give a file name ending "
-                                    "in .png")
-    if Path(text).name.lower() == ".png":
-        raise InvalidParameterError(f"{option} {text!r} is not a PNG path: give a file name ending "
-                                    "in .png")
+    name = Path(text).name.lower()
+    if (not text.strip() or not name.endswith(suffixes) or name in suffixes
+            or text.endswith(("/", "\\"))):
+        raise InvalidParameterError(f"{option} {text!r} is not {what}: give a file name ending "
+                                    f"in {suffixes[0]}")
     try:
         check_target(text)
     except ValueError as exc:

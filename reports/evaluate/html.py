@@ -19,10 +19,10 @@ import base64
 import html
 from pathlib import Path
 
-from evalcal_core.atomic import check_target, write_atomic
-from evalcal_core.validate import InvalidParameterError
+from evalcal_core.atomic import write_atomic
 
 from .board import board_rows, board_summary
+from .forest import check_output_path
 from .render import (
     claim_line,
     comparison_headers,
@@ -82,17 +82,7 @@ def check_html_path(path, option: str = "--html") -> Path:
     ValueError
         One line naming ``option``, the value and what is allowed.
     """
-    text = str(path)
-    name = Path(text).name.lower()
-    if (not text.strip() or not name.endswith((".html", ".htm"))
-            or name in (".html", ".htm") or text.endswith(("/", "\\"))):
-        raise InvalidParameterError(f"{option} {text!r} is not an HTML page path: give a file "
-                                    "name ending in .html")
-    try:
-        check_target(text)
-    except ValueError as exc:
-        raise InvalidParameterError(f"{option}: {exc}") from None
-    return Path(text)
+    return check_output_path(path, option, (".html", ".htm"), "an HTML page path")
 
 
 def _e(x) -> str:

@@ -118,12 +118,13 @@ def require_torch() -> None:
 
 def main(argv=None) -> int:
     """Run the CLI; returns the exit code (2 for bad input or missing files)."""
-    args = build_parser().parse_args(argv)
-    return call_main(_main, PROG, args)
+    return call_main(_main, PROG, argv)
 
 
-def _main(args) -> int:
-    args = config_from_args(TrainOptions, args)
+def _main(argv) -> int:
+    # parsed inside call_main: a declared constraint (--jobs 0) is refused from parse_args
+    # as an InvalidParameterError, which call_main prints as one line with exit code 2
+    args = config_from_args(TrainOptions, build_parser().parse_args(argv))
     seeds = parse_seeds(args.seeds)
     scenarios = parse_scenarios(args.scenario)
     pin_cpu_isa(args.cpu_isa)  # before torch starts: it picks its kernels once

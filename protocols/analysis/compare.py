@@ -62,6 +62,7 @@ from protocols.methods.welch_t import welch_decision
 from . import designs
 from .design import cluster_codes
 from .designs import N_FLIPS
+from .evidence import real_pitfall
 
 #: the --correction choices
 CORRECTIONS = ("holm", "maxt", "bh", "bonferroni", "none")
@@ -136,6 +137,9 @@ class Comparisons:
     #: the metric is a loss (``--lower-is-better``): claims and the ranking read a lower
     #: score as better; the differences stay ``variant - base``
     lower_is_better: bool = False
+    #: why the primary protocol is a pitfall at this shape on a real pool (every
+    #: comparison is then refused), or ``""``
+    primary_pitfall: str = ""
 
 
 #: most comparisons of all pairs computed one by one (63 arms make 1,953). Each pair runs
@@ -175,10 +179,20 @@ def _maxt_p(c: int) -> str:
     return "step-down adjusted p" if c > 1 else "one comparison, so its p is unadjusted,"
 
 
-def _refusal(name: str, base, variant, codes) -> str:
+def _real_pitfall(name: str, design: Design) -> str:
+    """Why protocol ``name`` is a pitfall at the design's shape on a real pool
+    (:func:`protocols.analysis.evidence.real_pitfall`), or ``""``."""
+    return real_pitfall(design.kind, name, design.n_questions, design.runs, design.n_clusters)
+
+
+def _refusal(name: str, base, variant, codes, design: Design) -> str:
     """Why protocol ``name`` refuses a verdict on these arms (``""``: no reason beyond a
-    zero standard error), from the protocol's own ``refusal`` where it has one
+    zero standard error): over its level on a real pool at this shape
+    (:func:`_real_pitfall`), else the protocol's own ``refusal`` where it has one
     (:meth:`protocols.methods.cluster_robust.ClusterCR2.refusal`)."""
+    pitfall = _real_pitfall(name, design)
+    if pitfall:
+        return f"it was {pitfall}"
     why = getattr(get(name), "refusal", None)
     if why is None:
         return ""
@@ -203,6 +217,9 @@ def _run(name: str, base, variant, alpha, seed, codes, design):
         # independent seeds of unequal counts: the protocols take equal shapes
         return _welch_unequal(base, variant, alpha)
     r = protocol.evaluate(base, variant, alpha, rng=np.random.default_rng(seed), **extra)
+    if _real_pitfall(name, design):
+        # a pitfall at this shape: the estimate, but no interval, p or verdict (_refusal)
+        return float(r.estimate), float("nan"), float("nan"), float("nan"), True
     return (float(r.estimate), float(r.ci_low), float(r.ci_high), float(r.p_value),
             bool(r.degenerate))
 
@@ -359,7 +376,7 @@ def compare_arms(scores: ArmScores, design: Design, *, alpha=0.05, correction="h
             notes.append(WELCH_MAXT_NOTE.format(c=c, name=name) if c > 1 else WELCH_ONE_NOTE)
     # a protocol that refuses its verdict on the design (not a zero SE) says why: the rows
     # point to this note, and no adjusted p stands beside a refusal
-    refusals = [_refusal(primary, scores.arm(b), scores.arm(v), codes) if r[4] else ""
+    refusals = [_refusal(primary, scores.arm(b), scores.arm(v), codes, design) if r[4] else ""
                 for (b, v), r in zip(pairs, raw)]
     for reason in dict.fromkeys(filter(None, refusals)):
         which = [f"{v} - {b}" for (b, v), r in zip(pairs, refusals) if r == reason]
@@ -375,7 +392,9 @@ def compare_arms(scores: ArmScores, design: Design, *, alpha=0.05, correction="h
     out = []
     for i, (b, v) in enumerate(pairs):
         est, lo, hi, p_raw, degenerate = raw[i]
-        sim_lo, sim_hi = (float(x) for x in bounds[i])
+        # a refused comparison shows no interval, whichever null the bounds came from
+        sim_lo, sim_hi = ((float("nan"), float("nan")) if refusals[i] else
+                          (float(x) for x in bounds[i]))
         d, d_lo, d_hi = float(d_est[i]), float(d_low[i]), float(d_high[i])
         rer = rer_lo = rer_hi = None
         err = 1.0 - mean_of[b]
@@ -393,6 +412,9 @@ def compare_arms(scores: ArmScores, design: Design, *, alpha=0.05, correction="h
             if lower_is_better:
                 # read on base - variant; shown on variant - base
                 c_lo, c_hi = -c_hi, -c_lo
+            if refusals[i]:
+                # no verdict: a claim decided by a joint null or a score test is withheld too
+                verdict, c_lo, c_hi = "inconclusive", float("nan"), float("nan")
         pa = float(p_adj[i])
         out.append(Comparison(
             base=b, variant=v, protocol=primary, estimate=float(est), ci_low=float(lo),
@@ -443,4 +465,5 @@ def compare_arms(scores: ArmScores, design: Design, *, alpha=0.05, correction="h
                     sim_level=1 - sim_alpha, units=g, ranking=ranking_, claim=claim,
                     margin=margin, gate=gate, notes=tuple(notes),
                     p_method="holm" if welch_maxt and c > 1 else None,
-                    lower_is_better=lower_is_better)
+                    lower_is_better=lower_is_better,
+                    primary_pitfall=_real_pitfall(primary, design))

@@ -14,6 +14,14 @@ question-level designs, the per-seed designs' cells differing in seeds alone). A
 equally near, the conservative one is taken: the highest false-positive rate, then the
 first in the table. A cell's power rows (effect != 0) are those of the same shape and
 source. No cell of the kind and protocol: the evidence says so, with no number.
+
+A protocol is a pitfall on a real pool at the user's shape (:attr:`Evidence.pitfall`,
+:func:`real_pitfall`) when the nearest real A/A cell is over its level *and* the user's
+shape lies inside the range the real cells measured (questions, runs and clusters each
+between the smallest and the largest real cell's): inside it the nearest cell interpolates
+what was measured; outside it the nearest cell is an extrapolation, printed as a warning
+only. ``evaluate`` then labels the protocol a pitfall in its table and gives no verdict
+with it as the comparisons' protocol (:mod:`protocols.analysis.compare`).
 """
 
 from __future__ import annotations
@@ -145,6 +153,12 @@ class Evidence:
         How to recompute the real cells on the user's own pool.
     table : str
         Where the numbers come from (the table's command and version).
+    inside_real : bool
+        Whether the user's shape lies inside the range of the real A/A cells (module
+        docstring): the nearest real cell then speaks for the shape.
+    real_valid : EvidenceCell or None
+        The nearest real A/A cell within its level with at least the user's questions, runs
+        and clusters (what would be shown valid on the same pool), or ``None``.
     """
 
     kind: str
@@ -156,6 +170,8 @@ class Evidence:
     real: EvidenceCell | None
     command: str
     table: str
+    inside_real: bool = False
+    real_valid: EvidenceCell | None = None
 
     @property
     def found(self) -> bool:
@@ -174,6 +190,31 @@ class Evidence:
     def over_level(self) -> list[EvidenceCell]:
         """The nearest cells (real first) where the protocol was over its level."""
         return [c for c in (self.real, self.synthetic) if c is not None and c.over_level]
+
+    @property
+    def pitfall(self) -> EvidenceCell | None:
+        """The real A/A cell that makes the protocol a pitfall at the user's shape: the
+        nearest real cell, over its level, with the shape inside the real cells' range."""
+        real = self.real
+        return real if real is not None and real.over_level and self.inside_real else None
+
+    def pitfall_reason(self) -> str:
+        """Why the protocol is a pitfall at the user's shape (one clause, no final period),
+        or ``""``."""
+        cell = self.pitfall
+        if cell is None:
+            return ""
+        at = "at this shape" if cell.distance == 0 else "at the nearest shape measured"
+        text = (f"over its level on a real pool {at}: {_pct(cell.rate)} "
+                f"[{_pct(cell.low)}, {_pct(cell.high)}] false positives at level {LEVEL:.0%} "
+                f"in {cell.sims:,} A/A experiments on {cell.source.split('@')[0]} "
+                f"({cell.pool_models} models), {cell.shape(self.seeds, self.clustered)}"
+                f"{self._near(cell)}")
+        better = self.real_valid
+        if better is not None:
+            text += (f"; on the same pool it holds its level at "
+                     f"{better.shape(self.seeds, self.clustered)} ({_pct(better.rate)})")
+        return text
 
     def lines(self, alpha: float = LEVEL, fraction: bool = True) -> list[str]:
         """What ``evaluate`` prints: a head line, one line per nearest cell (real first),
@@ -202,6 +243,11 @@ class Evidence:
                 out.append("  " + self._cell_line(cell, fraction))
         for cell in self.over_level:
             where = "a real pool" if cell.real else "a synthetic world"
+            if cell is self.pitfall:
+                out.append(f"  pitfall: {self.protocol} was over its level on the real cell "
+                           "above, and your shape lies inside the real cells measured: it is "
+                           "labelled a pitfall here and gives no verdict")
+                continue
             out.append(f"  warning: {self.protocol} was over its level on {where} near this "
                        f"design ({_pct(cell.rate)} [{_pct(cell.low)}, {_pct(cell.high)}], "
                        f"{cell.shape(self.seeds, self.clustered)}): its verdict here may be a "
@@ -260,13 +306,21 @@ class Evidence:
                              "low": p.low, "high": p.high, "sims": p.sims,
                              "median_ci_width_pp": p.ci_width_pp} for p in c.power]
             return out
-        return {"protocol": self.protocol, "kind": self.kind,
-                "design": {"n_questions": self.n_questions, "runs": self.runs,
-                           "clusters": self.clusters},
-                "synthetic": cell(self.synthetic), "real": cell(self.real),
-                "recompute": self.command, "table": self.table,
-                "level": LEVEL, "over_level": bool(self.over_level),
-                "line": self.describe(alpha, fraction)}
+        out = {"protocol": self.protocol, "kind": self.kind,
+               "design": {"n_questions": self.n_questions, "runs": self.runs,
+                          "clusters": self.clusters},
+               "synthetic": cell(self.synthetic), "real": cell(self.real),
+               "recompute": self.command, "table": self.table,
+               "level": LEVEL, "over_level": bool(self.over_level)}
+        if self.over_level:
+            # said only where a cell is over its level: the bodies of other outputs stay
+            # as they were
+            out["inside_real"] = self.inside_real
+        if self.pitfall is not None:
+            out["pitfall"] = self.pitfall_reason()
+            out["real_valid"] = cell(self.real_valid)
+        out["line"] = self.describe(alpha, fraction)
+        return out
 
 
 def _count(k: int, noun: str) -> str:
@@ -336,9 +390,41 @@ def _nearest(kind, protocol, n_questions, runs, clusters, path) -> Evidence:
     for real in (False, True):
         part = cells[(cells["pool_models"] > 0) == real] if len(cells) else cells
         found[real] = _nearest_cell(part, n_questions, runs, clusters, clustered, real)
+    real_null = cells[(cells["pool_models"] > 0) & (cells["effect_pp"] == 0)] if len(cells) \
+        else cells
+    inside = _inside(real_null, n_questions, runs, clusters, clustered)
+    # the nearest real cell within its level at no smaller a shape: what the pool supports
+    larger = real_null
+    if len(larger):
+        larger = larger[(larger["state"] == "valid") & (larger["runs"] >= runs)
+                        & (larger["n_questions"] >= n_questions)
+                        & ((larger["clusters"] >= clusters) if clustered else True)]
+    real_valid = _nearest_cell(larger, n_questions, runs, clusters, clustered, True)
     command = RECOMPUTE if get_design(kind).compare == COMPARE_METHODS else RECOMPUTE_POOL
     return Evidence(kind, protocol, n_questions, runs, clusters, found[False], found[True],
-                    command, table_provenance(path))
+                    command, table_provenance(path), inside, real_valid)
+
+
+def _inside(frame, n, runs, clusters, clustered) -> bool:
+    """Whether the shape lies inside the range of ``frame``'s cells, each of questions (the
+    question-level designs), runs and clusters (the clustered design) between its smallest
+    and largest."""
+    if not len(frame):
+        return False
+    inside = frame["runs"].min() <= runs <= frame["runs"].max()
+    if n > 1:
+        inside &= frame["n_questions"].min() <= n <= frame["n_questions"].max()
+    if clustered:
+        inside &= frame["clusters"].min() <= clusters <= frame["clusters"].max()
+    return bool(inside)
+
+
+def real_pitfall(kind: str, protocol: str, n_questions: int, runs: int,
+                 clusters: int = 0) -> str:
+    """Why ``protocol`` is a pitfall under design ``kind`` at this shape on a real pool
+    (:attr:`Evidence.pitfall`), or ``""``: what ``evaluate``'s table labels and its
+    comparisons refuse, and what the decision grid reads for the same experiments."""
+    return nearest(kind, protocol, n_questions, runs, clusters).pitfall_reason()
 
 
 def _distance(frame, n, runs, clusters, clustered):

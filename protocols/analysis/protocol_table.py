@@ -2,7 +2,9 @@
 
 A protocol's label comes from :meth:`protocols.Protocol.label` for the design's kind (never
 its fixed ``pitfall`` attribute): the same test is reportable under one design and a pitfall
-under another. Rows are sorted reportable first.
+under another; and a reportable protocol over its level on a real pool at the data's shape
+is a pitfall there (:func:`protocols.analysis.evidence.real_pitfall`). Rows are sorted
+reportable first.
 """
 
 from __future__ import annotations
@@ -15,6 +17,8 @@ import numpy as np
 from evalcal_core.designs import METHODS_PAIRED
 from evalcal_core.validate import check_alpha
 from protocols import PROTOCOLS, ScoreBatch, get, names, protocol_class
+
+from .evidence import real_pitfall
 
 #: what a degenerate verdict (no variance estimate) means, shown with the row
 NO_VARIANCE = ("no variance estimate (zero standard error with a non-zero estimate): no "
@@ -77,6 +81,8 @@ def evaluate_protocols(base, variant, *, kind=METHODS_PAIRED, alpha=0.05, protoc
     """
     alpha = check_alpha(alpha)
     batch = ScoreBatch.from_arrays(base, variant, clusters=clusters)
+    # a protocol over its level on a real pool at this shape is labelled a pitfall there
+    n_clusters = 0 if clusters is None else len(np.unique(clusters))
     # The harness reproductions (``Protocol.harness``) run only when named.
     chosen = ([n for n in names() if not protocol_class(n).harness] if protocols is None
               else list(protocols))
@@ -120,7 +126,8 @@ def evaluate_protocols(base, variant, *, kind=METHODS_PAIRED, alpha=0.05, protoc
             ci_high_pp=_or_none(factor * float(r.ci_high)),
             p_value=_or_none(float(r.p_value)),
             significant=bool(r.significant),
-            pitfall=protocol_class(name).label(kind),
+            pitfall=(protocol_class(name).label(kind)
+                     or real_pitfall(kind, name, batch.n, batch.k, n_clusters)),
             degenerate=degenerate,
             note=note,
         ))

@@ -150,9 +150,12 @@ def header_lines(a: Comparisons, units: Units) -> list[str]:
             else "all pairs" if len(a.arms) > 2 else "one pair")
     simultaneous = "simultaneous " if c > 1 and a.correction != "none" else ""
     count = f" ({c})" if c > 1 else ""
+    label = (f"reportable for {a.design.kind}" if not a.primary_pitfall else
+             f"reportable for {a.design.kind}, but a pitfall at this shape on a real pool: "
+             "no verdict, see the notes")
     lines = [design_line(a.design), f"arms ({mean}): {arms}",
-             f"comparisons: {what}{count}; protocol {a.primary} (reportable for "
-             f"{a.design.kind}); correction {a.correction}; "
+             f"comparisons: {what}{count}; protocol {a.primary} ({label}); "
+             f"correction {a.correction}; "
              f"{100 * a.sim_level:.4g}% {simultaneous}intervals"]
     if a.correction == "none" and c > 1:
         lines.append(f"warning: --correction none: {c} comparisons at alpha = {a.alpha:g} "
@@ -277,6 +280,8 @@ def as_json(a: Comparisons, units: Units, *, extra: dict, gate: int | None = Non
            "comparison_notes": [*a.notes, *interval_notes(a, units)]}
     if a.lower_is_better:
         out["lower_is_better"] = True
+    if a.primary_pitfall:
+        out["primary_pitfall"] = a.primary_pitfall
     if a.correction == "none" and len(a.comparisons) > 1:
         out["warnings"] = [f"--correction none: {len(a.comparisons)} comparisons unadjusted"]
     if a.claim:

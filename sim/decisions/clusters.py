@@ -16,6 +16,9 @@ rejections (effect 0) or power (effect 0.1 = 10 pp), and the coverage of its CI 
 true effect; and the share it refuses (:func:`protocols.methods.cluster_robust.dominance_check`).
 The refusal depends on the cluster sizes only, so a cell is refused entirely or not at
 all; an outcome over no given verdict is left out rather than reported over 0 experiments.
+Two cells put 3 clusters on 100 questions, the shape where the real pool's A/A cell is over
+its level: ``evaluate`` refuses there (:func:`protocols.analysis.evidence.real_pitfall`),
+and the cells report that refusal.
 """
 
 from __future__ import annotations
@@ -28,6 +31,7 @@ import numpy as np
 import protocols
 from evalcal_core.designs import MODELS_CLUSTERED
 from evalcal_core.validate import check_int, check_number, fail
+from protocols.analysis.evidence import real_pitfall
 from sim.end_to_end import Sample, tidy
 from sim.generators.clustered_questions import ClusteredQuestions
 
@@ -56,11 +60,17 @@ CELLS = [
     for share in (None, 0.5, 0.8, 0.9, 0.95, 0.98)
     for effect in (0.0, EFFECT)
 ] + [{**_COMMON, "clusters": 20, "share": None, "effect": effect} for effect in (0.0, EFFECT)]
+#: 3 clusters on 100 questions: the real pool's A/A cell of this shape (LiveCodeBench) is over
+#: its level, so evaluate labels cluster_cr2 a pitfall there and refuses every verdict
+#: (protocols.analysis.evidence.real_pitfall): the cells score that refusal
+CELLS += [{**_COMMON, "n": 100, "clusters": 3, "share": None, "effect": effect}
+          for effect in (0.0, EFFECT)]
 
 QUICK_CELLS = [
     {**_COMMON, "clusters": 20, "share": None, "effect": 0.0},
     {**_COMMON, "clusters": 10, "share": 0.5, "effect": 0.0},
     {**_COMMON, "clusters": 10, "share": 0.98, "effect": 0.0},
+    {**_COMMON, "n": 100, "clusters": 3, "share": None, "effect": 0.0},
 ]
 
 
@@ -137,11 +147,19 @@ def _draw(params: dict, sims: int, rng):
     return gen, base, variant, result
 
 
+def _pitfall(params: dict) -> bool:
+    """Whether ``evaluate`` labels ``cluster_cr2`` a pitfall at the cell's shape on a real
+    pool and so refuses every verdict (the function its comparisons call)."""
+    return bool(real_pitfall(DESIGN, "cluster_cr2", int(params["n"]), int(params["k"]),
+                             int(params["clusters"])))
+
+
 def _decisions(params: dict, result) -> dict:
     """Each experiment's scored decisions: the verdict, the interval's coverage of the
-    true effect (fractions) and the refusal."""
+    true effect (fractions) and the refusal (a dominant cluster, or a pitfall at the
+    shape on a real pool)."""
     effect = float(params["effect"])
-    given = ~result.degenerate
+    given = ~result.degenerate & (not _pitfall(params))
     return {"significant": result.significant & given,
             "covered": given & (result.ci_low <= effect) & (effect <= result.ci_high),
             "refused": ~given}

@@ -1,7 +1,8 @@
 """evaluate prints the evidence for the protocol it reports: the shipped evidence table's
 nearest cells, with the same numbers in the text, the JSON, Markdown and LaTeX, and the
-API's result; a cell over its level is named as a warning. The table is read here with
-pandas, independently of the lookup."""
+API's result; a cell over its level is named as a warning, and where it is a real cell at a
+shape inside the real cells' range the protocol is labelled a pitfall and gives no verdict.
+The table is read here with pandas, independently of the lookup."""
 
 from __future__ import annotations
 
@@ -77,18 +78,72 @@ def test_two_models_print_the_tables_numbers(tmp_path):
     assert [p["rate"] for p in ev["real"]["power"]] == pytest.approx(list(power["rate"]))
 
 
-def test_a_cell_over_its_level_is_a_warning(tmp_path):
-    """cluster_cr2 on 3 clusters at 100 questions and one run: the warning is printed exactly
-    when the table judged that real cell invalid."""
-    path = tidy(tmp_path / "clustered.csv", n=100, runs=1, clusters=3)
-    row = table_row(MODELS_CLUSTERED, "cluster_cr2", 100, 1, clusters=3)
-    text = run(path, "--design", MODELS_CLUSTERED, "--cluster", "topic")
+def real_range(kind, protocol):
+    """The smallest and largest questions, runs and clusters of the table's real A/A cells."""
+    t = pd.read_csv(TABLE)
+    real = t[(t["kind"] == kind) & (t["protocol"] == protocol) & (t["effect_pp"] == 0)
+             & (t["pool_models"] > 0)]
+    return {c: (int(real[c].min()), int(real[c].max()))
+            for c in ("n_questions", "runs", "clusters")}
+
+
+def clustered_run(tmp_path, n, runs, *extra):
+    path = tidy(tmp_path / f"clustered_{n}_{runs}.csv", n=n, runs=runs, clusters=3)
+    args = (path, "--design", MODELS_CLUSTERED, "--cluster", "topic", *extra)
+    return run(*args), json.loads(run(*args, "--json"))
+
+
+@pytest.mark.parametrize("n, runs", [(100, 1), (100, 5), (300, 2), (400, 1)])
+def test_a_real_cell_over_its_level_at_the_shape_makes_a_pitfall(tmp_path, n, runs):
+    """cluster_cr2 on 3 clusters where the shipped table judged the real cell of exactly
+    this shape invalid: labelled a pitfall in the protocol table, no verdict on the
+    comparison (no p, no interval, not significant), the claim inconclusive and the gate 3,
+    and the cell's rate named."""
+    row = table_row(MODELS_CLUSTERED, "cluster_cr2", n, runs, clusters=3)
+    assert row["state"] == "invalid"  # the table's own judgement, read with pandas
+    text, body = clustered_run(tmp_path, n, runs)
+    rate = f"{100 * row['rate']:.1f}%"
+    assert rate in body["primary_pitfall"] and body["evidence"]["pitfall"]
+    comp = body["comparisons"][0]
+    assert comp["degenerate"] and not comp["significant"]
+    assert comp["p_value"] is None or np.isnan(comp["p_value"])
+    assert any("gives no verdict" in x and rate in x for x in body["comparison_notes"])
+    table = {r["protocol"]: r for r in body["rows"]}
+    assert table["cluster_cr2"]["pitfall"].startswith("over its level on a real pool")
+    assert "a pitfall at this shape on a real pool" in text
+    assert any(x.strip().startswith("pitfall: cluster_cr2") for x in text.splitlines())
+    claim = clustered_run(tmp_path, n, runs, "--claim", "non-inferiority", "--margin", "0.05")[1]
+    assert claim["comparisons"][0]["claim"] == "inconclusive"
+    assert claim["claim"]["gate_exit_status"] == 3
+
+
+def test_outside_the_real_range_it_is_a_warning_only(tmp_path):
+    """More questions than any real cell (the nearest, 400 questions and one run, is over
+    its level): a warning, the verdict still given, no pitfall label."""
+    lo_hi = real_range(MODELS_CLUSTERED, "cluster_cr2")
+    n = 2 * lo_hi["n_questions"][1]
+    row = table_row(MODELS_CLUSTERED, "cluster_cr2", lo_hi["n_questions"][1], 1, clusters=3)
+    assert row["state"] == "invalid"
+    text, body = clustered_run(tmp_path, n, 1)
+    assert body["evidence"]["inside_real"] is False and body["evidence"]["over_level"]
+    assert "primary_pitfall" not in body and "pitfall" not in body["evidence"]
     warned = [x for x in text.splitlines() if x.strip().startswith("warning: cluster_cr2")]
-    assert bool(warned) == (row["state"] == "invalid")
-    if warned:
-        assert f"{100 * row['rate']:.1f}%" in warned[0]
-    body = json.loads(run(path, "--design", MODELS_CLUSTERED, "--cluster", "topic", "--json"))
-    assert body["evidence"]["over_level"] == (row["state"] == "invalid")
+    assert warned and f"{100 * row['rate']:.1f}%" in warned[0]
+    assert not body["comparisons"][0]["degenerate"]
+    assert np.isfinite(body["comparisons"][0]["p_value"])
+
+
+def test_inside_the_range_and_valid_gets_its_verdict(tmp_path):
+    """30 questions and one run on 3 clusters: the real cell holds its level, so the
+    verdict is given and nothing is labelled."""
+    row = table_row(MODELS_CLUSTERED, "cluster_cr2", 30, 1, clusters=3)
+    assert row["state"] == "valid"
+    text, body = clustered_run(tmp_path, 30, 1)
+    assert not body["evidence"]["over_level"]
+    assert "primary_pitfall" not in body and "pitfall" not in body["evidence"]
+    assert "cluster_cr2" not in " ".join(r["protocol"] for r in body["rows"]
+                                         if r["pitfall"])
+    assert "pitfall: cluster_cr2" not in text and "warning: cluster_cr2" not in text
 
 
 def test_another_alpha_is_said_uncalibrated(tmp_path):

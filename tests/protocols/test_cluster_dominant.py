@@ -174,7 +174,9 @@ def test_dominant_share_098_breaks_the_old_rule_and_the_new_one_refuses():
 
 def test_family_follows_the_contract():
     """Consistency only: NAME, DESIGN, JSON cells, and every outcome of the quick cells well
-    formed; the dominant quick cell is refused entirely, the others not at all."""
+    formed; the dominant quick cell and the 3-cluster one (a pitfall at that shape on the
+    real pool, read from the shipped evidence table with pandas) are refused entirely, the
+    others not at all."""
     import json
 
     assert family.NAME == "clusters" and family.DESIGN == "models_clustered"
@@ -185,7 +187,20 @@ def test_family_follows_the_contract():
             assert set(o) == {"decision", "measure", "hits", "sims", "alpha"}
             assert o["measure"] in MEASURES and 0 <= o["hits"] <= o["sims"] <= 200
         refused = next(o for o in out if o["measure"] == "refused")
-        assert refused["hits"] == (200 if cell["share"] == 0.98 else 0)
+        assert refused["hits"] == (200 if cell["share"] == 0.98 or _real_invalid(cell) else 0)
+    assert any(_real_invalid(cell) for cell in family.QUICK_CELLS)
+
+
+def _real_invalid(cell) -> bool:
+    """Whether the shipped table's real A/A cell of exactly the cell's shape is invalid."""
+    import pandas as pd
+
+    from protocols.analysis.evidence import TABLE
+    t = pd.read_csv(TABLE)
+    row = t[(t["kind"] == "models_clustered") & (t["protocol"] == "cluster_cr2")
+            & (t["effect_pp"] == 0) & (t["pool_models"] > 0) & (t["n_questions"] == cell["n"])
+            & (t["runs"] == cell["k"]) & (t["clusters"] == cell["clusters"])]
+    return bool(len(row)) and bool((row["state"] == "invalid").any())
 
 
 def test_refusal_is_the_dominance_reason_and_empty_otherwise():

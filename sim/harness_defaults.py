@@ -48,14 +48,21 @@ times ``--sims``); the harness defaults are judged on their first look. Each syn
 cell also runs at ``--effect`` pp (``--power-sims`` experiments): the power, counted as
 significant in the right direction.
 
-Writes ``harness_defaults.csv`` (one row per protocol and cell) and ``harness_defaults.md``
+Writes ``harness_defaults.csv`` (one row per protocol and cell), ``harness_defaults.md``
 (the table by design, and one sentence per default saying where it may be trusted, computed
-from the rows) to ``--out``; finished cells are cached under ``OUT/cells`` so an interrupted
-run resumes.
+from the rows) and ``harness_defaults.json`` (its provenance: the command, the code version,
+the date, the pools' hashes, the row count and the wall time) to ``--out``; finished cells are
+cached under ``OUT/cells`` so an interrupted run resumes. The CSV and its JSON are what
+``evaluate --html`` reads for the measured error of the logs' harness default
+(``protocols/evidence/``, :mod:`reports.evaluate.harness`).
 """
 
 from __future__ import annotations
 
+import datetime
+import json
+import sys
+import time
 from dataclasses import dataclass, fields, replace
 from pathlib import Path
 
@@ -82,13 +89,14 @@ from evalcal_core.options import (
     to_argv,
 )
 from evalcal_core.outdir import run_outputs
-from evalcal_core.pool_paths import missing_line, present
+from evalcal_core.pool_paths import find_pool, missing_line, present
 from evalcal_core.pools import ItemPool
 from evalcal_core.validate import Interval, InvalidParameterError, fail
 
 from . import generators
 from .design_check import CheckGrid, grid_cells, harness_protocols
 from .design_check import cell_requests as check_requests
+from .evidence import code_version, pool_source
 from .generators.llm_items import load_pool
 from .grid import check_memory, chunk_size
 from .grid.execute import CellRequest
@@ -504,11 +512,42 @@ def build_parser() -> ArgumentParser:
     return add_options(ArgumentParser(prog=PROG, description=__doc__), DefaultsConfig)
 
 
+def provenance(config: DefaultsConfig, command: str, expanded: str, version: str, rows: int,
+               seconds: float) -> dict:
+    """The sidecar ``harness_defaults.json``: how the CSV beside it was made.
+
+    Parameters
+    ----------
+    config : DefaultsConfig
+        As sized (``--quick`` applied).
+    command : str
+        The command line as typed.
+    expanded : str
+        The same with every option written out (as the markdown names it).
+    version : str
+        ``git describe --always --dirty`` of the checkout when the run began.
+    rows : int
+        Rows of the CSV.
+    seconds : float
+        Wall time of the run, in seconds.
+    """
+    return {"command": command, "expanded": expanded, "code_version": version,
+            "date": datetime.date.today().isoformat(), "rows": rows, "seed": config.seed,
+            "sims": config.sims, "power_sims": config.power_sims, "alpha": config.alpha,
+            "pools": [pool_source(find_pool(p)) for p in config.llm_pools],
+            "pool_models": config.pool_models, "jobs": config.jobs,
+            "build_seconds": round(seconds, 1)}
+
+
 def main(argv=None) -> int:
     from .harness_defaults_words import format_markdown, format_terminal
 
+    start = time.perf_counter()
+    argv = list(sys.argv[1:] if argv is None else argv)
     config = config_from_args(DefaultsConfig, build_parser().parse_args(argv))
     check_config(config)
+    # before anything is written: an output folder inside the checkout would mark it dirty
+    version = code_version()
     if config.llm_pools == DEFAULT_POOLS and (line := missing_line(WANTED_POOLS, PROG)):
         print(line)
     sized = config.sized()
@@ -522,9 +561,12 @@ def main(argv=None) -> int:
         write_csv(frame, outputs.path / "harness_defaults.csv")
         text = format_markdown(frame, sized, command)
         write_atomic(outputs.path / "harness_defaults.md", text)
+        meta = provenance(sized, " ".join([PROG, *map(str, argv)]), command, version,
+                          len(frame), time.perf_counter() - start)
+        write_atomic(outputs.path / "harness_defaults.json", json.dumps(meta, indent=2) + "\n")
     print(format_terminal(frame, sized))
-    print(f"wrote {outputs.path / 'harness_defaults.csv'} ({len(frame)} rows) and "
-          f"harness_defaults.md")
+    print(f"wrote {outputs.path / 'harness_defaults.csv'} ({len(frame)} rows), "
+          f"harness_defaults.md and harness_defaults.json in {meta['build_seconds']} s")
     return 0
 
 

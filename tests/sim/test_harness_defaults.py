@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import subprocess
 import sys
 from dataclasses import replace
@@ -187,6 +188,11 @@ def test_command_writes_and_resumes_byte_identical(tmp_path):
     csv = (tmp_path / "harness_defaults.csv").read_bytes()
     assert (tmp_path / "harness_defaults.md").read_text().startswith("# Which harness")
     assert any((tmp_path / "cells").iterdir())
+    # the sidecar: the command as typed, and the CSV's row count
+    meta = json.loads((tmp_path / "harness_defaults.json").read_text())
+    assert meta["command"] == " ".join(["python -m sim.harness_defaults", *argv[3:]])
+    assert meta["rows"] == len(pd.read_csv(tmp_path / "harness_defaults.csv")) > 0
+    assert meta["sims"] == 100 and meta["pools"] == [] and meta["code_version"]
     again = subprocess.run(argv, capture_output=True, text=True)
     assert again.returncode == 0, again.stderr
     assert (tmp_path / "harness_defaults.csv").read_bytes() == csv

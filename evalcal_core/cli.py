@@ -7,6 +7,7 @@ import contextlib
 import io
 import re
 import sys
+import textwrap
 from dataclasses import dataclass
 
 from evalcal_core.validate import InvalidParameterError
@@ -41,16 +42,156 @@ def _role_text(match: re.Match) -> str:
     return match.group(2).rsplit(".", 1)[-1] if match.group(1) else match.group(2)
 
 
+#: reST strong emphasis, ``**holds**``: the words alone are shown
+_STRONG = re.compile(r"\*\*(\S(?:.*?\S)?)\*\*")
+
+
 def plain_text(text: str) -> str:
-    """``text`` without reST markup a terminal would show as is: double backticks and Sphinx
-    roles (``:func:`sim.plan.main``` reads ``sim.plan.main``)."""
-    return _ROLE.sub(_role_text, text).replace("``", "")
+    """``text`` without inline reST markup a terminal would show as is: double backticks,
+    strong emphasis and Sphinx roles (``:func:`sim.plan.main``` reads ``sim.plan.main``)."""
+    return _STRONG.sub(r"\1", _ROLE.sub(_role_text, text).replace("``", ""))
 
 
 def help_text(doc: str | None) -> str | None:
-    """A module docstring as ``--help`` text: reST markup removed (:func:`plain_text`);
-    ``None`` when docstrings are stripped (``python -OO``)."""
+    """A module docstring as ``--help`` text: inline reST markup removed (:func:`plain_text`),
+    its blocks kept for :class:`PlainHelpFormatter`; ``None`` when docstrings are stripped
+    (``python -OO``)."""
     return None if doc is None else plain_text(doc).strip()
+
+
+#: a rule of a reST simple table: columns of ``=`` separated by spaces
+_TABLE_RULE = re.compile(r"^=+(?: +=+)*\s*$")
+#: the underline of a reST section title: one punctuation character repeated
+_UNDERLINE = re.compile(r"^([-=~^\"'`#*+])\1{2,}\s*$")
+#: the marker of a bullet or enumerated list item, with the spaces after it
+_ITEM = re.compile(r"^(?:[*+-]|\d+[.)])\s+")
+
+
+@dataclass(frozen=True)
+class HelpBlock:
+    """One block of a help text: ``kind`` is ``"paragraph"`` (wrapped), ``"item"`` (a list
+    item, wrapped under its marker) or ``"lines"`` (shown line by line: a literal block, a
+    table, an indented block laid out by hand); ``indent`` is in columns."""
+
+    kind: str
+    lines: tuple[str, ...]
+    indent: int = 0
+    #: an item right under the previous one (no blank line between): the same list
+    tight: bool = False
+
+
+def _indented(line: str) -> bool:
+    return bool(line.strip()) and line[0].isspace()
+
+
+def help_blocks(text: str) -> list[HelpBlock]:
+    """The blocks of a reST text as a terminal shows them.
+
+    A paragraph ending in ``::`` loses it (``Example::`` reads ``Example:``, a lone ``::``
+    vanishes) and the indented block after it is a literal block, kept line by line, as is an
+    indented block laid out by hand. A simple table keeps its rows as laid out; its top and
+    bottom ``====`` rules are dropped and the rule under a header row becomes dashes. List
+    items are wrapped one by one under their marker; other paragraphs are wrapped whole.
+    """
+    # a module docstring or a composed string: not indented as a whole, or dedented whole
+    lines = textwrap.dedent(text.expandtabs()).strip("\n").splitlines()
+    blocks: list[HelpBlock] = []
+    literal_next = False
+    i = 0
+    while i < len(lines):
+        line = lines[i]
+        if not line.strip():
+            i += 1
+            continue
+        if _indented(line):
+            # a literal block runs on over blank lines while its lines stay indented
+            start = i
+            while i < len(lines) and (not lines[i].strip() or lines[i][0].isspace()):
+                i += 1
+            body = textwrap.dedent("\n".join(lines[start:i]).rstrip()).splitlines()
+            blocks.append(HelpBlock("lines", tuple(s.rstrip() for s in body),
+                                    4 if literal_next else 2))
+            literal_next = False
+            continue
+        literal_next = False
+        if (i + 1 < len(lines) and _UNDERLINE.match(lines[i + 1])
+                and len(lines[i + 1].strip()) >= len(line.strip())):
+            # a section title: underlined with dashes, whatever its reST adornment
+            title = line.strip()
+            blocks.append(HelpBlock("lines", (title, "-" * len(title))))
+            i += 2
+            continue
+        if _TABLE_RULE.match(line):
+            # rows until a rule that ends the table (followed by a blank line or the end)
+            rows, i = [], i + 1
+            while i < len(lines):
+                row = lines[i]
+                i += 1
+                if _TABLE_RULE.match(row):
+                    if i >= len(lines) or not lines[i].strip():
+                        break
+                    rows.append(row.replace("=", "-").rstrip())
+                elif row.strip():
+                    rows.append(row.rstrip())
+            blocks.append(HelpBlock("lines", tuple(rows), 2))
+            continue
+        start = i
+        i += 1
+        if _ITEM.match(line):
+            # the item's continuation lines are indented under its text
+            while i < len(lines) and _indented(lines[i]):
+                i += 1
+            tight = bool(blocks) and blocks[-1].kind == "item" and bool(lines[start - 1].strip())
+            blocks.append(HelpBlock("item", tuple(lines[start:i]), tight=tight))
+            continue
+        while i < len(lines) and lines[i].strip() and not _TABLE_RULE.match(lines[i]):
+            i += 1
+        words = " ".join(" ".join(lines[start:i]).split())
+        if words.endswith("::"):
+            literal_next = True
+            # reST: "Example::" shows "Example:", "Example ::" shows "Example", "::" nothing
+            words = words[:-1] if not words[:-2].endswith(" ") else words[:-2].rstrip()
+            words = "" if words == ":" else words
+        if words:
+            blocks.append(HelpBlock("paragraph", (words,)))
+    return blocks
+
+
+def render_help(text: str, width: int, indent: str = "") -> str:
+    """``text`` (reST) as terminal lines at most ``width`` columns wide where they can be
+    wrapped (:func:`help_blocks`; literal lines and table rows are never broken), each
+    block after a blank line but a list's items one under the other."""
+    width = max(width, 20)
+    out = []
+    for block in help_blocks(text):
+        if block.tight:
+            out.append("\n")  # a list's items on consecutive lines
+        elif out:
+            out.append("\n\n")
+        if block.kind == "lines":
+            pad = indent + " " * block.indent
+            out.append("\n".join((pad + s).rstrip() for s in block.lines))
+        elif block.kind == "item":
+            first = block.lines[0]
+            marker = _ITEM.match(first).group(0)
+            words = " ".join(" ".join([first[len(marker):], *block.lines[1:]]).split())
+            out.append(textwrap.fill(words, width, initial_indent=indent + marker,
+                                     subsequent_indent=indent + " " * len(marker),
+                                     break_on_hyphens=False))
+        else:
+            # an option name is never broken at its hyphens (--llm-/pools)
+            out.append(textwrap.fill(block.lines[0], width, initial_indent=indent,
+                                     subsequent_indent=indent, break_on_hyphens=False))
+    return "".join(out)
+
+
+class PlainHelpFormatter(argparse.HelpFormatter):
+    """argparse's formatter whose description and epilog keep their reST blocks
+    (:func:`render_help`): paragraphs wrapped one by one instead of run together, example
+    command lines and table rows on lines of their own."""
+
+    def _fill_text(self, text, width, indent):
+        return render_help(text, width, indent)
 
 
 class ArgumentParser(argparse.ArgumentParser):
@@ -59,7 +200,8 @@ class ArgumentParser(argparse.ArgumentParser):
     argparse prints the usage block before the message; a script or a test reading stderr
     then has to find the message among the usage lines. ``--help`` still shows the usage.
     The program is named as the user called it (``evalcal NAME`` through the front door), and
-    descriptions lose their reST backticks.
+    descriptions lose their reST markup while keeping their paragraphs, literal blocks and
+    tables (:class:`PlainHelpFormatter`).
 
     Abbreviated options are refused (``allow_abbrev=False``): argparse would run ``--leader``
     as ``--leaderboard`` and ``--js`` as ``--json``, so a typo or a later option that makes a
@@ -70,6 +212,8 @@ class ArgumentParser(argparse.ArgumentParser):
         if prog is not None:
             prog = prog_name(prog)
         kwargs["allow_abbrev"] = False
+        # a parser that lays out its own lines keeps its formatter
+        kwargs.setdefault("formatter_class", PlainHelpFormatter)
         super().__init__(*args, prog=prog, description=help_text(description), **kwargs)
         #: callables run on the parsed namespace (:func:`evalcal_core.options.add_options`
         #: adds one per declared constraint)

@@ -3,18 +3,20 @@
 Example::
 
     python -m sim.design_check --out reports/output/design_check
-    python -m sim.design_check --design models_clustered --questions 1000 --clusters 10 \
+    python -m sim.design_check --design models_clustered --questions 1000 --clusters 10 \\
         --icc 0 0.3 --repeats 1 --sims 500
-    python -m sim.design_check --harness-defaults --design models --questions 100 1000 \
+    python -m sim.design_check --harness-defaults --design models --questions 100 1000 \\
         --repeats 1 --sims 2000
 
 Each of the four design kinds (:data:`evalcal_core.designs.KINDS`) is simulated by its own
 generator at effect 0, over a grid of benchmark shapes:
 
+=======================  =========================================================================
 ``methods_paired``       ``seed_question`` with a seed effect (``sd_seed``), k paired seeds
 ``methods_independent``  ``unpaired_seeds`` (arm correlation 0; equal and unequal sds), k seeds
 ``models``               ``question_mixture`` (fixed models, r decoding repeats per question)
 ``models_clustered``     ``clustered_questions`` (n questions in G unequal clusters, icc, r)
+=======================  =========================================================================
 
 Every protocol that can run on a cell's data is evaluated on the same experiments (common
 random numbers; seeds derived from the cell's names, :mod:`sim.grid.seeding`), thousands at a

@@ -4,8 +4,8 @@ The shipped table (``protocols/evidence/evidence.csv``, read by
 :mod:`protocols.analysis.evidence`) is computed by ONE command, run from the repository root
 with the shared real pools given by path::
 
-    python -m sim.evidence --out protocols/evidence --cache reports/output/evidence_cells \
-        --llm-pools ../shared/data/llm_pools/lcb_codegen_20240417.csv.gz \
+    python -m sim.evidence --out protocols/evidence --cache reports/output/evidence_cells \\
+        --llm-pools ../shared/data/llm_pools/lcb_codegen_20240417.csv.gz \\
                     ../shared/data/llm_pools/matharena_aime_2025_i.csv.gz
 
 (``evidence.json`` beside it records the command, seed, simulations, date, code version and

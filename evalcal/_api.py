@@ -7,8 +7,14 @@ import html
 import math
 from dataclasses import dataclass
 
-from evalcal_core.keywords import keyword_errors, keywords_to_argv, option_flags, parse_argv
-from evalcal_core.validate import InvalidParameterError, fail
+from evalcal_core.keywords import (
+    keyword_errors,
+    keywords_to_argv,
+    option_flags,
+    parse_argv,
+    typed_keywords,
+)
+from evalcal_core.validate import fail
 
 
 def compare(results=None, *, arms=None, **options):
@@ -51,20 +57,6 @@ def markdown_table(frame) -> str:
 _CALIBRATE_DEFAULTS = {"out": None, "quiet": True, "plot": False}
 
 
-def _as_tuple(value):
-    if isinstance(value, dict):
-        return tuple(f"{k}={v}" for k, v in value.items())
-    if isinstance(value, (list, tuple)):
-        return tuple(value)
-    if isinstance(value, (str, int, float)):
-        return (value,)
-    return value
-
-
-#: config fields given as tuples (a single value or a dict of KEY=VALUE is accepted)
-_TUPLES = ("k", "params", "effects", "protocols", "protocol_params", "metric_range")
-
-
 def calibrate(config=None, **options) -> Calibration:
     """False-positive rate and power of every protocol, and the seed budget, by simulation.
 
@@ -94,13 +86,9 @@ def calibrate(config=None, **options) -> Calibration:
     """
     from sim.calibration import CalibrationConfig, run_calibration
 
-    names = [f.name for f in dataclasses.fields(CalibrationConfig)]
-    unknown = sorted(set(options) - set(names))
-    if unknown:
-        raise InvalidParameterError(f"calibrate() got unknown option(s) {', '.join(unknown)}; "
-                                    f"allowed: {', '.join(names)}")
-    given = {key: _as_tuple(value) if key in _TUPLES else value
-             for key, value in options.items()}
+    # typed by the declarations the command's parser is built from: a string effect is
+    # refused here, naming the keyword, instead of failing in the simulation as a TypeError
+    given = typed_keywords(CalibrationConfig, options, "calibrate")
     with keyword_errors(CalibrationConfig, "calibrate"):
         if config is None:
             if "k" not in given:
@@ -200,8 +188,9 @@ def plan(**options) -> StudyPlan:
     ``evalcal plan`` / ``python -m sim.plan`` as a function: the options are the command's
     (``design``, ``effect`` in pp, ``power``, ``cost`` (a dict such as ``{"seed": 4,
     "question": 0.001}``), ``sd_seed``, ``sd_question``, ``sd_inter``, ``sd_repeat`` (pp),
-    ``from_pilot``, ``generator_param``, ``k_max``, ``n_max``, ``sims``, ``out`` ...), parsed
-    and checked by the command's own parser, and the planner is the command's
+    ``from_pilot``, ``generator_param``, ``k_max``, ``n_max``, ``sims``, ``out`` ...), typed
+    by their declarations (a number option takes a number, not its text), then parsed and
+    checked by the command's own parser, and the planner is the command's
     (:func:`sim.plan.run_plan_into`: with ``out`` the CSV tables are written there).
 
     Returns
@@ -215,8 +204,11 @@ def plan(**options) -> StudyPlan:
     """
     from sim import plan as planner
 
+    # typed first, as compare() and calibrate() are: plan(effect="3") is refused as a
+    # string, not passed to the parser as text it would accept
+    typed = typed_keywords(planner.PlanOptions, options, "plan")
     with keyword_errors(planner.PlanOptions, "plan"):
-        argv = keywords_to_argv(options, option_flags(planner.PlanOptions), "plan")
+        argv = keywords_to_argv(typed, option_flags(planner.PlanOptions), "plan")
         args = parse_argv(planner.build_parser(), argv, "plan")
         result = planner.run_plan_into(planner.config_from_args(args), args.out,
                                        "python -m sim.plan")

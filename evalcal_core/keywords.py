@@ -107,7 +107,30 @@ def _scalar(key, value, opt: Option, refuse):
                                    if opt.choices else ""))
     if opt.choices is not None and value not in opt.choices:
         raise refuse(f"one of {', '.join(map(str, opt.choices))}")
-    return value
+    # a folder option holds what argparse gives it (``--out``'s ``type=Path``)
+    return Path(value) if opt.kind is Path else value
+
+
+def typed_keywords(config_cls, options: dict, caller: str, *, leave_out=()) -> dict:
+    """``options`` as the declarations of ``config_cls`` read them: each keyword a field
+    declared with :func:`~evalcal_core.options.option` (not in ``leave_out``), typed as
+    :func:`options_from_keywords` says (a number option takes a number, not a string or a
+    bool; a switch ``True``/``False``); ``None`` stays ``None``. The values are not checked
+    against their constraints: the config does that when it is built.
+
+    Raises
+    ------
+    InvalidParameterError
+        An unknown keyword (naming the allowed ones), or a value of the wrong type, in one
+        line naming the keyword and the value.
+    """
+    fields_ = {f.name: (f, opt) for f, opt in declared(config_cls) if f.name not in leave_out}
+    unknown = sorted(set(options) - set(fields_))
+    if unknown:
+        raise InvalidParameterError(f"{caller}() got unknown option(s) {', '.join(unknown)}; "
+                                    f"allowed: {', '.join(fields_)}")
+    return {key: (None if value is None else _typed(key, value, *fields_[key], caller))
+            for key, value in options.items()}
 
 
 def options_from_keywords(config_cls, options: dict, caller: str, *, leave_out=(),
@@ -127,13 +150,7 @@ def options_from_keywords(config_cls, options: dict, caller: str, *, leave_out=(
     InvalidParameterError
         One line naming the keyword, the value and what is allowed.
     """
-    fields_ = {f.name: (f, opt) for f, opt in declared(config_cls) if f.name not in leave_out}
-    unknown = sorted(set(options) - set(fields_))
-    if unknown:
-        raise InvalidParameterError(f"{caller}() got unknown option(s) {', '.join(unknown)}; "
-                                    f"allowed: {', '.join(fields_)}")
-    values = {key: (None if value is None else _typed(key, value, *fields_[key], caller))
-              for key, value in options.items()}
+    values = typed_keywords(config_cls, options, caller, leave_out=leave_out)
     with keyword_errors(config_cls, caller):
         return config_cls(**values, **(fixed or {}))
 

@@ -109,7 +109,8 @@ def test_results_are_frozen():
     (evalcal.plan, {"bogus": 1}, r"plan\(\) got unknown option\(s\) bogus"),
     (evalcal.plan, {"cost": {"gpu": 1}, "sd_seed": 1},
      r"The 'cost' parameter of plan\(\) must be KEY=VALUE"),
-    (evalcal.plan, {"k_max": "x"}, r"plan\(\): argument k_max: invalid int value: 'x'"),
+    (evalcal.plan, {"k_max": "x"},
+     r"The 'k_max' parameter of plan\(\) must be an integer\. Got 'x' \(a str\) instead\."),
     (evalcal.compare, {"bogus": 1}, r"compare\(\) got unknown option\(s\) bogus"),
 ])
 def test_bad_options_are_one_line(call, options, message):

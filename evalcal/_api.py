@@ -14,6 +14,7 @@ from evalcal_core.keywords import (
     parse_argv,
     typed_keywords,
 )
+from evalcal_core.options import declared
 from evalcal_core.validate import fail
 
 
@@ -208,7 +209,9 @@ def plan(**options) -> StudyPlan:
     # string, not passed to the parser as text it would accept
     typed = typed_keywords(planner.PlanOptions, options, "plan")
     with keyword_errors(planner.PlanOptions, "plan"):
-        argv = keywords_to_argv(typed, option_flags(planner.PlanOptions), "plan")
+        repeated = [f.name for f, opt in declared(planner.PlanOptions) if opt.action == "append"]
+        argv = keywords_to_argv(typed, option_flags(planner.PlanOptions), "plan",
+                                repeated=repeated)
         args = parse_argv(planner.build_parser(), argv, "plan")
         result = planner.run_plan_into(planner.config_from_args(args), args.out,
                                        "python -m sim.plan")

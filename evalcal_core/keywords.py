@@ -23,13 +23,15 @@ def option_flags(config_cls) -> dict[str, str]:
     return {f.name: opt.flag for f, opt in declared(config_cls)}
 
 
-def keywords_to_argv(options: dict, flags: dict[str, str], caller: str) -> list[str]:
+def keywords_to_argv(options: dict, flags: dict[str, str], caller: str, *,
+                     repeated=()) -> list[str]:
     """The command-line arguments that say what ``options`` say.
 
     ``None`` and ``False`` leave an option out, ``True`` gives the bare flag, a list or tuple
-    its items, a dict ``KEY=VALUE`` items; anything else its ``str``. A keyword that is not in
-    ``flags`` is an :class:`~evalcal_core.validate.InvalidParameterError` naming the allowed
-    ones.
+    its items (after one flag, or each after its own for the keywords in ``repeated``: an
+    ``action="append"`` option such as ``--arm``), a dict ``KEY=VALUE`` items; anything else
+    its ``str``. A keyword that is not in ``flags`` is an
+    :class:`~evalcal_core.validate.InvalidParameterError` naming the allowed ones.
     """
     unknown = sorted(set(options) - set(flags))
     if unknown:
@@ -43,9 +45,12 @@ def keywords_to_argv(options: dict, flags: dict[str, str], caller: str) -> list[
         if value is True:
             argv.append(flag)
         elif isinstance(value, dict):
-            argv += [flag, *(f"{k}={v}" for k, v in value.items())]
+            items = [f"{k}={v}" for k, v in value.items()]
+            argv += ([a for item in items for a in (flag, item)] if key in repeated
+                     else [flag, *items])
         elif isinstance(value, (list, tuple)):
-            argv += [flag, *(str(v) for v in value)]
+            argv += ([a for v in value for a in (flag, str(v))] if key in repeated
+                     else [flag, *(str(v) for v in value)])
         else:
             argv += [flag, str(value)]
     return argv

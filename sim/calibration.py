@@ -70,7 +70,7 @@ from .grid import (
 )
 from .grid.runner import DEFAULT_POOL_METHOD, POOL_METHODS
 from .mde import check_searchable, search_mde
-from .pilot import generator_from_pilot
+from .pilot import generator_from_pilot, pilot_paths, pilot_source
 from .pool_summary import fit_check, pool_summary
 
 DEFAULT_EFFECTS = (0.0, 0.5, 1.0, 2.0)
@@ -128,7 +128,12 @@ class CalibrationConfig:
     from_pilot: str | None = option(
         "--from-pilot", None, metavar="RESULTS",
         help="fit the generator to your pilot runs: a protocols.evaluate CSV, or two harness "
-             "logs as BASELINE_LOG,VARIANT_LOG")
+             "logs as BASELINE_LOG,VARIANT_LOG (or give them with --arm)")
+    arm: tuple = option(
+        "--arm", (), action="append", metavar="NAME=PATH",
+        help="instead of --from-pilot: one arm's pilot log (lm-eval samples_*.jsonl, Inspect "
+             ".eval, HELM, a one-arm CSV, or a folder), as evaluate reads --arm; give it for "
+             "both arms (the one named baseline, else the first, is the baseline)")
     protocol_params: tuple[str, ...] = option(
         "--protocol-param", (), nargs="+", metavar="KEY=VALUE",
         help="set on every selected protocol with that parameter, e.g. B=30")
@@ -214,6 +219,12 @@ class CalibrationConfig:
         return list(range(self.k[0], self.k[-1] + 1))
 
     @functools.cached_property
+    def pilot(self) -> str | dict | None:
+        """The pilot: ``--from-pilot``'s value, or ``{name: log}`` from ``--arm``
+        (:func:`sim.pilot.pilot_source`); ``None`` without one."""
+        return pilot_source(self.from_pilot, self.arm)
+
+    @functools.cached_property
     def generator_params(self) -> dict:
         """``--param`` parsed (numbers as numbers), with ``--pool`` as the real generators'
         ``root``."""
@@ -248,8 +259,9 @@ class CalibrationConfig:
 REQUIRES = (
     Requires("--scheduler", lambda c: c.scheduler, "--backend dask",
              lambda c: c.backend == "dask"),
-    Requires("--percent", lambda c: c.percent, "--from-pilot or a CSV pool (--param csv=PATH)",
-             lambda c: c.from_pilot or "csv" in c.generator_params,
+    Requires("--percent", lambda c: c.percent,
+             "--from-pilot, --arm or a CSV pool (--param csv=PATH)",
+             lambda c: c.pilot is not None or "csv" in c.generator_params,
              why="describes a pilot's or a CSV pool's scores"),
     Requires("--pool", lambda c: c.pool is not None, "--generator real or real_pool",
              lambda c: c.generator in ("real", "real_pool"), why="names the real pools' store"),
@@ -275,10 +287,10 @@ def _validate(c: CalibrationConfig) -> None:
     check_options(c, _constraints(c), only_extra=True)
     c.generator_params  # noqa: B018  (parsed once here: a bad KEY=VALUE fails now)
     c.protocol_param_values  # noqa: B018
-    if c.from_pilot:
+    if c.pilot is not None:
         # a pilot inside an output folder that a killed run left marked is not a result
-        for part in c.from_pilot.split(","):
-            check_complete(part, "--from-pilot")
+        for part in pilot_paths(c.pilot):
+            check_complete(part, "--arm" if c.arm else "--from-pilot")
 
 
 @dataclass(frozen=True)
@@ -321,11 +333,11 @@ def plan_calibration(config: CalibrationConfig) -> CalibrationPlan:
 
 def _generators(c: CalibrationConfig):
     """The generators to calibrate, and the pilot's observed effect (pp) or ``None``."""
-    if c.from_pilot:
+    if c.pilot is not None:
         if c.generator != "seed_gaussian":
-            raise InvalidParameterError("--from-pilot chooses the generator itself; drop "
-                                        "--generator")
-        fit = generator_from_pilot(c.from_pilot, percent=c.percent, assurance=c.assurance,
+            raise InvalidParameterError("a pilot (--from-pilot or --arm) chooses the generator "
+                                        "itself; drop --generator")
+        fit = generator_from_pilot(c.pilot, percent=c.percent, assurance=c.assurance,
                                    effects_pp=c.effects or (), alpha=c.alpha,
                                    power=c.target_power)
         for warning in fit.warnings:

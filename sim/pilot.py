@@ -1,20 +1,22 @@
 """Fit a generator to a user's pilot runs: "with runs like mine, how many seeds do I need?".
 
-:func:`read_pilot` reads the pilot's two arms (a tidy CSV or ``"BASELINE,VARIANT"`` harness
-logs) into :class:`~evalcal_core.scores.ArmScores`; :func:`two_arms` gives their baseline and
+:func:`read_pilot` reads the pilot's two arms (a tidy CSV, ``"BASELINE,VARIANT"`` harness
+logs, or one log per arm given as ``--arm NAME=PATH``, :func:`pilot_source`) into
+:class:`~evalcal_core.scores.ArmScores`; :func:`two_arms` gives their baseline and
 variant arrays (also for ``sim.plan --from-pilot``); :func:`generator_from_pilot` fits.
 """
 
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 
-from evalcal_core.readers import check_path, check_regular, read_logs
+from evalcal_core.readers import check_path, check_regular, parse_arm_options, read_logs
 from evalcal_core.results_io import ARMS, check_results_file, read_two_arms
 from evalcal_core.score_checks import check_arm_scores
 from evalcal_core.scores import ArmScores
@@ -53,17 +55,64 @@ class PilotFit:
     spread: object = None
 
 
+def pilot_source(from_pilot: str | None, arm=()) -> str | dict | None:
+    """The pilot a command was given: ``--from-pilot``'s value (a CSV, or two logs as
+    ``"BASELINE,VARIANT"``), or ``--arm NAME=PATH`` logs as ``{name: path}``, as
+    ``evaluate`` reads its arms (:func:`evalcal_core.readers.parse_arm_options`); ``None``
+    without either.
+
+    Raises
+    ------
+    InvalidParameterError
+        Both given, an ``--arm`` value that is not NAME=PATH or repeats a name, or other
+        than two arms.
+    """
+    arms = parse_arm_options(arm)
+    if arms and from_pilot is not None:
+        raise fail(("--from-pilot", "--arm"), "given one at a time: a results CSV or "
+                   "'BASELINE,VARIANT' logs with --from-pilot, or each arm's log with --arm "
+                   "NAME=PATH", got="both")
+    if arms:
+        if len(arms) != 2:
+            raise fail("--arm", "given twice for a pilot, once per arm: the baseline's log and "
+                       "the variant's", got=f"{len(arms)} arm{'s' if len(arms) != 1 else ''} "
+                                            f"({', '.join(arms)})")
+        return arms
+    return from_pilot
+
+
+def pilot_label(source) -> str:
+    """How messages name a pilot: its path, or the ``--arm`` options that gave its logs."""
+    if isinstance(source, Mapping):
+        return " ".join(f"--arm {name}={path}" for name, path in source.items())
+    return str(source)
+
+
+def _flag(label: str) -> str:
+    """The option that gave the pilot named ``label`` (:func:`pilot_label`)."""
+    return "--arm" if label.startswith("--arm ") else "--from-pilot"
+
+
+def pilot_paths(source) -> list[str]:
+    """The files or folders a pilot is read from (each checked for a killed run's marks)."""
+    if isinstance(source, Mapping):
+        return [str(p) for p in source.values()]
+    return str(source).split(",")
+
+
 def read_pilot(path) -> ArmScores:
     """A pilot's two arms, ``baseline`` and ``variant``, with their scores unchecked.
 
     Parameters
     ----------
-    path : str or Path
+    path : str, Path or mapping of str to path
         A tidy CSV of two arms with any names (:func:`evalcal_core.results_io.read_two_arms`:
         the arm named ``baseline``, else the file's first, is the baseline), or
         ``"BASELINE,VARIANT"``: two existing harness logs
         (files or folders, see :func:`evalcal_core.readers.read_log`) joined by a comma, the
-        one value of ``--from-pilot``.
+        one value of ``--from-pilot``; or ``{name: log}`` of two arms (``--arm NAME=PATH``,
+        :func:`pilot_source`), read as ``evaluate`` reads its arms: the arm named
+        ``baseline``, else the first given, is the baseline.
 
     Returns
     -------
@@ -78,6 +127,13 @@ def read_pilot(path) -> ArmScores:
         A missing or unreadable path, a folder or a single arm's log (naming the
         ``'BASELINE,VARIANT'`` form), or what the CSV or log readers report.
     """
+    if isinstance(path, Mapping):
+        for name, log in path.items():
+            if not Path(log).exists() and not Path(log).is_symlink():
+                raise InvalidParameterError(f"arm {name!r}: log {str(log)!r} does not exist")
+        # the baseline first, as a CSV's arms are ordered (read_two_arms)
+        order = sorted(path, key=lambda name: name != ARMS[0])
+        return read_logs({name: path[name] for name in order}).scores
     text = str(path)
     if not Path(text).exists() and "," in text:
         first, _, second = text.partition(",")
@@ -89,12 +145,13 @@ def read_pilot(path) -> ArmScores:
     check_path(path)  # a symbolic-link loop or a broken link is named as such
     if path.is_dir():
         raise InvalidParameterError(f"{path} is a directory; a harness log folder holds one "
-                                    "arm, so name both arms' logs: --from-pilot "
-                                    "'BASELINE,VARIANT'")
+                                    "arm, so name both arms' logs: --arm NAME=PATH per arm, "
+                                    "or --from-pilot 'BASELINE,VARIANT'")
     check_regular(path)  # a FIFO would block the read, a device never ends
     if not _names_both_arms(path):
         raise InvalidParameterError(f"{path} holds one arm's log; name both arms' logs: "
-                                    "--from-pilot 'BASELINE,VARIANT'")
+                                    "--arm NAME=PATH per arm, or --from-pilot "
+                                    "'BASELINE,VARIANT'")
     return read_two_arms(path)
 
 
@@ -138,7 +195,7 @@ def _scale(values: np.ndarray, path, percent: bool) -> float:
             raise InvalidParameterError(f"--percent: {path} has a score of {top:g}, above 100%")
         return 0.01
     if top > 1:
-        raise InvalidParameterError(f"--from-pilot: {path} has scores up to {top:g}, above 1: an "
+        raise InvalidParameterError(f"{_flag(path)}: {path} has scores up to {top:g}, above 1: an "
                                     "accuracy in percent? Pass --percent to divide by 100 (scores "
                                     "are fractions)")
     return 1.0
@@ -161,7 +218,8 @@ def generator_from_pilot(path, *, percent: bool = False,
                          assurance: float = DEFAULT_ASSURANCE, effects_pp=(),
                          alpha: float = 0.05, power: float = 0.8) -> PilotFit:
     """Fit a generator to the pilot at ``path``: a results CSV (the ``protocols.evaluate``
-    format) or ``"BASELINE,VARIANT"`` harness logs of training seeds (:func:`read_pilot`).
+    format), or harness logs of training seeds as ``"BASELINE,VARIANT"`` or ``{name: log}``
+    (``--arm``) (:func:`read_pilot`).
 
     Per-question binary results fit ``seed_question`` (method of moments, see
     :meth:`sim.generators.seed_question.SeedQuestion.fit`); a fit on a boundary (seed sd 0,
@@ -187,12 +245,13 @@ def generator_from_pilot(path, *, percent: bool = False,
         Of that budget.
     """
     scores = read_pilot(path)
+    path = pilot_label(path)  # messages name the pilot as the user gave it
     if scores.runs_are == "repeats":
         # evaluate reads these runs as repeats of a fixed model (design "models"); a seed
         # budget for training methods fitted to them would contradict that design
         runs = scores.r
         raise InvalidParameterError(
-            f"--from-pilot: {path} are harness logs of repeated runs, which evaluate reads as "
+            f"{_flag(path)}: {path} are harness logs of repeated runs, which evaluate reads as "
             f"fixed models "
             f"({runs} run{'s' if runs != 1 else ''} per question are repeats, the questions "
             f"are the sample); sim.calibrate's seed budget is for training methods compared "
@@ -205,7 +264,7 @@ def generator_from_pilot(path, *, percent: bool = False,
     base, variant = two_arms(check_arm_scores(scores, percent=scale != 1.0))
     k, n = scores.r, scores.n
     if k < 2:
-        raise InvalidParameterError(f"--from-pilot needs at least 2 seeds per arm to estimate the "
+        raise InvalidParameterError(f"{_flag(path)} needs at least 2 seeds per arm to estimate the "
                                     f"seed-to-seed spread (3 or more advised); {path} has "
                                     f"{k}")
     effect_pp = 100 * float((variant - base).mean())
@@ -220,7 +279,7 @@ def generator_from_pilot(path, *, percent: bool = False,
     if scores.question_ids != ("metric",):
         binary = np.isin(base, (0, 1)).all() and np.isin(variant, (0, 1)).all()
         if not binary:
-            raise InvalidParameterError(f"--from-pilot with per-question scores needs 0/1 scores "
+            raise InvalidParameterError(f"{_flag(path)} with per-question scores needs 0/1 scores "
                                         f"(seed_question is a model of correctness); {path} has "
                                         "others")
         est = fit_moments(base, variant)
@@ -241,7 +300,7 @@ def generator_from_pilot(path, *, percent: bool = False,
         fitted = generators.get("seed_gaussian", mu=mu, sigma=sigma, rho=rho)
     except ValueError:
         # seed_gaussian keeps its accuracies inside [0, 1] with 5 sigma of room
-        raise InvalidParameterError(f"--from-pilot: the per-seed metrics in {path} (mean "
+        raise InvalidParameterError(f"{_flag(path)}: the per-seed metrics in {path} (mean "
                                     f"{100 * b.mean():.2f}%, sd {100 * sigma:.2f} pp per arm) lie "
                                     "too close to 0% or 100% for a normal model of accuracies (it "
                                     "would put scores outside [0, 1]); with enough runs, calibrate "
@@ -339,7 +398,7 @@ def _gaussian_setting(b, v, spread, path):
     var_b, var_v = float(b.var(ddof=1)), float(v.var(ddof=1))
     s_arm = float(np.sqrt((var_b + var_v) / 2))
     if s_arm == 0:
-        raise InvalidParameterError(f"--from-pilot: the per-seed metrics in {path} do not vary; "
+        raise InvalidParameterError(f"{_flag(path)}: the per-seed metrics in {path} do not vary; "
                                     f"nothing to calibrate")
     target = spread.upper
     own = float(np.cov(b, v, ddof=1)[0, 1]) / s_arm**2

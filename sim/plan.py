@@ -8,10 +8,11 @@ sim.plan``, ``evalcal plan``): its options, and the plan in words and CSV tables
 search over designs :mod:`sim.plan_search`.
 
 Components come from ``--sd-seed/--sd-question/--sd-inter/--sd-repeat`` (pp; simulated as
-normal), from a pilot (``--from-pilot FILE``: two-way ANOVA mean squares of the pilot's deltas,
-the ones ``paired_two_level`` uses; simulated through ``seed_question`` fitted to the pilot),
-or from a ``seed_question`` setting (``--param theta=2 sd_seed=0.1 ...``; exact
-components by quadrature at the effect). One run per (seed, question) cannot split the
+normal), from a pilot (``--from-pilot FILE``, or its logs as ``--arm NAME=PATH`` per arm:
+two-way ANOVA mean squares of the pilot's deltas, the ones ``paired_two_level`` uses;
+simulated through ``seed_question`` fitted to the pilot), or from a ``seed_question``
+setting (``--param theta=2 sd_seed=0.1 ...``; exact components by quadrature at the
+effect). One run per (seed, question) cannot split the
 pilot's residual into interaction and repeat noise: all of it is interaction (repeats never
 help; exact under greedy decoding, whose repeats are identical), and for 0/1 scores a note
 gives the ``--sd-repeat`` of the ``seed_question`` fit's split (sampled decoding);
@@ -154,7 +155,12 @@ class PlanOptions:
                                     help="tidy CSV seed,arm,question,score (two arms, any "
                                          "names) or two harness logs 'BASELINE,VARIANT': "
                                          "components by two-way ANOVA, simulation through "
-                                         "seed_question fitted to it")
+                                         "seed_question fitted to it (logs: or --arm)")
+    arm: tuple = option("--arm", (), action="append", metavar="NAME=PATH",
+                        help="instead of --from-pilot: one arm's pilot log (lm-eval "
+                             "samples_*.jsonl, Inspect .eval, HELM, a one-arm CSV, or a "
+                             "folder), as evaluate reads --arm; give it for both arms (the "
+                             "one named baseline, else the first, is the baseline)")
     generator_param: tuple | None = option("--param", None, nargs="+",
                                            metavar="KEY=VALUE",
                                            help="a seed_question setting (e.g. theta=2 "
@@ -203,9 +209,13 @@ def config_from_args(parsed) -> PlanConfig:
         raise fail("--cluster-size", f"given (with --sd-cluster) exactly when --design is "
                    f"{_clustered_names()}", args.cluster_size)
     design = check_choice(args.design, "--design", DESIGNS)
-    sources = sum(x is not None for x in (args.from_pilot, args.generator_param))
-    if sources > 1:
-        raise fail("--from-pilot", "not combined with --param", args.from_pilot)
+    from .pilot import pilot_label, pilot_paths, pilot_source
+
+    # --from-pilot FILE, or its logs as --arm NAME=PATH per arm (as evaluate reads them)
+    source = pilot_source(args.from_pilot, args.arm)
+    flag = "--arm" if args.arm else "--from-pilot"
+    if source is not None and args.generator_param is not None:
+        raise fail(flag, "not combined with --param", pilot_label(source))
     effect = None if args.effect is None else check_number(
         args.effect, "--effect", low=0.0, high=100.0, low_open=True) / 100
     model = None
@@ -216,15 +226,16 @@ def config_from_args(parsed) -> PlanConfig:
         gen.check_effect(at)
         comp = components_from_generator(gen, at, design)
         model = gen
-    elif args.from_pilot is not None:
+    elif source is not None:
         from .pilot import read_pilot, two_arms
 
-        check_complete(args.from_pilot, "--from-pilot")  # not from a killed run's folder
-        # a CSV of two arms with any names, or two harness logs 'BASELINE,VARIANT' (their
-        # runs, epochs or seeds, are the pilot's runs: repeats under --design models)
-        pilot = read_pilot(args.from_pilot)
+        for path in pilot_paths(source):
+            check_complete(path, flag)  # not from a killed run's folder
+        # a CSV of two arms with any names, or two harness logs (their runs, epochs or
+        # seeds, are the pilot's runs: repeats under --design models)
+        pilot = read_pilot(source)
         if pilot.question_ids == ("metric",):
-            raise InvalidParameterError(f"--from-pilot: {args.from_pilot} has per-seed metrics; "
+            raise InvalidParameterError(f"{flag}: {pilot_label(source)} has per-seed metrics; "
                                         "the planner needs per-question scores "
                                         "(seed,arm,question,score)")
         base, variant = two_arms(pilot)
@@ -241,11 +252,11 @@ def config_from_args(parsed) -> PlanConfig:
         # repeats are identical, so the default reads the residual as interaction)
         comp = components_from_pilot(base, variant, sd_repeat=sd_r,
                                      sampled_share=share, design=design,
-                                     source=str(args.from_pilot))
+                                     source=pilot_label(source))
     else:
         missing = [n for n, v in stated.items() if v is None]
         if len(missing) == 4 and args.sd_cluster is None:
-            raise fail("--sd-seed", "given (or --from-pilot FILE, or --param): the "
+            raise fail("--sd-seed", "given (or --from-pilot FILE, --arm logs, or --param): the "
                        "planner needs variance components", None)
         comp = Components(*((stated[n] or 0.0) / 100 for n in ("seed", "question", "inter",
                                                                  "repeat")),
@@ -253,9 +264,9 @@ def config_from_args(parsed) -> PlanConfig:
                           source="stated" + (f"; {', '.join(missing)} taken as 0"
                                              if missing else ""))
     # Stated values override what a pilot or a generator gave (except the split above).
-    if args.from_pilot is not None or args.generator_param is not None:
+    if source is not None or args.generator_param is not None:
         over = {f"sd_{n}": v / 100 for n, v in stated.items()
-                if v is not None and not (n == "repeat" and args.from_pilot is not None)}
+                if v is not None and not (n == "repeat" and source is not None)}
         if over:
             comp = dataclasses.replace(comp, source=comp.source + "; stated: " + ", ".join(
                 over), **over)

@@ -37,7 +37,8 @@ from ._files import DEFAULT_MAX_MEMBER_BYTES, check_path, check_regular, check_t
 
 __all__ = ["DEFAULT_MAX_MEMBER_BYTES", "LogAlignment", "ReadOptions", "Reader", "RunLog",
            "align_logs", "check_path", "check_regular", "check_text_table", "detect",
-           "discover", "get", "names", "read_arms", "read_log", "read_logs", "register"]
+           "discover", "get", "names", "parse_arm_options", "read_arms", "read_log", "read_logs",
+           "register"]
 
 READERS = Registry("log format", "--log-format", "evaluate")
 register = READERS.register
@@ -322,6 +323,23 @@ def _clusters(logs: Mapping[str, RunLog], common: list):
                                         "different clusters in the arms "
                                         f"({', '.join(sorted(labels))})")
     return np.array([maps[0][q] for q in common], dtype=str), first.cluster_name
+
+
+def parse_arm_options(values) -> dict:
+    """``["NAME=PATH", ...]`` (the values of ``--arm``) -> ``{name: path}``, in order; names
+    distinct. Read the same way by ``evaluate``, ``export``, ``sim.calibrate`` and
+    ``sim.plan`` (a pilot's logs)."""
+    arms = {}
+    for text in values or ():
+        name, sep, path = str(text).partition("=")
+        name, path = name.strip(), path.strip()
+        if not sep or not name or not path:
+            raise InvalidParameterError(f"--arm must be NAME=PATH, got {text!r}")
+        if name in arms:
+            raise InvalidParameterError(f"--arm {name!r} is given twice; arm names must be "
+                                        "distinct")
+        arms[name] = path
+    return arms
 
 
 def read_logs(paths: Mapping[str, str | os.PathLike], *, fmt: str | None = None,

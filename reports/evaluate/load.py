@@ -177,21 +177,6 @@ def _clusters_of(frame, column, arm, source) -> None:
                                     f"{question!r} ({where}) in column {column!r}")
 
 
-def parse_arm_options(values) -> dict:
-    """``["NAME=PATH", ...]`` -> ``{name: path}``, in order; names distinct."""
-    arms = {}
-    for text in values or ():
-        name, sep, path = str(text).partition("=")
-        name, path = name.strip(), path.strip()
-        if not sep or not name or not path:
-            raise InvalidParameterError(f"--arm must be NAME=PATH, got {text!r}")
-        if name in arms:
-            raise InvalidParameterError(f"--arm {name!r} is given twice; arm names must be "
-                                        "distinct")
-        arms[name] = path
-    return arms
-
-
 def read_log_arms(paths: dict, *, metric=None, task=None, filter=None, scale=1.0,
                   cluster=None, partial_credit=False, fmt=None,
                   max_member_bytes=None) -> Loaded:

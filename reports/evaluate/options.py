@@ -20,14 +20,13 @@ from evalcal_core.options import add_options, alpha_option, check_options, optio
 from evalcal_core.options import config_from_args as options_from_args
 from evalcal_core.params import parse_key_values
 from evalcal_core.readers import names as log_formats
+from evalcal_core.readers import parse_arm_options
 from evalcal_core.results_io import MAX_RANGE
 from evalcal_core.validate import Interval, Optional, Options, check_number, fail
 from protocols import PROTOCOLS, names, protocol_class
 from protocols.analysis.compare import CORRECTIONS
 from protocols.analysis.stream import STREAM_METHODS
 from protocols.claims import check_margin as check_claim_margin
-
-from .load import parse_arm_options
 
 PROG = "python -m reports.evaluate"
 CLAIMS = ("superiority", "non-inferiority", "equivalence")

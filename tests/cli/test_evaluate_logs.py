@@ -63,7 +63,8 @@ def test_read_pilot_dispatches_csv_and_log_pairs(logs, tmp_path):
     np.testing.assert_array_equal(two_arms(read_pilot(tidy)), [[[0.9]], [[0.91]]])
     np.testing.assert_array_equal(read_pilot(tidy).scores, read_results_arms(tidy).scores)
     with pytest.raises(ValueError, match=r"holds one arm's log; name both arms' logs: "
-                                         r"--from-pilot 'BASELINE,VARIANT'$"):
+                                         r"--arm NAME=PATH per arm, or --from-pilot "
+                                         r"'BASELINE,VARIANT'$"):
         read_pilot(base)
     with pytest.raises(ValueError, match=r"is a directory; .*--from-pilot 'BASELINE,VARIANT'$"):
         read_pilot(tmp_path)

@@ -38,7 +38,7 @@ or 3 seeds per arm where a bootstrap of 3 values is degenerate. ``none``: raw p 
 (a warning is printed).
 
 Independent seeds may be unequally many per arm (ragged :class:`ArmScores`): every arm's mean
-and spread use its own seeds, Welch's t its own ``k`` per arm (:func:`_welch_unequal`), and
+and spread use its own seeds, Welch's t its own ``k`` per arm (:func:`.primary.primary_result`), and
 ``maxt`` with equal variances Tukey-Kramer / Dunnett for unequal groups (``scipy.stats.tukey_hsd``,
 ``scipy.stats.dunnett``). Every decision here is scored by ``python -m sim.decision_grid``.
 """
@@ -57,12 +57,12 @@ from protocols import claims as claims_mod
 from protocols import effect_sizes as es
 from protocols import maxt_claims as mxc
 from protocols import multiplicity as mt
-from protocols.methods.welch_t import welch_decision
 
 from . import designs
 from .design import cluster_codes
 from .designs import N_FLIPS
 from .evidence import real_pitfall
+from .primary import primary_name, primary_result
 
 #: the --correction choices
 CORRECTIONS = ("holm", "maxt", "bh", "bonferroni", "none")
@@ -200,26 +200,11 @@ def _refusal(name: str, base, variant, codes, design: Design) -> str:
     return why(ScoreBatch.from_arrays(base, variant, **extra))
 
 
-def _welch_unequal(base, variant, alpha):
-    """(estimate, ci_low, ci_high, p, degenerate) of Welch's t on per-seed metrics of
-    unequal counts ``(k_b,)`` and ``(k_v,)`` (:func:`protocols.methods.welch_t.welch_decision`)."""
-    p, lo, hi, _, estimate = welch_decision(base, variant, alpha)
-    return float(estimate), float(lo), float(hi), float(p), bool(np.isnan(p))
-
-
 def _run(name: str, base, variant, alpha, seed, codes, design):
-    """(estimate, ci_low, ci_high, p, degenerate) of protocol ``name`` at level ``alpha``."""
-    kwargs = {"exact": True} if name == "mcnemar" else {}
-    protocol = get(name, **kwargs)
-    extra = {"clusters": codes} if getattr(protocol_class(name), "needs_clusters", False) else {}
-    base, variant = designs.of(design).run_inputs(name, base, variant)
-    if base.shape != variant.shape:
-        # independent seeds of unequal counts: the protocols take equal shapes
-        return _welch_unequal(base, variant, alpha)
-    r = protocol.evaluate(base, variant, alpha, rng=np.random.default_rng(seed), **extra)
-    if _real_pitfall(name, design):
-        # a pitfall at this shape: the estimate, but no interval, p or verdict (_refusal)
-        return float(r.estimate), float("nan"), float("nan"), float("nan"), True
+    """(estimate, ci_low, ci_high, p, degenerate) of protocol ``name`` at level ``alpha``
+    (:func:`protocols.analysis.primary.primary_result` on one experiment)."""
+    r = primary_result(design, base, variant, alpha, name=name, clusters=codes,
+                       rng=np.random.default_rng(seed))
     return (float(r.estimate), float(r.ci_low), float(r.ci_high), float(r.p_value),
             bool(r.degenerate))
 
@@ -273,7 +258,7 @@ def compare_arms(scores: ArmScores, design: Design, *, alpha=0.05, correction="h
         check_pair_count(len(scores.arms))
     pairs = pairs_of(scores.arms, reference)
     c = len(pairs)
-    primary = design.study.primary_for(design, binary)
+    primary = primary_name(design, binary)
     codes = cluster_codes(scores)
     # independent seeds of unequal variances: max-T is Holm's Welch (WELCH_MAXT_NOTE)
     welch_maxt = rules.maxt_is_holm(correction, equal_variances)

@@ -19,13 +19,11 @@ from evalcal_core.validate import check_alpha
 from protocols import PROTOCOLS, ScoreBatch, get, names, protocol_class
 
 from .evidence import real_pitfall
+from .primary import AS_PRIMARY  # the comparisons' parameters: one p per protocol printed
 
 #: what a degenerate verdict (no variance estimate) means, shown with the row
 NO_VARIANCE = ("no variance estimate (zero standard error with a non-zero estimate): no "
                "evidence either way, so p = NaN and not significant")
-#: parameters the comparisons above the table run a protocol with (compare.py's primary
-#: row): the table runs it the same way, so one output prints one p per protocol
-AS_PRIMARY = {"mcnemar": {"exact": True}}
 
 
 @dataclass(frozen=True)

@@ -17,8 +17,9 @@ true effect; and the share it refuses (:func:`protocols.methods.cluster_robust.d
 The refusal depends on the cluster sizes only, so a cell is refused entirely or not at
 all; an outcome over no given verdict is left out rather than reported over 0 experiments.
 Two cells put 3 clusters on 100 questions, the shape where the real pool's A/A cell is over
-its level: ``evaluate`` refuses there (:func:`protocols.analysis.evidence.real_pitfall`),
-and the cells report that refusal.
+its level: ``evaluate`` refuses there (:func:`protocols.analysis.evidence.real_pitfall`,
+inside :func:`protocols.analysis.primary.primary_result`, which both call), and the cells
+report that refusal.
 """
 
 from __future__ import annotations
@@ -28,10 +29,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
-import protocols
-from evalcal_core.designs import MODELS_CLUSTERED
+from evalcal_core.designs import COMPARE_MODELS, MODELS_CLUSTERED, Design
 from evalcal_core.validate import check_int, check_number, fail
-from protocols.analysis.evidence import real_pitfall
+from protocols.analysis.primary import primary_result
 from sim.end_to_end import Sample, tidy
 from sim.generators.clustered_questions import ClusteredQuestions
 
@@ -136,22 +136,23 @@ def generator(params: dict) -> ClusteredQuestions:
     return DominantClusters(**common, share=params["share"])
 
 
+def design(params: dict) -> Design:
+    """The cell's study design as ``evaluate`` infers it from the cell's files: fixed
+    models, ``k`` runs of ``n`` questions in ``clusters`` clusters (a ``topic`` column)."""
+    return Design(compare=COMPARE_MODELS, runs=int(params["k"]), n_questions=int(params["n"]),
+                  cluster="topic", n_clusters=int(params["clusters"]))
+
+
 def _draw(params: dict, sims: int, rng):
-    """The cell's generator, its ``sims`` experiments and ``cluster_cr2`` on them (what
-    ``evaluate`` prints as the comparison of a clustered design)."""
+    """The cell's generator, its ``sims`` experiments and the design's primary protocol
+    (``cluster_cr2``) on them, by the function ``evaluate``'s comparisons call
+    (:func:`protocols.analysis.primary.primary_result`)."""
     rng = np.random.default_rng(rng)
     gen = generator(params)
     base, variant = gen.draw(sims, int(params["k"]), float(params["effect"]), rng)
-    result = protocols.get("cluster_cr2").evaluate(base, variant, ALPHA,
-                                                   clusters=gen.clusters())
+    result = primary_result(design(params), base, variant, ALPHA, binary=True,
+                            clusters=gen.clusters())
     return gen, base, variant, result
-
-
-def _pitfall(params: dict) -> bool:
-    """Whether ``evaluate`` labels ``cluster_cr2`` a pitfall at the cell's shape on a real
-    pool and so refuses every verdict (the function its comparisons call)."""
-    return bool(real_pitfall(DESIGN, "cluster_cr2", int(params["n"]), int(params["k"]),
-                             int(params["clusters"])))
 
 
 def _decisions(params: dict, result) -> dict:
@@ -159,7 +160,7 @@ def _decisions(params: dict, result) -> dict:
     true effect (fractions) and the refusal (a dominant cluster, or a pitfall at the
     shape on a real pool)."""
     effect = float(params["effect"])
-    given = ~result.degenerate & (not _pitfall(params))
+    given = ~result.degenerate
     return {"significant": result.significant & given,
             "covered": given & (result.ci_low <= effect) & (effect <= result.ci_high),
             "refused": ~given}

@@ -35,15 +35,14 @@ from dataclasses import dataclass
 import numpy as np
 from scipy import stats
 
-import protocols
-from evalcal_core.designs import METHODS_INDEPENDENT, METHODS_PAIRED
+from evalcal_core.designs import COMPARE_METHODS, METHODS_INDEPENDENT, METHODS_PAIRED, Design
 from protocols import claims
 from protocols import dunnett_tukey as dtk
 from protocols import joint_null as jn
 from protocols import maxt_claims as mxc
 from protocols import multiplicity as mt
+from protocols.analysis.primary import primary_result
 from protocols.claims import EXIT_STATUS
-from protocols.methods.welch_t import welch_decision
 from sim.end_to_end import GATE, Sample, tidy
 
 NAME = "maxt"
@@ -252,6 +251,12 @@ def _arm_sds(p):
     return sds
 
 
+def _independent(k: int) -> Design:
+    """Independent seeds (declared), one metric per seed, ``k`` seeds per arm (the smallest
+    arm's): the design ``evaluate`` reads from the cells' files."""
+    return Design(compare=COMPARE_METHODS, paired=False, runs=int(k))
+
+
 def _unpaired_unequal(p, sims, rng):
     """Independent seeds, unequal sds: ``--design methods_independent --correction maxt`` as
     ``evaluate`` computes it (``welch_t`` per comparison, Holm on its p, its interval at
@@ -263,16 +268,18 @@ def _unpaired_unequal(p, sims, rng):
     mu = _means(arms, p["effect"], "all") * np.sqrt(2.0)
     truth = mt.contrast_matrix(comps, arms) @ mu
     x = rng.standard_normal((sims, arms, k)) * _arm_sds(p)[:, None] + mu[:, None]
-    welch = protocols.get("welch_t")
+    design = _independent(k)
     raw = np.empty((sims, c))
     low, high = np.empty((sims, c)), np.empty((sims, c))
     degenerate = np.zeros((sims, c), dtype=bool)
     for col, (i, j) in enumerate(comps):
-        # (sims, k, 1): k seeds of one per-seed metric each, as evaluate passes them
+        # (sims, k, 1): k seeds of one per-seed metric each, as evaluate passes them, to the
+        # function its comparisons call (the design's primary, welch_t)
         base, variant = x[:, j, :, None], x[:, i, :, None]
-        r = welch.evaluate(base, variant, ALPHA)
+        r = primary_result(design, base, variant, ALPHA, binary=False)
         raw[:, col], degenerate[:, col] = r.p_value, r.degenerate
-        r_sim = welch.evaluate(base, variant, ALPHA / c) if c > 1 else r
+        r_sim = (primary_result(design, base, variant, ALPHA / c, binary=False) if c > 1
+                 else r)
         low[:, col], high[:, col] = r_sim.ci_low, r_sim.ci_high
     p_adj = mt.adjust(raw, "holm") if c > 1 else raw
     reject = (p_adj < ALPHA) & ~degenerate
@@ -309,7 +316,9 @@ def _welch(p, sims, rng):
     the variant ``sd_ratio``; the true difference ``effect`` (in sd of the base arm)."""
     base = rng.standard_normal((sims, p["k_base"]))
     variant = p["sd_ratio"] * rng.standard_normal((sims, p["k_variant"])) + p["effect"]
-    pv, lo, hi, _, _ = welch_decision(base, variant, ALPHA)
+    r = primary_result(_independent(min(p["k_base"], p["k_variant"])), base[..., None],
+                       variant[..., None], ALPHA, binary=False)
+    pv, lo, hi = r.p_value, r.ci_low, r.ci_high
     # ragged arms as one array, the shorter padded with NaN (no seed), as a file has them
     k = max(p["k_base"], p["k_variant"])
     x = np.full((sims, 2, k), np.nan)

@@ -38,9 +38,10 @@ import numpy as np
 from scipy import optimize, special
 
 import protocols
-from evalcal_core.designs import MODELS, MODELS_CLUSTERED
+from evalcal_core.designs import COMPARE_MODELS, MODELS, MODELS_CLUSTERED, Design
 from protocols import joint_null as jn
 from protocols import multiplicity as mt
+from protocols.analysis.primary import primary_name, primary_result
 from sim.end_to_end import Sample, tidy
 
 from .clusters import dominant_sizes
@@ -144,16 +145,14 @@ def _draw(params: dict, sims: int, rng) -> _Draw:
         sizes = np.bincount(codes, minlength=groups)
         joint = jn.paired_signflip_null(mt.pair_deltas(sums * groups / n, comps), N_DRAWS,
                                         rng=rng, unit_weights=sizes * groups / n)
-        primary = protocols.get("cluster_cr2")
-        extra = {"clusters": codes}
-    elif runs > 1:
-        joint = jn.gaussian_null(x, comps, N_DRAWS, rng=rng)
-        primary = protocols.get("t_signflip_questions")
-        extra = {}
     else:
         joint = jn.gaussian_null(x, comps, N_DRAWS, rng=rng)
-        primary = protocols.get("mcnemar", exact=True)
-        extra = {}
+    # the design's primary protocol (cluster_cr2, t_signflip_questions, or exact McNemar on
+    # one 0/1 run), called by the function evaluate's comparisons call
+    design = Design(compare=COMPARE_MODELS, runs=runs, n_questions=n,
+                    cluster="topic" if g else None, n_clusters=g)
+    name = primary_name(design, binary=runs == 1)
+    clusters = codes if g else None
     ci = mt.simultaneous_ci(joint, ALPHA)
     covered = ((ci.low <= truth) & (truth <= ci.high)).all(axis=-1)
     # the primary protocol per comparison: raw p (Holm) and its interval at alpha / C
@@ -166,21 +165,25 @@ def _draw(params: dict, sims: int, rng) -> _Draw:
             base, var = draws[:, b], draws[:, i]
             # its p does not depend on the level and its interval is the per-question t's:
             # the sign-flip law is drawn once per comparison
-            r0 = primary.evaluate(base, var, ALPHA, rng=rng, **extra)
+            r0 = primary_result(design, base, var, ALPHA, name=name, clusters=clusters,
+                                rng=rng)
             raw_p[:, j] = r0.p_value
+            # t_signflip_questions' interval is paired_t_questions' (no second sign-flip law)
             r = protocols.get("paired_t_questions").evaluate(base, var, ALPHA / c, rng=rng)
             refused |= np.asarray(r0.degenerate)
         else:
             base, var = x[:, b, None, :], x[:, i, None, :]
-            raw_p[:, j] = primary.evaluate(base, var, ALPHA, rng=rng, **extra).p_value
-            r = primary.evaluate(base, var, ALPHA / c, rng=rng, **extra)
+            raw_p[:, j] = primary_result(design, base, var, ALPHA, name=name,
+                                         clusters=clusters, rng=rng).p_value
+            r = primary_result(design, base, var, ALPHA / c, name=name, clusters=clusters,
+                               rng=rng)
         low[:, j], high[:, j] = r.ci_low, r.ci_high
         refused |= np.asarray(r.degenerate)
     given = ~refused
     holm = mt.adjust(np.where(np.isnan(raw_p), 1.0, raw_p), "holm")
     p_maxt = mt.maxt_adjust(joint)
     # a refusal of the design (not a zero SE) leaves no adjusted p under max-T either
-    why = getattr(primary, "refusal", None)
+    why = getattr(protocols.get(name), "refusal", None)
     maxt_refused = bool(why is not None and why(protocols.ScoreBatch.from_arrays(
         x[0, 0, None], x[0, 1, None], clusters=codes)))
     if runs > 1 and not g:

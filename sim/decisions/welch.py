@@ -8,9 +8,10 @@ test with the true SE would have 80% power at alpha = 5%, whatever the cell.
 
 Decisions scored on the same experiments:
 
-* ``welch_t`` and ``welch_t interval`` — :func:`protocols.methods.welch_t.welch_decision`,
-  the rule ``evaluate`` uses (Welch's statistic on :func:`protocols.methods.welch_t.welch_df`'s
-  bounded df): a false rejection at ``effect = 0`` (judged), power otherwise (reported);
+* ``welch_t`` and ``welch_t interval`` — the design's primary protocol by the function
+  ``evaluate``'s comparisons call (:func:`protocols.analysis.primary.primary_result`: Welch's
+  statistic on :func:`protocols.methods.welch_t.welch_df`'s bounded df): a false rejection
+  at ``effect = 0`` (judged), power otherwise (reported);
   the interval's coverage of ``delta`` (judged);
 * ``welch_t plug-in df (old)`` — ``scipy.stats.ttest_ind(equal_var=False)``, the plain
   Welch–Satterthwaite df the protocol used before issue 45, shown for contrast (reported).
@@ -21,8 +22,8 @@ from __future__ import annotations
 import numpy as np
 from scipy import stats
 
-from evalcal_core.designs import METHODS_INDEPENDENT
-from protocols.methods.welch_t import welch_decision
+from evalcal_core.designs import COMPARE_METHODS, METHODS_INDEPENDENT, Design
+from protocols.analysis.primary import primary_result
 from sim.end_to_end import Sample, tidy
 
 NAME = "welch"
@@ -61,9 +62,19 @@ def _draw(params: dict, sims: int, rng):
     delta = params["effect"] * np.sqrt(1.0 / kb + ratio**2 / kv)
     base = rng.standard_normal((sims, kb))
     variant = delta + ratio * rng.standard_normal((sims, kv))
-    p, low, high, _, _ = welch_decision(base, variant, ALPHA)
-    return base, variant, delta, {"rejected": p < ALPHA,
-                                  "covered": (low <= delta) & (delta <= high)}
+    # each seed's metric as (sims, k, 1): what evaluate's comparison is called on
+    r = primary_result(design(params), base[..., None], variant[..., None], ALPHA,
+                       binary=False)
+    return base, variant, delta, {
+        "rejected": ~r.degenerate & (r.p_value < ALPHA),
+        "covered": (r.ci_low <= delta) & (delta <= r.ci_high)}
+
+
+def design(params: dict) -> Design:
+    """The cell's design as ``evaluate`` reads its files: independent seeds (declared), one
+    metric per seed, the smaller arm's seed count as the runs."""
+    return Design(compare=COMPARE_METHODS, paired=False,
+                  runs=min(int(params["k_base"]), int(params["k_variant"])))
 
 
 def simulate(params: dict, sims: int, rng) -> list[dict]:

@@ -98,10 +98,10 @@ class DesignAnalysis:
     # -- the primary protocol ------------------------------------------------------------
 
     def run_inputs(self, name: str, base: np.ndarray, variant: np.ndarray):
-        """The arrays protocol ``name`` is called on: the ``(runs, n)`` scores, or each
-        run's metric for the protocols that take per-seed metrics."""
+        """The arrays protocol ``name`` is called on: the ``(..., runs, n)`` scores, or each
+        run's metric ``(..., runs, 1)`` for the protocols that take per-seed metrics."""
         if name in PER_SEED_PROTOCOLS:
-            return base.mean(axis=1), variant.mean(axis=1)
+            return base.mean(axis=-1, keepdims=True), variant.mean(axis=-1, keepdims=True)
         return base, variant
 
     def maxt_is_holm(self, correction: str, equal_variances: bool) -> bool:

@@ -107,8 +107,9 @@ class MethodsIndependent(DesignAnalysis):
                                     f"independent seeds (--design {self.kind}) there are none")
 
     def run_inputs(self, name, base, variant):
-        """Each seed's metric, for every protocol (the seeds are the sample)."""
-        return base.mean(axis=1), variant.mean(axis=1)
+        """Each seed's metric ``(..., runs, 1)``, for every protocol (the seeds are the
+        sample)."""
+        return base.mean(axis=-1, keepdims=True), variant.mean(axis=-1, keepdims=True)
 
     def maxt_is_holm(self, correction, equal_variances):
         """``maxt`` on variances not declared equal (``WELCH_MAXT_NOTE`` of

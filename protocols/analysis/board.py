@@ -31,9 +31,6 @@ def board_units(scores: ArmScores, design: Design, codes) -> tuple[np.ndarray, s
 def rank_board(scores: ArmScores, design: Design, codes, *, alpha: float, seed: int):
     """The :class:`protocols.leaderboard.Leaderboard` of the arms, and the unit's name."""
     x, unit = board_units(scores, design, codes)
-    if x.shape[1] < 3:
-        raise InvalidParameterError(f"--leaderboard needs at least 3 paired {unit}; got "
-                                    f"{x.shape[1]}")
     from tqdm import tqdm
 
     # a bar on stderr only when it is a terminal (tqdm's disable=None) and only after 1 s:
@@ -42,5 +39,34 @@ def rank_board(scores: ArmScores, design: Design, codes, *, alpha: float, seed: 
     draws = min(lb.DEFAULT_DRAWS, 2 ** min(x.shape[1], 62))
     with tqdm(total=draws, desc=f"sign flips over {x.shape[0]} systems' pairs",
               unit="draw", file=sys.stderr, disable=None, delay=1.0, leave=False) as bar:
-        board = lb.leaderboard(x, alpha, rng=np.random.default_rng(seed), progress=bar.update)
+        board = rank_units(x, alpha=alpha, seed=seed, unit=unit, progress=bar.update)
     return board, unit
+
+
+def rank_units(x: np.ndarray, *, alpha: float, seed: int, unit: str = "questions",
+               progress=None):
+    """The leaderboard of the systems' scores per paired unit, as ``evaluate --leaderboard
+    --seed SEED`` ranks them once the units are read (:func:`rank_board`; the decision
+    grid's board families call it on each drawn board).
+
+    Parameters
+    ----------
+    x : ndarray, shape (systems, units)
+        Each system's score per paired unit (fractions or metric units).
+    alpha : float
+        Level of the simultaneous decisions.
+    seed : int
+        The board's sign flips come from ``numpy.random.default_rng(seed)``.
+    unit : str
+        The units' name, for the error on too few.
+    progress : callable or None
+        Called with the number of sign draws done.
+
+    Returns
+    -------
+    protocols.leaderboard.Leaderboard
+    """
+    if x.shape[1] < 3:
+        raise InvalidParameterError(f"--leaderboard needs at least 3 paired {unit}; got "
+                                    f"{x.shape[1]}")
+    return lb.leaderboard(x, alpha, rng=np.random.default_rng(seed), progress=progress)

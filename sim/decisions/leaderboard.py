@@ -47,6 +47,7 @@ from scipy import special
 
 from evalcal_core.designs import MODELS
 from protocols import leaderboard as lb
+from protocols.analysis.board import rank_units
 from sim.end_to_end import Sample, tidy
 
 from . import OLD_SUFFIX
@@ -228,8 +229,8 @@ def draw(params: dict, sims: int, rng) -> tuple[np.ndarray, np.ndarray]:
 
 def decide_boards(x, seeds) -> dict:
     """The current rule on each board as ``evaluate --leaderboard --seed SEED`` decides it:
-    :func:`protocols.leaderboard.leaderboard` on that board alone with its sign flips from
-    ``numpy.random.default_rng(seed)``, as ``evaluate`` seeds them; ``{"separated",
+    :func:`protocols.analysis.board.rank_units` (the function ``evaluate`` ranks with) on
+    that board alone with its sign flips from ``numpy.random.default_rng(seed)``; ``{"separated",
     "best_set", "tier", "rank_low", "rank_high"}``, stacked over the boards.
 
     One board at a time, not one batched call: a batch draws its boards' signs one after
@@ -238,7 +239,7 @@ def decide_boards(x, seeds) -> dict:
     fields = ("separated", "best_set", "tier", "rank_low", "rank_high")
     out = {f: [] for f in fields}
     for board, seed in zip(x, seeds):
-        d = lb.leaderboard(board, ALPHA, rng=np.random.default_rng(int(seed)))
+        d = rank_units(board, alpha=ALPHA, seed=int(seed))
         for f in fields:
             out[f].append(getattr(d, f))
     return {f: np.stack(v) for f, v in out.items()}

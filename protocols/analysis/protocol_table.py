@@ -86,11 +86,11 @@ def evaluate_protocols(base, variant, *, kind=METHODS_PAIRED, alpha=0.05, protoc
               else list(protocols))
     rows, skipped = [], {}
     for name in chosen:
-        own = {k: v for k, v in (params or {}).items() if PROTOCOLS.accepts(name, k)}
+        own = _own_params(name, params)
         # --protocol-param wins; where it changes the primary row's setting, say so
         changed = {k: v for k, v in own.items() if k in AS_PRIMARY.get(name, {})
                    and v != AS_PRIMARY[name][k]}
-        protocol = get(name, **{**AS_PRIMARY.get(name, {}), **own})
+        protocol = _row_protocol(name, params)
         why = protocol.applicable(batch.k, batch.n, batch.binary, clusters)
         if why is not None and protocol_class(name).needs_clusters and clusters is None:
             why = "needs question clusters (--cluster COLUMN)"
@@ -106,7 +106,7 @@ def evaluate_protocols(base, variant, *, kind=METHODS_PAIRED, alpha=0.05, protoc
         # A fresh stream per protocol from the same seed: a protocol's verdict does not
         # depend on which others ran, and bca shows the CI that paired_bca_perm uses. The
         # batch carries the clusters for the protocols that read them.
-        r = protocol.evaluate(batch, alpha=alpha, rng=np.random.default_rng(rng))
+        r = row_result(name, batch, alpha=alpha, rng=rng, params=params)
         degenerate = bool(r.degenerate)
         # a refusal (cluster_cr2's dominant cluster) is no zero SE: its note says why
         if degenerate and not getattr(protocol, "refusal", lambda _: "")(batch):
@@ -131,6 +131,46 @@ def evaluate_protocols(base, variant, *, kind=METHODS_PAIRED, alpha=0.05, protoc
         ))
     rows.sort(key=lambda r: bool(r.pitfall))
     return rows, skipped
+
+
+def _own_params(name: str, params) -> dict:
+    """The entries of ``params`` (``--protocol-param``) that protocol ``name`` takes."""
+    return {k: v for k, v in (params or {}).items() if PROTOCOLS.accepts(name, k)}
+
+
+def _row_protocol(name: str, params=None):
+    """Protocol ``name`` as the table runs it: the comparisons' parameters
+    (:data:`AS_PRIMARY`), then ``params``."""
+    return get(name, **{**AS_PRIMARY.get(name, {}), **_own_params(name, params)})
+
+
+def row_result(name: str, base, variant=None, *, alpha: float = 0.05, rng=0, params=None,
+               clusters=None):
+    """One row of the table on one experiment or a batch of them: protocol ``name`` run
+    as :func:`evaluate_protocols` runs it (the decision grid's families that score a row
+    call this).
+
+    Parameters
+    ----------
+    name : str
+    base, variant : ndarray, shape (..., k, n), or a ScoreBatch and ``None``
+        The two arms' scores; leading axes are experiments.
+    alpha : float
+    rng : int or numpy.random.Generator
+        The resampling stream: a seed starts a fresh one (as each row of the table does),
+        a Generator is drawn from.
+    params : dict or None
+        ``--protocol-param`` values; those the protocol takes are set on it.
+    clusters : ndarray of int or None
+        Cluster code per question.
+
+    Returns
+    -------
+    protocols.ProtocolResult
+    """
+    batch = ScoreBatch.from_arrays(base, variant, clusters=clusters)
+    return _row_protocol(name, params).evaluate(batch, alpha=alpha,
+                                                rng=np.random.default_rng(rng))
 
 
 #: fewer questions than this differing between two fixed models: the per-question t is not

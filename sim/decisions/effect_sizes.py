@@ -20,9 +20,9 @@ from __future__ import annotations
 
 import numpy as np
 
-import protocols
 from evalcal_core.designs import METHODS_PAIRED
 from protocols import effect_sizes as es
+from protocols.analysis.protocol_table import row_result
 from sim.end_to_end import Sample, tidy
 from sim.generators import get as get_generator
 
@@ -81,7 +81,8 @@ def _two_level_draw(params, sims, rng):
                               sd_seed=params["sd_seed"])
     delta = params["delta"]
     base, variant = generator.draw(sims, params["k"], delta, rng)
-    r = protocols.get("paired_two_level").evaluate(base, variant, ALPHA)
+    # deterministic (no resampling): the stream is the table's default seed
+    r = row_result("paired_two_level", base, variant, alpha=ALPHA)
     verdict = ~np.isnan(r.ci_low)
     return ({"base": base, "variant": variant},
             {"covered": verdict & (r.ci_low <= delta) & (delta <= r.ci_high),

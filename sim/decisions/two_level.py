@@ -17,8 +17,8 @@ from __future__ import annotations
 
 import numpy as np
 
-import protocols
 from evalcal_core.designs import METHODS_PAIRED
+from protocols.analysis.protocol_table import row_result
 from sim.end_to_end import Sample, tidy
 
 NAME = "two_level"
@@ -58,7 +58,7 @@ def _draw(params: dict, sims: int, rng):
     e = rng.standard_normal((sims, k, n))
     d = _UNIT * (a + c + e)
     base, variant = 0.5 - d / 2, 0.5 + d / 2
-    result = protocols.get("paired_two_level").evaluate(base, variant, ALPHA, rng=rng)
+    result = row_result("paired_two_level", base, variant, alpha=ALPHA, rng=rng)
     given = ~np.asarray(result.degenerate) & np.isfinite(result.p_value)
     low, high = np.asarray(result.ci_low), np.asarray(result.ci_high)
     return base, variant, {"rejected": given & (np.asarray(result.p_value) < ALPHA),

@@ -125,6 +125,36 @@ def stream_units(scores: ArmScores, design: Design) -> tuple[np.ndarray, str, st
     return means, "clusters", source
 
 
+def stream_sequences(deltas, alpha: float, method: str = METHODS[0], *, claim: bool = True,
+                     lower_is_better: bool = False):
+    """The two confidence sequences ``--stream`` reads on paired deltas in arrival order:
+    the ``1 - alpha`` sequence of the mean delta and, with ``claim``, the ``1 - 2 alpha``
+    sequence a claim is decided on (of ``base - variant`` for a loss). Leading axes of
+    ``deltas`` are independent streams: :func:`stream_summary` passes one, the decision
+    grid's streaming family thousands.
+
+    Parameters
+    ----------
+    deltas : ndarray, shape (..., units)
+        ``variant - base`` per unit (fractions), in arrival order.
+    alpha : float
+    method : str
+        One of :data:`protocols.streaming.METHODS`.
+    claim : bool
+        Whether to build the claim's sequence.
+    lower_is_better : bool
+        The metric is a loss: the claim's sequence is of the negated deltas.
+
+    Returns
+    -------
+    cs, claim_cs : protocols.streaming sequences (``claim_cs`` ``None`` without ``claim``)
+    """
+    cs = confidence_sequence(deltas, alpha, method)
+    if not claim:
+        return cs, None
+    return cs, confidence_sequence(-deltas if lower_is_better else deltas, 2.0 * alpha, method)
+
+
 def stream_summary(scores: ArmScores, design: Design, alpha: float, fraction: bool,
                    method: str = METHODS[0], claim: str | None = None,
                    margin: float | None = None, lower_is_better: bool = False) -> dict:
@@ -141,7 +171,8 @@ def stream_summary(scores: ArmScores, design: Design, alpha: float, fraction: bo
     if not fraction:
         raise InvalidParameterError("--stream needs differences of fractions in [-1, 1] "
                                     "(accuracies); a --metric-range metric has no such bound")
-    cs = confidence_sequence(deltas, alpha, method)
+    cs, claim_cs = stream_sequences(deltas, alpha, method, claim=claim is not None,
+                                    lower_is_better=lower_is_better)
     stopped, sign = cs.decision(0.0)
     empty = int(cs.empty_after())
     low, high = (None, None) if empty else map(float, cs.interval_at(cs.n))
@@ -156,8 +187,6 @@ def stream_summary(scores: ArmScores, design: Design, alpha: float, fraction: bo
         out["lower_is_better"] = True
     if claim is not None:
         margin = 0.0 if margin is None else float(margin)
-        claim_cs = confidence_sequence(-deltas if lower_is_better else deltas, 2.0 * alpha,
-                                       method)
         verdict = decide_claim(claim_cs, claim, margin)
         at, claim_empty = int(verdict.stopped_at), int(verdict.empty_after)
         c_low, c_high = ((None, None) if claim_empty

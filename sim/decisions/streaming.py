@@ -58,7 +58,7 @@ from evalcal_core.options import (
     sims_option,
 )
 from evalcal_core.validate import Interval, InvalidParameterError
-from protocols.analysis.stream import cluster_stream
+from protocols.analysis.stream import cluster_stream, stream_sequences
 from protocols.claims import EXIT_STATUS
 from protocols.streaming import (
     CLAIMS,
@@ -246,9 +246,10 @@ def _score(name, decided, effect, sims, seqbench=None):
 
 def _decide(d, method: str, effect: float) -> dict:
     """:func:`stream_decisions` of ``method``'s sequences (``1 - alpha`` and, for the
-    claims, ``1 - 2 alpha``) on the streams ``d`` (units in arrival order)."""
-    return stream_decisions(confidence_sequence(d, ALPHA, method),
-                            confidence_sequence(d, 2 * ALPHA, method), effect)
+    claims, ``1 - 2 alpha``) on the streams ``d`` (units in arrival order), built by the
+    function ``evaluate --stream`` builds them with
+    (:func:`protocols.analysis.stream.stream_sequences`)."""
+    return stream_decisions(*stream_sequences(d, ALPHA, method), effect)
 
 
 def _score_all(name, d, effect, sims, median=None, old=False):

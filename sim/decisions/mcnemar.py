@@ -29,8 +29,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from evalcal_core.designs import MODELS
+from evalcal_core.designs import COMPARE_MODELS, MODELS, Design
 from evalcal_core.validate import check_int, check_number, fail
+from protocols.analysis.primary import primary_result
 from protocols.methods.mcnemar import mcnemar_tables
 from sim.end_to_end import Sample, tidy
 
@@ -108,13 +109,32 @@ def _draw(params: dict, sims: int, rng):
     return delta, tuple(rng.multinomial(n, probs, size=sims).T)
 
 
+def tables_as_scores(tables) -> tuple[np.ndarray, np.ndarray]:
+    """One 0/1 run per model ``(sims, 1, n)`` with the given 2x2 tables: the first ``a``
+    questions right for both, the next ``b`` for the baseline only, then ``c`` for the
+    variant only, the rest for neither (the order does not change McNemar's verdict)."""
+    a, b, c, d = (np.asarray(t)[:, None] for t in tables)
+    pos = np.arange(int((a + b + c + d)[0, 0]))
+    base = pos < a + b
+    variant = (pos < a) | ((pos >= a + b) & (pos < a + b + c))
+    return base[:, None, :].astype(float), variant[:, None, :].astype(float)
+
+
+def _printed(tables):
+    """The verdict and interval ``evaluate`` prints for these tables: the design's primary
+    protocol (exact McNemar for one 0/1 run) by the function its comparisons call
+    (:func:`protocols.analysis.primary.primary_result`), on the tables' questions."""
+    base, variant = tables_as_scores(tables)
+    design = Design(compare=COMPARE_MODELS, runs=1, n_questions=base.shape[-1])
+    return primary_result(design, base, variant, ALPHA, binary=True)
+
+
 def _decisions(delta: float, tables) -> dict:
-    """Each table's scored decisions, as ``evaluate`` prints them
-    (:func:`protocols.methods.mcnemar.mcnemar_tables` with ``exact=True``, as the
-    comparison calls the protocol): the verdict, the interval's coverage of ``delta``, the
-    verdict and the interval disagreeing; and, not printed, the matched interval's coverage
+    """Each table's scored decisions, as ``evaluate`` prints them (:func:`_printed`): the
+    verdict, the interval's coverage of ``delta``, the verdict and the interval
+    disagreeing; and, not printed, the matched interval's coverage
     and plain Newcombe's disagreeing with the verdict."""
-    shown = mcnemar_tables(*tables, ALPHA, exact=True)
+    shown = _printed(tables)
     matched = mcnemar_tables(*tables, ALPHA, exact=True, ci="matched")
     plain = mcnemar_tables(*tables, ALPHA, exact=True, ci="newcombe")
     significant = shown.p_value < ALPHA

@@ -279,3 +279,25 @@ def test_grid_size_matches_the_exact_size_and_nothing_disagrees():
     assert abs(rate - size) <= 4.5 * np.sqrt(size * (1 - size) / sims), (rate, size)
     assert out["verdict/interval disagree"]["hits"] == 0
     assert out["verdict/newcombe disagree"]["hits"] > 0
+
+
+def test_the_familys_tables_become_the_questions_they_count():
+    """sim.decisions.mcnemar scores the printed verdict on 0/1 runs rebuilt from its drawn
+    2x2 tables: counting them back gives the tables, and exact McNemar on them equals the
+    binomial test of the discordant counts (scipy)."""
+    from sim.decisions import mcnemar as family
+
+    rng = np.random.default_rng(5)
+    tables = tuple(rng.multinomial(40, [0.4, 0.15, 0.25, 0.2], size=7).T)
+    base, variant = family.tables_as_scores(tables)
+    b, v = base[:, 0], variant[:, 0]
+    counted = ((b * v).sum(-1), (b * (1 - v)).sum(-1), ((1 - b) * v).sum(-1),
+               ((1 - b) * (1 - v)).sum(-1))
+    for got, want in zip(counted, tables):
+        np.testing.assert_array_equal(got, want)
+    printed = family._printed(tables)
+    for i in range(7):
+        n_b, n_c = int(tables[1][i]), int(tables[2][i])
+        if n_b + n_c:
+            ref = stats.binomtest(n_c, n_b + n_c, 0.5).pvalue
+            assert printed.p_value[i] == pytest.approx(ref, rel=1e-9)

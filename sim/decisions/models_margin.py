@@ -32,9 +32,10 @@ import math
 
 import numpy as np
 
-from evalcal_core.designs import MODELS
+from evalcal_core.designs import COMPARE_MODELS, MODELS, Design
 from evalcal_core.validate import check_int, check_number, fail
 from protocols import claims
+from protocols.analysis import designs
 from protocols.methods.mcnemar import newcombe_paired_interval
 from sim.end_to_end import GATE, Sample, tidy
 
@@ -153,8 +154,7 @@ def draw_fixed_models(sims: int, n: int, runs: int, accuracy: float, delta: floa
 def _intervals(base, variant, margin):
     """``{rule: (estimate, 1 - 2 alpha CI low, high)}`` on one chunk, the new rule first."""
     binary = base.shape[-2] == 1
-    new = claims.models_claim(base, variant, "equivalence", margin, ALPHA,
-                              binary_one_run=binary)
+    new = margin_claim(base, variant, "equivalence", margin)
     out = {"tango" if binary else "bounded score": (new.estimate, new.ci_low, new.ci_high)}
     if binary:
         b0, v0 = base[..., 0, :], variant[..., 0, :]
@@ -177,8 +177,8 @@ def _intervals(base, variant, margin):
 
 def claim_verdict(base, variant, claim: str, margin: float) -> np.ndarray:
     """Each experiment's verdict of ``claim`` at ``margin`` as ``evaluate --design models
-    --claim C --margin M`` prints it: :func:`protocols.claims.models_claim` on the runs
-    (Tango's test for one 0/1 run, the bounded score test on repeats) at :data:`ALPHA`.
+    --claim C --margin M`` prints it: :func:`margin_claim` on the runs (Tango's test for one
+    0/1 run, the bounded score test on repeats) at :data:`ALPHA`.
 
     Parameters
     ----------
@@ -195,8 +195,18 @@ def claim_verdict(base, variant, claim: str, margin: float) -> np.ndarray:
         ``"shown"``, ``"refuted"`` or ``"inconclusive"`` (the gate's exit status:
         :data:`protocols.claims.EXIT_STATUS`).
     """
-    return claims.models_claim(base, variant, claim, margin, ALPHA,
-                               binary_one_run=base.shape[-2] == 1).verdict
+    return margin_claim(base, variant, claim, margin).verdict
+
+
+def margin_claim(base, variant, claim: str, margin: float):
+    """The claim's score test at the margin on a batch of experiments, by the design's hook
+    ``evaluate``'s comparisons call (:meth:`protocols.analysis.designs.DesignAnalysis.
+    margin_claim`: Tango's test for one 0/1 run, the bounded score test otherwise), for
+    fixed models with the batch's runs and questions."""
+    design = Design(compare=COMPARE_MODELS, runs=base.shape[-2], n_questions=base.shape[-1])
+    binary = bool(np.isin(base, (0.0, 1.0)).all() and np.isin(variant, (0.0, 1.0)).all())
+    return designs.of(design).margin_claim(base, variant, claim, margin, ALPHA, binary,
+                                           design)
 
 
 #: the true deltas of every cell's three data sets, in units of its margin

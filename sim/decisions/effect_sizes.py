@@ -21,10 +21,13 @@ from __future__ import annotations
 import numpy as np
 
 from evalcal_core.designs import METHODS_PAIRED
-from protocols import effect_sizes as es
+from protocols.analysis import designs
 from protocols.analysis.protocol_table import row_result
 from sim.end_to_end import Sample, tidy
 from sim.generators import get as get_generator
+
+#: what the analysis does for paired seeds (the design evaluate infers from the files)
+_STUDY = designs.get(METHODS_PAIRED)
 
 NAME = "effect_sizes"
 DESIGN = METHODS_PAIRED
@@ -55,12 +58,13 @@ def _outcome(decision, measure, hits, sims):
 def _dz_draw(params, sims, rng):
     """Normal per-seed deltas (mean ``dz``, sd 1) as a baseline at 0 and a variant at the
     delta, so that the file's ``variant - base`` is the drawn delta exactly; d_z as
-    ``evaluate`` computes it (:func:`protocols.effect_sizes.cohens_dz` of the per-seed
+    ``evaluate`` computes it (the design's hook its comparisons call,
+    :meth:`protocols.analysis.designs.DesignAnalysis.standardized`: d_z of the per-seed
     deltas)."""
     k, dz = params["k"], params["dz"]
     deltas = rng.normal(dz, 1.0, size=(sims, k))
-    r = es.cohens_dz(deltas, ALPHA)
-    decided = {"refused": np.isnan(r.ci_low), "covered": (r.ci_low <= dz) & (dz <= r.ci_high)}
+    _, low, high = _STUDY.standardized(deltas, ALPHA)
+    decided = {"refused": np.isnan(low), "covered": (low <= dz) & (dz <= high)}
     return {"base": np.zeros_like(deltas), "variant": deltas}, decided
 
 
@@ -72,8 +76,8 @@ def _dz_rounding_draw(params, sims, rng):
     variant = np.round(base + 0.01, 2)
     # without ``scale``, as evaluate calls it: the deltas' own magnitude (0.01) must tell
     # rounding from variance
-    r = es.cohens_dz(variant - base, ALPHA)
-    return {"base": base, "variant": variant}, {"refused": np.isnan(r.estimate)}
+    estimate, _, _ = _STUDY.standardized(variant - base, ALPHA)
+    return {"base": base, "variant": variant}, {"refused": np.isnan(estimate)}
 
 
 def _two_level_draw(params, sims, rng):

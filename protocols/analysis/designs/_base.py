@@ -138,7 +138,12 @@ class DesignAnalysis:
         """``(estimate, ci_low, ci_high)`` arrays of the standardized effect of each pair
         ``(base, variant)``: d_z of the paired units' deltas (``raw``: the primary
         protocol's ``(estimate, ci_low, ci_high, p, degenerate)`` per pair)."""
-        deltas = self._pair_unit_deltas(scores, pairs)
+        return self.standardized(self._pair_unit_deltas(scores, pairs), alpha)
+
+    def standardized(self, deltas: np.ndarray, alpha: float):
+        """``(estimate, ci_low, ci_high)`` of d_z on paired units' deltas ``(..., units)``
+        (:func:`protocols.effect_sizes.cohens_dz`, its noncentral t interval); leading axes
+        are comparisons or experiments (the decision grid scores batches of them)."""
         dz = es.cohens_dz(deltas, alpha)
         return dz.estimate, dz.ci_low, dz.ci_high
 

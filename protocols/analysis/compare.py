@@ -307,7 +307,8 @@ def compare_arms(scores: ArmScores, design: Design, *, alpha=0.05, correction="h
                 # the claim bounds are of variant - base: read a loss's claim on base - variant
                 cl = [(x[0], -x[2], -x[1]) for x in cl]
         else:
-            joint = rules.joint_null(scores, comps, codes, np.random.default_rng(seed))
+            joint = rules.joint_null(scores.scores, comps, codes,
+                                     np.random.default_rng(seed))
             p_adj = rules.maxt_p(mt.maxt_adjust(joint), p, primary)
             ci = mt.simultaneous_ci(joint, alpha, method="maxt")
             how = "every sign pattern (exact)" if joint.exact else f"{N_FLIPS:,} resamples"
@@ -330,7 +331,7 @@ def compare_arms(scores: ArmScores, design: Design, *, alpha=0.05, correction="h
                     notes.append(f"max-T: {_maxt_p(c)} from the resampling null of its "
                                  f"t ({how}); "
                                  f"interval estimate +- {float(np.max(ci.critical)):.3g} se.")
-            units, unit_weights = rules.flip_units(scores, comps, codes)
+            units, unit_weights = rules.flip_units(scores.scores, comps, codes)
             if units is not None and joint.exact:
                 smallest = mt.smallest_signflip_p(units.shape[-1])
                 if smallest >= alpha:

@@ -38,14 +38,16 @@ from scipy import stats
 from evalcal_core.designs import COMPARE_METHODS, METHODS_INDEPENDENT, METHODS_PAIRED, Design
 from protocols import claims
 from protocols import dunnett_tukey as dtk
-from protocols import joint_null as jn
 from protocols import maxt_claims as mxc
 from protocols import multiplicity as mt
+from protocols.analysis import designs
 from protocols.analysis.primary import primary_result
 from protocols.claims import EXIT_STATUS
 from sim.end_to_end import GATE, Sample, tidy
 
 NAME = "maxt"
+#: what the analysis does for paired seeds (the design of the paired cells' files)
+_PAIRED = designs.get(METHODS_PAIRED)
 DESIGN = METHODS_PAIRED
 
 ALPHA = 0.05
@@ -149,8 +151,9 @@ def _intervals(p, sims, rng):
     comps = _comparisons(p["family"], arms)
     truth = mt.contrast_matrix(comps, arms) @ mu
     x = _paired_scores(arms, k, mu, sims, rng)
-    d = mt.pair_deltas(x, comps)
-    joint = jn.paired_signflip_null(d, N_FLIPS, rng=rng)
+    # the joint sign flips of the per-seed deltas, by the hook evaluate's max-T calls (each
+    # seed's metric is its one score here: x[..., None])
+    joint = _PAIRED.joint_null(x[..., None], comps, None, rng, n_draws=N_FLIPS)
     ci = mt.simultaneous_ci(joint, ALPHA)
     old_c = mt.maxt_critical(joint.null, ALPHA, weights=joint.weights)
     old_lo = joint.estimate - old_c[:, None] * joint.se
@@ -188,19 +191,20 @@ def _claims(p, sims, rng):
     mu = np.zeros(arms)
     mu[1:] = -margin                                   # every comparison at its margin
     x = _paired_scores(arms, k, mu, sims, rng)
-    d = mt.pair_deltas(x, comps)
+    # the units evaluate's max-T claims flip (the hook it calls)
+    d, _ = _PAIRED.flip_units(x[..., None], comps, None)
     new = mxc.maxt_claim(d, claim, margin, ALPHA, n_flips=N_FLIPS, rng=rng)
     # the Bonferroni read-off (holm, bonferroni, bh): t interval at 1 - 2 alpha / C
     bonf = claims.paired_claim(d, claim, margin, ALPHA / c)
-    joint = jn.paired_signflip_null(d, N_FLIPS, rng=rng)
+    joint = _PAIRED.joint_null(x[..., None], comps, None, rng, n_draws=N_FLIPS)
     old_c = mt.maxt_critical(joint.null, 2 * ALPHA, weights=joint.weights)
     lo = joint.estimate - old_c[:, None] * joint.se
     hi = joint.estimate + old_c[:, None] * joint.se
     old = claims.claim_verdict(claim, joint.estimate, lo, hi, margin)
     # power: every comparison truly 0 (inside the margin)
     x0 = _paired_scores(arms, k, np.zeros(arms), sims, rng)
-    p0 = mxc.maxt_claim(mt.pair_deltas(x0, comps), claim, margin, ALPHA, n_flips=N_FLIPS,
-                       rng=rng)
+    p0 = mxc.maxt_claim(_PAIRED.flip_units(x0[..., None], comps, None)[0], claim, margin,
+                        ALPHA, n_flips=N_FLIPS, rng=rng)
     return _Draw(x, mu, {"maxt": np.asarray(new.verdict), "holm": np.asarray(bonf.verdict),
                          "old": np.asarray(old)},
                  x0=x0, decisions0={"maxt": np.asarray(p0.verdict)})

@@ -39,8 +39,8 @@ from scipy import optimize, special
 
 import protocols
 from evalcal_core.designs import COMPARE_MODELS, MODELS, MODELS_CLUSTERED, Design
-from protocols import joint_null as jn
 from protocols import multiplicity as mt
+from protocols.analysis import designs
 from protocols.analysis.primary import primary_name, primary_result
 from sim.end_to_end import Sample, tidy
 
@@ -139,20 +139,16 @@ def _draw(params: dict, sims: int, rng) -> _Draw:
     comps = mt.many_to_one(arms)
     c = len(comps)
     truth = np.full(c, params["effect"])
-    if g:
-        # cluster sums scaled so their mean is the mean over questions (as evaluate does)
-        sums = np.einsum("san,ng->sag", x, np.eye(groups)[codes])
-        sizes = np.bincount(codes, minlength=groups)
-        joint = jn.paired_signflip_null(mt.pair_deltas(sums * groups / n, comps), N_DRAWS,
-                                        rng=rng, unit_weights=sizes * groups / n)
-    else:
-        joint = jn.gaussian_null(x, comps, N_DRAWS, rng=rng)
-    # the design's primary protocol (cluster_cr2, t_signflip_questions, or exact McNemar on
-    # one 0/1 run), called by the function evaluate's comparisons call
     design = Design(compare=COMPARE_MODELS, runs=runs, n_questions=n,
                     cluster="topic" if g else None, n_clusters=g)
-    name = primary_name(design, binary=runs == 1)
     clusters = codes if g else None
+    # the design's joint null as evaluate's max-T builds it (the hook it calls): joint sign
+    # flips of the clusters' scaled sums, or the per-question z statistics' normal law
+    scores = draws if draws is not None else x[:, :, None, :]
+    joint = designs.of(design).joint_null(scores, comps, clusters, rng, n_draws=N_DRAWS)
+    # the design's primary protocol (cluster_cr2, t_signflip_questions, or exact McNemar on
+    # one 0/1 run), called by the function evaluate's comparisons call
+    name = primary_name(design, binary=runs == 1)
     ci = mt.simultaneous_ci(joint, ALPHA)
     covered = ((ci.low <= truth) & (truth <= ci.high)).all(axis=-1)
     # the primary protocol per comparison: raw p (Holm) and its interval at alpha / C

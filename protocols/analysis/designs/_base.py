@@ -111,15 +111,19 @@ class DesignAnalysis:
 
     # -- max-T -----------------------------------------------------------------------------
 
-    def joint_null(self, scores: ArmScores, comps, codes, rng) -> jn.JointNull:
-        """The joint null of all comparisons for max-T (:mod:`protocols.multiplicity`): the
-        joint normal law of the per-question z statistics."""
-        return jn.gaussian_null(scores.scores.mean(axis=1), comps, N_FLIPS, rng=rng)
+    def joint_null(self, x: np.ndarray, comps, codes, rng,
+                   n_draws: int = N_FLIPS) -> jn.JointNull:
+        """The joint null of all comparisons for max-T (:mod:`protocols.multiplicity`) of the
+        arms' scores ``x`` ``(..., m, runs, n)`` (leading axes: experiments, as the decision
+        grid draws them; ``evaluate`` passes one): the joint normal law of the
+        per-question z statistics, ``n_draws`` draws."""
+        return jn.gaussian_null(x.mean(axis=-2), comps, n_draws, rng=rng)
 
-    def flip_units(self, scores: ArmScores, comps, codes):
-        """``(deltas, weights)``: per-unit deltas ``(m, units)`` that max-T flips jointly and
-        how each unit's expectation scales with the effect; ``(None, None)`` where the null
-        is not a sign flip (as here: questions' z statistics are drawn jointly normal)."""
+    def flip_units(self, x: np.ndarray, comps, codes):
+        """``(deltas, weights)``: per-unit deltas ``(..., C, units)`` of the scores ``x``
+        ``(..., m, runs, n)`` that max-T flips jointly and how each unit's expectation
+        scales with the effect; ``(None, None)`` where the null is not a sign flip (as here:
+        questions' z statistics are drawn jointly normal)."""
         return None, None
 
     def exact_maxt(self, scores: ArmScores, comps, reference, alpha, claim_alpha, seed):

@@ -116,10 +116,10 @@ class MethodsIndependent(DesignAnalysis):
         :mod:`protocols.analysis.compare`)."""
         return correction == "maxt" and not equal_variances
 
-    def joint_null(self, scores, comps, codes, rng):
+    def joint_null(self, x, comps, codes, rng, n_draws=N_FLIPS):
         """A bootstrap of each arm's centred seeds (not what ``maxt`` decides on:
         :meth:`exact_maxt` does, with variances declared equal, else Holm's Welch)."""
-        return jn.unpaired_bootstrap_null(scores.scores.mean(axis=2), comps, N_FLIPS, rng=rng)
+        return jn.unpaired_bootstrap_null(x.mean(axis=-1), comps, n_draws, rng=rng)
 
     def exact_maxt(self, scores, comps, reference, alpha, claim_alpha, seed):
         """Dunnett's or Tukey's exact single-step test (:func:`unpaired_exact`)."""

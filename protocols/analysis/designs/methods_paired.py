@@ -87,14 +87,15 @@ class MethodsPaired(DesignAnalysis):
         return (variant.mean(axis=1) - base.mean(axis=1), times, scores.run_ids, "seeds",
                 None)
 
-    def joint_null(self, scores, comps, codes, rng):
+    def joint_null(self, x, comps, codes, rng, n_draws=N_FLIPS):
         """Joint sign flips of the per-seed deltas."""
-        units, _ = self.flip_units(scores, comps, codes)
-        return jn.paired_signflip_null(units, N_FLIPS, rng=rng)
+        units, _ = self.flip_units(x, comps, codes)
+        return jn.paired_signflip_null(units, n_draws, rng=rng)
 
-    def flip_units(self, scores, comps, codes):
-        """The per-seed deltas, each seed weighted 1."""
-        return mt.pair_deltas(scores.scores.mean(axis=2), comps), None
+    def flip_units(self, x, comps, codes):
+        """The per-seed deltas (each seed's metric: its mean over questions), each seed
+        weighted 1."""
+        return mt.pair_deltas(x.mean(axis=-1), comps), None
 
     def relative_error_reduction(self, base, variant, estimate, sim_low, sim_high, err,
                                  alpha):

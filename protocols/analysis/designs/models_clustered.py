@@ -19,10 +19,15 @@ from ._base import N_FLIPS, DesignAnalysis, register
 
 
 def _cluster_sums(q: np.ndarray, codes: np.ndarray):
-    """``(sums, sizes)``: each row's sum per cluster ``(rows, G)`` and each cluster's size."""
+    """``(sums, sizes)``: the sum of ``q`` ``(..., n)`` over each cluster's questions
+    ``(..., G)`` and each cluster's size."""
     g = int(codes.max()) + 1
-    sums = np.stack([np.bincount(codes, weights=row, minlength=g) for row in q])
-    return sums, np.bincount(codes, minlength=g)
+    sizes = np.bincount(codes, minlength=g)
+    if q.ndim == 2:
+        # one experiment (evaluate): each arm's sums in question order, as bincount adds
+        return np.stack([np.bincount(codes, weights=row, minlength=g) for row in q]), sizes
+    # a batch of experiments (the decision grid): one product with the cluster indicator
+    return q @ np.eye(g)[codes], sizes
 
 
 class ModelsClustered(DesignAnalysis):
@@ -49,16 +54,17 @@ class ModelsClustered(DesignAnalysis):
         labels = None if scores.clusters is None else np.asarray(scores.clusters)
         return deltas, times, ids, what, labels
 
-    def joint_null(self, scores, comps, codes, rng):
+    def joint_null(self, x, comps, codes, rng, n_draws=N_FLIPS):
         """Joint sign flips of whole clusters (cluster sums scaled by ``G / n``)."""
-        units, weights = self.flip_units(scores, comps, codes)
-        return jn.paired_signflip_null(units, N_FLIPS, rng=rng, unit_weights=weights)
+        units, weights = self.flip_units(x, comps, codes)
+        return jn.paired_signflip_null(units, n_draws, rng=rng, unit_weights=weights)
 
-    def flip_units(self, scores, comps, codes):
-        """Clusters' sums scaled by ``G / n``, each weighted ``n_g G / n``."""
-        q = scores.scores.mean(axis=1)
+    def flip_units(self, x, comps, codes):
+        """Clusters' sums of the per-question run means scaled by ``G / n``, each weighted
+        ``n_g G / n``."""
+        q = x.mean(axis=-2)
         sums, sizes = _cluster_sums(q, codes)
-        g, n = sums.shape[1], q.shape[1]
+        g, n = sums.shape[-1], q.shape[-1]
         return mt.pair_deltas(sums * g / n, comps), sizes * g / n
 
     def effect_sizes(self, scores, pairs, raw, alpha):

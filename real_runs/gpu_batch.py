@@ -21,12 +21,10 @@ pack is ignored by git, so it must be named in the run tool's ``carry``)::
 
     # here, once: ~18.4 MiB, ignored by git; the checkout itself is ~3.5 MB
     python -m real_runs.pack_data --data-root ../shared/data --out data_pack/
-    # on the GPU (carry: ["data_pack"]): ~2 min, stops here if determinism fails
-    python -m real_runs.pack_data --verify data_pack && \\
-        python -m real_runs.gpu_check --pack data_pack --out $OUT --cache-dir /tmp/evalcal-cache
-    # on the GPU (carry: ["data_pack"], timeout 600): as many runs as fit in 540 s
-    python -m real_runs.gpu_batch --pack data_pack --out $OUT --budget-s 540 --workers 4 \\
-        --cache-dir /tmp/evalcal-cache --dataset cifar10 --scenarios S0p S1 S2 --seeds 0-49
+    # on the GPU, one call (carry: ["data_pack"], timeout 600): verify, check (stops if
+    # determinism fails), then as many runs as fit in what is left of 540 s
+    python -m real_runs.device_run --pack data_pack --out $OUT --deadline-s 540 \\
+        --plan real_runs/plans/paper_cifar10.json --workers 4 --cache-dir /tmp/evalcal-cache
     # here: verify and merge; the next batch skips what the pool holds
     python -m real_runs.merge_records FILES_AT/records-*.tar FILES_AT/gpu_batch.json \\
         --pool real_runs/pool --data-root DATA_ROOT

@@ -21,11 +21,20 @@ from evalcal_core.validate import InvalidParameterError
 
 from . import register
 from ._base import Reader, ReadOptions, RunLog, choose, matrix, note_cluster, put, qname, show
-from ._files import check_regular, head
+from ._files import check_regular, check_text_table, head
+
+#: largest tidy CSV read as a log, in bytes (the cap on a results CSV,
+#: ``evalcal_core.results_io.MAX_BYTES``)
+MAX_CSV_BYTES = 2 * 2**30
 
 
 def _load(path: Path, fmt: str) -> pd.DataFrame:
-    check_regular(path)
+    if fmt == "parquet":
+        check_regular(path)
+    else:
+        # Before the CSV parser: it holds a whole line in memory, so a sparse file of zeros
+        # or a header of 200,000 columns took 1.5 GB, or minutes, before any message.
+        check_text_table(path, "a tidy CSV log", MAX_CSV_BYTES)
     if fmt == "parquet":
         if not any(importlib.util.find_spec(m) for m in ("pyarrow", "fastparquet")):
             raise InvalidParameterError(f"{path}: reading Parquet needs pyarrow (pip install "

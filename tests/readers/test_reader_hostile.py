@@ -260,6 +260,31 @@ def test_jsonl_line_past_the_cap_is_refused_while_streaming(tmp_path):
     assert peak < 16 * 2**20  # a few times the cap, never the 64 MiB
 
 
+@pytest.mark.parametrize("content, words", [
+    ("zeros", r"holds 5,368,709,120 bytes, past the cap of 2,147,483,648 bytes on a tidy CSV"),
+    ("nul", r"is binary, not a tidy CSV log \(a NUL byte on line 2\)"),
+    ("wide", r"its first line is longer than 64 KiB; not a tidy CSV log"),
+])
+def test_tidy_csv_log_is_checked_before_the_parser(tmp_path, content, words):
+    """A tidy CSV given as a log (``--arm NAME=x.csv``) gets the results CSV's checks before
+    pandas sees it: a sparse 5 GiB file of zeros once took 1.5 GB and ended in "out of
+    memory", a header of 200,000 columns ran for minutes (the hostile run of issue 47)."""
+    path = tmp_path / "arm.csv"
+    if content == "zeros":
+        path.write_bytes(b"")
+        os.truncate(path, 5 * 2**30)
+    elif content == "nul":
+        path.write_bytes(b"question,score\n\x00\x00,1\n")
+    else:
+        path.write_text(",".join(f"c{i}" for i in range(200_000)) + "\nq0,1\n")
+    with traced() as memory:
+        with pytest.raises(ValueError, match=words) as info:
+            readers.read_log(path, fmt="csv")
+    peak = memory.peak
+    _one_line(info, path)
+    assert peak < 2**20
+
+
 # --- FIFOs, links, folders ----------------------------------------------------------------------
 
 @pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="no FIFOs on this system")

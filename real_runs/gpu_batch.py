@@ -134,12 +134,21 @@ def _plan_entry_iv(entry: dict) -> PlanEntry:
                      entry.get("label_set"))
 
 
+#: largest --plan file read, in bytes (a plan is a few entries)
+PLAN_CAP = 16 * 2**20
+
+
 def read_plan(path) -> list[PlanEntry]:
     """A JSON plan: a list of ``{"dataset", "scenarios", "seeds", ["profile"]}`` objects."""
-    try:
-        raw = json.loads(Path(path).read_text())
-    except json.JSONDecodeError as exc:
-        raise InvalidParameterError(f"plan {path} is not valid JSON ({exc})") from exc
+    from evalcal_core.readers._files import check_regular, read_json_file
+
+    size = check_regular(Path(path)).st_size
+    if size > PLAN_CAP:
+        raise InvalidParameterError(f"--plan {path}: holds {size:,} bytes, past the cap of "
+                                    f"{PLAN_CAP:,} bytes on a plan (a JSON list of entries)")
+    # The readers' checked read: a FIFO or a device refused before opening (it would wait or
+    # never end), the size capped, binary bytes and deep nesting one line, not a traceback.
+    raw = read_json_file(Path(path), "a JSON plan (a list of entries)", cap=PLAN_CAP)
     if not isinstance(raw, list) or not raw:
         raise InvalidParameterError(f"plan {path} must be a non-empty JSON list of entries, got "
                                     f"{type(raw).__name__}")

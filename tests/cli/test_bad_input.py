@@ -99,6 +99,10 @@ def files(tmp_path):
     put("two.csv", _per_question(2))
     put("columns.csv", "a,b\n1,2\n")
     put("afile", "not a folder\n")
+    deep = 100_000  # past Python's recursion limit
+    put("deep.json", "[" * deep + "]" * deep)
+    (tmp_path / "binary.json").write_bytes(bytes(range(256)) * 4)
+    f["binary.json"] = str(tmp_path / "binary.json")
     (tmp_path / "adir").mkdir()
     f["adir"] = str(tmp_path / "adir")
     f["under"] = str(tmp_path / "afile" / "out")
@@ -240,6 +244,14 @@ CASES = [
      ["--budget-s", "16"]),
     ("real_runs.gpu_batch", ["--pack", "{adir}", "--out", "{tmp}/o", "--budget-s", "60"],
      ["--plan"]),
+    # a --plan file: read with the readers' checks (issue 47's hostile run: a deep list was a
+    # RecursionError, bytes a UnicodeDecodeError, /dev/zero 1.6 GB, a FIFO a hang)
+    ("real_runs.gpu_batch", ["--pack", "{adir}", "--out", "{tmp}/o", "--budget-s", "60",
+                             "--plan", "{deep.json}"], ["deep.json", "nested too deeply"]),
+    ("real_runs.gpu_batch", ["--pack", "{adir}", "--out", "{tmp}/o", "--budget-s", "60",
+                             "--plan", "{binary.json}"], ["binary.json", "not UTF-8"]),
+    ("real_runs.gpu_batch", ["--pack", "{adir}", "--out", "{tmp}/o", "--budget-s", "60",
+                             "--plan", "/dev/zero"], ["/dev/zero", "a device"]),
     ("real_runs.merge_records", ["{tmp}/nope.tar", "--pool", "{tmp}/pool"], ["nope.tar"]),
     # reports.pitfalls: a store the user names must exist and hold a pool
     ("reports.pitfalls", ["--pool", "{tmp}/nope", "--out", "{tmp}/o", "--quick"],

@@ -294,6 +294,9 @@ def _write(tmp_path, name, text):
 
 TB = "results/terminal-bench-core@0.1.1/sys/run1/results.json"
 AE = "results/m/weighted_alpaca_eval_gpt4_turbo/annotations.json"
+#: JSON nesting past Python's recursion limit (1,000) and json's C stack guard
+DEEP = 100_000
+
 BAD = [
     ("livecodebench", "perf.json", "", r"is empty"),
     ("livecodebench", "perf.json", "[1, 2]", r"has no key 'performances'; expected "
@@ -337,6 +340,12 @@ BAD = [
      r"gives instance 'a__b-1' resolved = 1, not true or false"),
     ("swebench", "lb.json", '{"leaderboards": [{"name": "bash-only", "results": [{"folder": '
      '"s"}]}]}', r"has no system with per_instance_details"),
+    # nested past Python's recursion limit: a RecursionError traceback before (issue 47's
+    # hostile run)
+    ("livecodebench", "perf.json", "[" * DEEP + "]" * DEEP, r"nested too deeply to read"),
+    ("swebench", "lb.json", "[" * DEEP + "]" * DEEP, r"nested too deeply to read"),
+    ("matharena", "t.js", "var result_data = " + "[" * DEEP + "]" * DEEP,
+     r"is not MathArena's table data"),
 ]
 
 
@@ -353,6 +362,9 @@ def test_bad_source_is_one_line_exit_2(name, file, text, match, tmp_path, capsys
 
 
 def test_bad_mmlupro_zip_is_one_line_exit_2(tmp_path, capsys):
+    deep = tmp_path / "model_outputs_d_5shots.zip"
+    with zipfile.ZipFile(deep, "w") as archive:
+        archive.writestr("a.json", "[" * DEEP + "]" * DEEP)
     plain = _write(tmp_path, "model_outputs_m_5shots.zip", "not a zip")
     two = tmp_path / "model_outputs_n_5shots.zip"
     with zipfile.ZipFile(two, "w") as archive:
@@ -362,7 +374,8 @@ def test_bad_mmlupro_zip_is_one_line_exit_2(tmp_path, capsys):
     bad_id = _zip(tmp_path / "model_outputs_k_5shots.zip", [_question("1", "law", "A", "A")])
     cases = [(plain, r"is not a zip archive"), (two, r"holds 2 JSON files"),
              (named, r"is not named model_outputs_MODEL_5shots.zip"),
-             (bad_id, r"record 0 has 'question_id' = '1'")]
+             (bad_id, r"record 0 has 'question_id' = '1'"),
+             (deep, r"holds JSON nested too deeply to read")]
     for path, match in cases:
         code = call_main(main, OWNER, ["mmlu-pro", "--input", str(path), "--out",
                                        str(tmp_path / "p.csv")])

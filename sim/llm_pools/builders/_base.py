@@ -181,6 +181,9 @@ def read_json(path: Path, expected: str):
     except json.JSONDecodeError as exc:
         raise refuse(path, f"is not JSON ({exc.msg}, line {exc.lineno}); expected "
                            f"{expected}") from None
+    except RecursionError:
+        raise refuse(path, f"is JSON nested too deeply to read (past Python's recursion "
+                           f"limit); expected {expected}") from None
 
 
 def need(container, key, path, expected: str, kind=None):

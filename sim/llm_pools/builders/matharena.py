@@ -65,7 +65,7 @@ def matharena_table(text: str, attempts: int = ATTEMPTS, where: str = "table dat
                 "each model's success rate in percent")
     try:
         rows = json.loads(text[text.index("["):text.rindex("]") + 1])
-    except ValueError:
+    except (ValueError, RecursionError):  # deep nesting too: one line, not a traceback
         raise refuse(where, f"is not MathArena's table data; expected {expected}") from None
     if not isinstance(rows, list) or not all(isinstance(r, dict) for r in rows):
         raise refuse(where, f"is not MathArena's table data; expected {expected}")

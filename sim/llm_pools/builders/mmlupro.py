@@ -81,6 +81,9 @@ def outputs(path: Path) -> pd.DataFrame:
     except json.JSONDecodeError as exc:
         raise refuse(path, f"holds a file that is not JSON ({exc.msg}, line {exc.lineno}); "
                            f"expected {EXPECTED}") from None
+    except RecursionError:
+        raise refuse(path, f"holds JSON nested too deeply to read (past Python's recursion "
+                           f"limit); expected {EXPECTED}") from None
     table = records(data, path, {"question_id": int, "category": str, "answer": str,
                                  "pred": (str, type(None))}, EXPECTED)
     return pd.DataFrame({"item": table["question_id"], "cluster": table["category"],

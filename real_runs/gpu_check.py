@@ -183,6 +183,10 @@ def _main(argv) -> int:
     if not Path(args.pack).exists():
         raise fail("--pack", "an existing data pack (python -m real_runs.pack_data) or data "
                    "root", args.pack)
+    # before --out is made: without torch the checks cannot run (a traceback before)
+    from real_runs.train import require_torch
+
+    require_torch()
     # --out is checked and locked before a minute of GPU time is spent; the lock is the
     # folder's own (no .lock file: a device's $OUT returns only a few files), and the one
     # output is written atomically, so the folder never holds half a report.

@@ -322,6 +322,15 @@ def test_missing_torch_says_how_to_install(files, monkeypatch):
     check_one_line(code, err, ["pip install '.[real]'"])
 
 
+def test_gpu_check_without_torch_says_how_to_install(files, monkeypatch):
+    """A ModuleNotFoundError traceback before (issue 47's hostile run); --out is not made."""
+    monkeypatch.setitem(sys.modules, "torch", None)
+    code, err = invoke("real_runs.gpu_check", ["--pack", files["adir"], "--out",
+                                               files["tmp"] + "/o"])
+    check_one_line(code, err, ["torch", "pip install '.[real]'"])
+    assert not Path(files["tmp"], "o").exists()
+
+
 def test_unreachable_dask_scheduler(monkeypatch, files):
     pytest.importorskip("dask.distributed")
     monkeypatch.setattr("sim.grid.parallel.CONNECT_TIMEOUT_S", 1)

@@ -6,12 +6,15 @@ reproduces what that harness prints by default to compare two runs
 lm-eval's ``acc_stderr`` intervals, read for overlap). It is run on every compared pair of
 arms (:func:`protocols.analysis.protocol_table.evaluate_protocols`, the two-arm table's
 engine), and its measured false-positive rate under this design is read from the shipped
-harness-defaults table when one is shipped (``protocols/evidence/harness_defaults.csv``,
-the CSV :mod:`sim.harness_defaults` writes); none is shipped today, and the view says so.
+harness-defaults table (``protocols/evidence/harness_defaults.csv``, the CSV
+:mod:`sim.harness_defaults` writes, with its sidecar ``harness_defaults.json`` naming the
+command, code version and date it was computed with; the view names them beside the rate),
+or from a table the caller passes.
 """
 
 from __future__ import annotations
 
+import json
 import math
 from dataclasses import dataclass
 from importlib import resources
@@ -22,8 +25,9 @@ from protocols import protocol_class
 from protocols.analysis.design import cluster_codes
 from protocols.analysis.protocol_table import evaluate_protocols
 
-#: the shipped harness-defaults table, inside the ``protocols`` package (absent today)
+#: the shipped harness-defaults table, inside the ``protocols`` package, and its sidecar
 SHIPPED = ("evidence", "harness_defaults.csv")
+SHIPPED_META = ("evidence", "harness_defaults.json")
 #: how the table is made, for the view's "recompute" line
 COMMAND = "python -m sim.harness_defaults --out OUT"
 
@@ -43,10 +47,12 @@ class HarnessView:
     rows : list of tuple
         ``(comparison, ProtocolRow or None, why it could not run)`` per compared pair.
     measured : dict or None
-        Its nearest cell in the shipped harness-defaults table (``rate``, ``rate_low``,
-        ``rate_high`` as fractions, ``state``, ``group``, ``n_questions``, ``k``, ``sims``).
+        Its nearest cell in the harness-defaults table (:func:`nearest_measured`).
     note : str
         Why there is no protocol or no measured rate, in words ("" when both are there).
+    source : str
+        Where the measured rate comes from, in words: the shipped table's command, code
+        version and date, or the path of the table passed ("" without a table).
     """
 
     formats: tuple
@@ -55,6 +61,7 @@ class HarnessView:
     rows: list
     measured: dict | None
     note: str
+    source: str = ""
 
 
 def shipped_table(table=None):
@@ -70,10 +77,40 @@ def shipped_table(table=None):
     return pd.read_csv(table)
 
 
+def shipped_provenance() -> dict | None:
+    """The shipped table's sidecar (``command``, ``code_version``, ``date``, ``rows``, ...);
+    ``None`` when none is shipped."""
+    path = resources.files("protocols").joinpath(*SHIPPED_META)
+    return json.loads(path.read_text(encoding="utf-8")) if path.is_file() else None
+
+
+def table_source(table=None) -> str:
+    """Where the measured rate is read from, in words: the shipped table's command, code
+    version and date, or ``table``'s path ("" when neither is there)."""
+    if table is not None:
+        return f"the harness-defaults table {table}"
+    meta = shipped_provenance()
+    if meta is None:
+        return ""
+    return (f"the shipped harness-defaults table ({meta['command']}, code "
+            f"{meta['code_version']}, {meta['date']})")
+
+
 def nearest_measured(frame, protocol: str, design) -> dict | None:
-    """The table's cell nearest ``design`` for ``protocol``: same kind, runs per arm equal
-    where any cell has them (else the nearest), then the nearest question count on a log
-    scale; ``None`` when the table has no cell of this protocol and kind."""
+    """The table's cell nearest ``design`` for ``protocol``.
+
+    Its cells of the same kind, then those whose runs per arm equal ``design.runs`` where
+    any has them (else the nearest), then the nearest question count on a log scale. Where
+    several rows tie (a real pool's group has one row per model), the one with the highest
+    false-positive rate: the worst case of that cell, not whichever row comes first.
+
+    Returns
+    -------
+    dict or None
+        ``rate``, ``rate_low``, ``rate_high`` (fractions), ``state``, ``group``,
+        ``n_questions``, ``k``, ``sims`` of that row, and ``tied`` (how many rows tied, 1 for
+        a synthetic cell); ``None`` when the table has no cell of this protocol and kind.
+    """
     if frame is None:
         return None
     cells = frame[(frame["protocol"] == protocol) & (frame["kind"] == design.kind)]
@@ -82,10 +119,12 @@ def nearest_measured(frame, protocol: str, design) -> dict | None:
     runs = (cells["k"] - design.runs).abs()
     cells = cells[runs == runs.min()]
     distance = (cells["n_questions"].map(math.log) - math.log(max(design.n_questions, 1))).abs()
-    row = cells.loc[distance.idxmin()]
-    return {key: (row[key].item() if hasattr(row[key], "item") else row[key])
-            for key in ("rate", "rate_low", "rate_high", "state", "group", "n_questions", "k",
-                        "sims")}
+    cells = cells[distance == distance.min()]
+    row = cells.loc[cells["rate"].idxmax()]
+    out = {key: (row[key].item() if hasattr(row[key], "item") else row[key])
+           for key in ("rate", "rate_low", "rate_high", "state", "group", "n_questions", "k",
+                       "sims")}
+    return {**out, "tied": len(cells)}
 
 
 def harness_view(evaluation, table=None) -> HarnessView | None:
@@ -127,10 +166,11 @@ def harness_view(evaluation, table=None) -> HarnessView | None:
         except InvalidParameterError as exc:  # e.g. a parameter the harness cannot take
             found, skipped = [], {name: str(exc)}
         rows.append((c, found[0] if found else None, skipped.get(name, "")))
-    measured = nearest_measured(shipped_table(table), name, design)
+    frame = shipped_table(table)
+    measured = nearest_measured(frame, name, design)
     note = "" if measured is not None else (
         "no harness-defaults results are shipped with evalcal; "
         f"docs/harness_defaults.md holds the measured table, and {COMMAND} recomputes it"
-        if table is None else f"the harness-defaults table has no {design.kind} cell of "
-        f"{name}")
-    return HarnessView(formats, name, protocol_class(name).harness, rows, measured, note)
+        if frame is None else f"{table_source(table)} has no {design.kind} cell of {name}")
+    return HarnessView(formats, name, protocol_class(name).harness, rows, measured, note,
+                       table_source(table) if frame is not None else "")

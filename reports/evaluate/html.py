@@ -202,12 +202,14 @@ def harness_html(evaluation, table=None) -> str:
     out += [f"<p>Under this design evalcal labels it: {_e(label)}.</p>" for label in labels]
     m = view.measured
     if m is not None:
+        worst = f"; the worst of the {m['tied']} rows of this shape" if m["tied"] > 1 else ""
         out.append(f"<p>Measured false-positive rate of <code>{_e(view.protocol)}</code> at "
                    f"level {evaluation.config.alpha:g}, nearest cell ({_e(m['group'])}, "
-                   f"{int(m['n_questions']):,} questions, {int(m['k'])} run(s) per arm): "
-                   f"<strong>{100 * m['rate']:.1f}%</strong> [{100 * m['rate_low']:.1f}%, "
-                   f"{100 * m['rate_high']:.1f}%] ({_e(m['state'])}, {int(m['sims']):,} "
-                   "experiments).</p>")
+                   f"{int(m['n_questions']):,} questions, {int(m['k'])} run(s) per arm"
+                   f"{worst}): <strong>{100 * m['rate']:.1f}%</strong> "
+                   f"[{100 * m['rate_low']:.1f}%, {100 * m['rate_high']:.1f}%] "
+                   f"({_e(m['state'])}, {int(m['sims']):,} experiments), from "
+                   f"{_e(view.source)}.</p>")
     else:
         out.append(f"<p>{_e(view.note)}.</p>")
     return "".join(out)

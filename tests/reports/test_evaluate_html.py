@@ -10,24 +10,30 @@ import html
 import json
 import os
 import re
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
 import pytest
 from _chromium import CHROMIUM, assert_not_blank, needs_chromium, screenshot
 from in_process import run_in_process
-from test_harness_logs import inspect_sample, write_inspect
+from test_harness_logs import inspect_sample, lm_row, write_inspect, write_lm_eval
 
+import protocols as protocols_package
 from evalcal_core import readers
 from protocols import names as protocol_names
 from protocols import protocol_class
 from reports.evaluate import compare, main
+from reports.evaluate import harness as harness_module
 from reports.evaluate.harness import harness_view, nearest_measured
 from reports.evaluate.html import page
 
 PROG = "python -m reports.evaluate"
 LONG = ("meta-llama/Llama-3.1-405B-Instruct-Turbo-" + "finetuned-on-a-long-suffix-" * 7)[:200]
 HOSTILE = ("<script>alert(1)</script>", "A & B", LONG)
+#: the shipped harness-defaults table and its sidecar (sim.harness_defaults writes both)
+SHIPPED_CSV = Path(protocols_package.__file__).parent / "evidence" / "harness_defaults.csv"
+SHIPPED_JSON = SHIPPED_CSV.with_suffix(".json")
 
 
 def _frame(names=HOSTILE, n=80, seed=0):
@@ -104,9 +110,93 @@ def test_harness_default_of_inspect_logs_is_its_stderr_overlap(tmp_path):
     assert row.significant == bool(low > 0 or high < 0)
     text = page(result)
     assert "harness_inspect_stderr" in text and "Inspect stderr(), interval overlap" in text
-    assert "no harness-defaults results are shipped" in text
+    assert "Measured false-positive rate of <code>harness_inspect_stderr</code>" in text
     assert html.escape(f"Under this design evalcal labels it: {row.pitfall}.") in text
     assert row.pitfall  # an overlap of two intervals is conservative under every design
+
+
+def _lm_eval_arms(tmp_path, n=100, seed=4):
+    rng = np.random.default_rng(seed)
+    return {arm: write_lm_eval(tmp_path / arm, "arc_easy", [
+        lm_row(q, acc=float(rng.random() < p)) for q in range(n)])
+        for arm, p in (("baseline", 0.5), ("variant", 0.6))}
+
+
+def _independent_nearest(frame, protocol, kind, runs, n):
+    """The harness view's cell rule written again from its docstring: same protocol and
+    kind, the runs per arm nearest ``runs``, the question count nearest ``n`` on a log
+    scale, and among the rows left the highest rate."""
+    cells = frame[(frame.protocol == protocol) & (frame.kind == kind)]
+    cells = cells[(cells.k - runs).abs() == (cells.k - runs).abs().min()]
+    gap = (np.log(cells.n_questions) - np.log(n)).abs()
+    cells = cells[np.isclose(gap, gap.min())]
+    return cells.sort_values("rate").iloc[-1], len(cells)
+
+
+@pytest.mark.parametrize("logs, protocol, shape", [
+    # Inspect, 2 epochs of 40 questions: no synthetic cell has 2 runs, the nearest real
+    # A/A cell with 2 attempts per arm does (one row per model: the worst is shown)
+    ("inspect", "harness_inspect_stderr", (2, 40)),
+    # Inspect, 4 epochs of 200 questions, and lm-eval, one run of 100 documents: exactly a
+    # synthetic cell of the table (models, 4 runs, n = 200; models, 1 run, n = 100)
+    ("inspect", "harness_inspect_stderr", (4, 200)),
+    ("lm-eval", "harness_lm_eval_overlap", (1, 100)),
+])
+def test_page_shows_the_shipped_measured_rate_of_the_harness_default(tmp_path, logs,
+                                                                      protocol, shape):
+    """With the shipped table, the page built from harness logs shows the measured rate of
+    the logs' harness default: the numbers of the shipped CSV's row read here with pandas
+    (the nearest-cell rule re-implemented), and the table's command and code version."""
+    runs, n = shape
+    paths = (_inspect_arms(tmp_path, epochs=runs, n=n)[0] if logs == "inspect"
+             else _lm_eval_arms(tmp_path, n=n))
+    result = compare(arms=paths)
+    view = harness_view(result)
+    assert view.protocol == protocol and view.formats == (logs,)
+    assert (result.design.runs, result.design.n_questions) == shape
+    frame = pd.read_csv(SHIPPED_CSV)
+    row, tied = _independent_nearest(frame, protocol, result.design.kind, runs, n)
+    if runs != 2:  # the exact synthetic cells
+        assert tied == 1 and (row.k, row.n_questions) == shape
+        assert row.group == f"models ({runs} run{'s' if runs > 1 else ''})"
+    else:
+        assert tied > 1 and row.k == 2 and "A/A" in row.group
+    assert view.measured["rate"] == row.rate and view.measured["group"] == row.group
+    assert view.measured["tied"] == tied
+    meta = json.loads(SHIPPED_JSON.read_text())
+    text = page(result)
+    assert (f"<strong>{100 * row.rate:.1f}%</strong> [{100 * row.rate_low:.1f}%, "
+            f"{100 * row.rate_high:.1f}%] ({row.state}, {row.sims:,} experiments), from the "
+            f"shipped harness-defaults table ({html.escape(meta['command'])}, code "
+            f"{meta['code_version']}, {meta['date']})") in text
+    assert html.escape(f"nearest cell ({row.group}, {row.n_questions:,} questions") in text
+    assert ("rows of this shape" in text) == (tied > 1)
+
+
+def test_shipped_table_agrees_with_its_sidecar_and_covers_every_harness_default():
+    """protocols/evidence/harness_defaults.csv and .json: the sidecar's row count is the
+    CSV's, the columns the view reads are there with rates as fractions inside their
+    intervals, and every reader's registered harness default has cells of its design."""
+    frame = pd.read_csv(SHIPPED_CSV)
+    meta = json.loads(SHIPPED_JSON.read_text())
+    assert meta["rows"] == len(frame) > 0
+    assert meta["command"].startswith("python -m sim.harness_defaults ")
+    assert meta["code_version"] and meta["date"]
+    read = {"protocol", "kind", "k", "n_questions", "rate", "rate_low", "rate_high", "state",
+            "group", "sims"}
+    assert read <= set(frame.columns) and not frame[sorted(read)].isna().any().any()
+    assert ((frame.rate_low <= frame.rate) & (frame.rate <= frame.rate_high)).all()
+    assert frame.rate.between(0, 1).all()
+    for name in readers.names():
+        reader = readers.get(name)
+        for default, kind in ((reader.harness_default, "models"),
+                              (reader.harness_default_clustered, "models_clustered")):
+            if default:
+                assert ((frame.protocol == default) & (frame.kind == kind)).any(), (name,
+                                                                                   default)
+    # what the view reads is what is shipped
+    assert harness_module.shipped_provenance() == meta
+    assert len(harness_module.shipped_table()) == len(frame)
 
 
 def test_measured_rate_is_read_from_a_harness_defaults_table(tmp_path):
@@ -126,6 +216,9 @@ def test_measured_rate_is_read_from_a_harness_defaults_table(tmp_path):
     assert (measured["group"], measured["rate"]) == ("g30-2", 0.011)
     text = result.page(harness_table=table)
     assert "<strong>1.1%</strong> [0.1%, 2.1%]" in text and "g30-2" in text
+    # a table passed is named by its path, not as the shipped one
+    assert f"from the harness-defaults table {html.escape(str(table))}." in text
+    assert "shipped" not in text.split("Measured false-positive rate")[1].split("</p>")[0]
 
 
 def test_every_reader_names_a_registered_harness_default():

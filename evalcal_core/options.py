@@ -130,7 +130,8 @@ def add_options(parser: argparse.ArgumentParser, config_cls) -> argparse.Argumen
         if opt.constraint is not None and hasattr(parser, "checks"):
             parser.checks.append(_given_check(f, opt))
         required = f.default is dataclasses.MISSING
-        kwargs = dict(dest=f.name, help=opt.help, type=opt.kind, nargs=opt.nargs,
+        kind = _nonempty_path if opt.kind is Path else opt.kind
+        kwargs = dict(dest=f.name, help=opt.help, type=kind, nargs=opt.nargs,
                       metavar=opt.metavar, choices=opt.choices, required=required,
                       action=opt.action)
         if _positional(opt):
@@ -219,6 +220,14 @@ def to_argv(config) -> list[str]:
 
 # The options several commands share, declared once; a command may override any part of the
 # declaration (its help, its constraint) by keyword.
+
+def _nonempty_path(text: str) -> Path:
+    """A path option's value; an empty one is refused (``Path("")`` is the current folder,
+    so ``--out "$DIR"`` with ``DIR`` unset wrote every output there)."""
+    if not text.strip():
+        raise argparse.ArgumentTypeError(f"an empty path ({text!r}); name a file or folder")
+    return Path(text)
+
 
 def _shared(flag: str, default, spec: dict, **declared) -> dataclasses.Field:
     return option(flag, default, **{**declared, **spec})

@@ -183,14 +183,15 @@ def _main(argv) -> int:
     if not Path(args.pack).exists():
         raise fail("--pack", "an existing data pack (python -m real_runs.pack_data) or data "
                    "root", args.pack)
-    # before --out is made: without torch the checks cannot run (a traceback before)
-    from real_runs.train import require_torch
-
-    require_torch()
     # --out is checked and locked before a minute of GPU time is spent; the lock is the
     # folder's own (no .lock file: a device's $OUT returns only a few files), and the one
     # output is written atomically, so the folder never holds half a report.
     with locked_out(args.out, "--out", lock_file=False) as out:
+        # without torch the checks cannot run: one line (a traceback before), once --out
+        # is known to be writable
+        from real_runs.train import require_torch
+
+        require_torch()
         report, code = _check(args)
         write_atomic(out / "gpu_check.json", json.dumps(report, indent=1, sort_keys=True)
                      + "\n")

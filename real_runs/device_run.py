@@ -40,6 +40,7 @@ from evalcal_core.options import add_options, check_options, config_from_args, o
 from evalcal_core.validate import Interval, Options
 from real_runs import gpu_batch, gpu_check, pack_data
 from real_runs.manifest import code_version
+from real_runs.train import require_torch
 
 #: how the command is run
 PROG = "python -m real_runs.device_run"
@@ -95,19 +96,13 @@ def build_parser() -> argparse.ArgumentParser:
                        DeviceRunOptions)
 
 
-def _environment() -> dict:
-    """The device, torch's version and the code version, for the account."""
-    env = {"code_version": code_version(gpu_batch.REPO)}
-    try:
-        import torch
+def _environment(device: str) -> dict:
+    """The device, library versions and the code version, for the account
+    (:func:`real_runs.runtime.environment`, what every record stores)."""
+    from real_runs.runtime import environment, resolve_device
 
-        env["torch"] = torch.__version__
-        env["cuda"] = bool(torch.cuda.is_available())
-        if env["cuda"]:
-            env["device_name"] = torch.cuda.get_device_name(0)
-    except ImportError:
-        env["torch"] = None
-    return env
+    return {"code_version": code_version(gpu_batch.REPO),
+            **environment(resolve_device(device))}
 
 
 def _step(name: str, main, argv: list[str]) -> dict:
@@ -144,7 +139,7 @@ def run_device(opts: DeviceRunOptions, *, clock=time.monotonic) -> dict:
     out = Path(opts.out)
     out.mkdir(parents=True, exist_ok=True)
     account = {"command": PROG, "deadline_s": opts.deadline_s, "plan": opts.plan,
-               "environment": _environment(), "steps": [], "final": False}
+               "environment": _environment(opts.device), "steps": [], "final": False}
 
     def write():
         account["elapsed_s"] = round(clock() - start, 2)
@@ -197,6 +192,7 @@ def main(argv=None) -> int:
 
 def _main(argv) -> int:
     opts = config_from_args(DeviceRunOptions, build_parser().parse_args(argv))
+    require_torch()  # one line naming the extra, before the output folder is made
     account = run_device(opts)
     return 0 if account.get("stopped") is None else 1
 

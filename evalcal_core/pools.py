@@ -33,8 +33,10 @@ from evalcal_core.validate import InvalidParameterError, plain
 COLUMNS = ("model", "item", "attempt", "score")
 #: the optional column naming each item's cluster
 CLUSTER = "cluster"
-#: the most bytes a pool may hold once inflated (a gzip past it is refused: archive bombs)
-DEFAULT_MAX_BYTES = 2 * 2**30
+#: the most bytes a pool may hold once inflated (a gzip past it is refused: archive bombs);
+#: the largest shared pool inflates to 12 MB, and parsing 256 MiB of CSV already takes
+#: gigabytes
+DEFAULT_MAX_BYTES = 256 * 2**20
 #: gzip's magic bytes
 GZIP_MAGIC = b"\x1f\x8b"
 #: bytes inflated per read (the bound on one step of decompression)
@@ -121,6 +123,7 @@ def _check_file(path: Path, where: str) -> os.stat_result:
 def _inflate(fh, where: str, max_bytes: int) -> bytes:
     """Decompress a gzip stream in bounded chunks, refusing past ``max_bytes``."""
     out = io.BytesIO()
+    lines = 0
     try:
         with gzip.GzipFile(fileobj=fh, mode="rb") as z:
             while True:
@@ -128,6 +131,13 @@ def _inflate(fh, where: str, max_bytes: int) -> bytes:
                 chunk = z.read(_CHUNK)
                 if not chunk:
                     break
+                # binary content refused at its first chunk, not after inflating up to the
+                # cap (a gzip of zeros once held 1.5 GB before decode() saw the NUL)
+                nul = chunk.find(b"\x00")
+                if nul >= 0:
+                    line = lines + chunk.count(b"\n", 0, nul) + 1
+                    raise _refuse(where, f"is binary, not a CSV (a NUL byte on line {line})")
+                lines += chunk.count(b"\n")
                 if out.tell() + len(chunk) > max_bytes:
                     raise _refuse(where, f"inflates past {max_bytes:,} bytes (the cap on a "
                                   "pool's size; a gzip that large is refused as unsafe)")
@@ -167,7 +177,12 @@ def read_bytes(path, *, max_bytes: int = DEFAULT_MAX_BYTES, where: str | None = 
         if info.st_size > max_bytes:
             raise _refuse(where, f"holds {info.st_size:,} bytes, past the cap of "
                           f"{max_bytes:,} bytes on a pool's size")
-        return fh.read(max_bytes + 1)
+        # read(n) allocates n bytes up front: the size stat gave (read(max_bytes + 1) took
+        # the whole cap of address space for a 4 KiB file), then on to the cap if it grew
+        data = fh.read(info.st_size + 1)
+        if len(data) > info.st_size:
+            data += fh.read(max_bytes + 1 - len(data))
+        return data
 
 
 def decode(data: bytes, where: str) -> str:

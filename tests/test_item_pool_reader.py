@@ -100,6 +100,35 @@ def test_truncated_corrupt_and_oversized_gzip(tmp_path):
              max_bytes=100)
 
 
+def test_binary_gzip_and_default_cap_bound_memory(tmp_path):
+    """A gzip of zeros is refused at its first inflated chunk and a gzip of 300 MB of rows at
+    the default 256 MiB cap, each well under 1 GB; a small plain file is read without
+    reserving the cap (issue 47's hostile run: 1.5 GB of zeros took 1.5 GB before the NUL
+    check, and a 4 KiB file asked for 2 GiB of address space)."""
+    import tracemalloc
+
+    zeros = _write(tmp_path, gzip.compress(b"\0" * 300_000_000, 1), "zeros.csv.gz")
+    rows = _write(tmp_path, gzip.compress(b"model,item,attempt,score\n"
+                                          + b"m0,q0,0,1\n" * 30_000_000, 1), "rows.csv.gz")
+    small = _write(tmp_path, pool_frame(items=5, attempts=2).to_csv(index=False), "s.csv")
+    for path, match, limit in ((zeros, r"is binary, not a CSV \(a NUL byte on line 1\)", 8e6),
+                               (rows, r"inflates past 268,435,456 bytes", 600e6)):
+        tracemalloc.start()
+        try:
+            _refused(path, match)
+            peak = tracemalloc.get_traced_memory()[1]
+        finally:
+            tracemalloc.stop()
+        assert peak < limit, (path.name, peak)
+    tracemalloc.start()
+    try:
+        read_pool(small)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert peak < 64e6
+
+
 def test_ragged_pool_keeps_complete_models_when_asked(tmp_path):
     """Terminal-Bench's shape: some (model, item) have fewer trials. complete_models keeps
     the models with the full count on every item (checked against pandas) and records the

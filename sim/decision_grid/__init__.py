@@ -321,6 +321,11 @@ def grid_cells(config: GridConfig) -> tuple[list, list]:
     for name in names:
         if name not in found:
             raise fail("--families", f"names among {', '.join(found)}", name)
+    real = [n for n in found if hasattr(found[n], "pool_cells")]
+    if config.llm_pools and not any(n in real for n in names):
+        # otherwise the pools were never read: a missing or broken file ran the whole grid
+        raise fail("--llm-pools", f"given with a real-pool family ({', '.join(real)}) in "
+                   "--families; the families chosen read no pool", " ".join(config.llm_pools))
     cells, lines = [], []
     for name in names:
         kept, skipped = decisions.cells_of(found[name], quick=config.quick,

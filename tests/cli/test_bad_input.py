@@ -221,6 +221,10 @@ CASES = [
                  ["does not exist"]),
     ("real_runs.train", ["--dataset", "ag_news", "--scenario", "S1", "--seeds", "0", "--jobs",
                          "0", "--data-root", "{tmp}", "--out", "{tmp}/o"], ["'--jobs'", ">= 1"]),
+    # decision grid: --llm-pools with no family that reads a pool was never read, so a
+    # missing file ran the whole grid (issue 47's hostile run)
+    ("reports.decision_grid", ["--quick", "--families", "maxt", "--llm-pools", "{tmp}/nope.csv"],
+     ["'--llm-pools'", "real_claims", "nope.csv"]),
     # real_runs.build_pool
     ("real_runs.build_pool", ["--block", "0"], ["'--block'"]),
     ("real_runs.build_pool", ["--seeds", "0-99999999999"], ["--seeds", "4294967295"]),

@@ -79,7 +79,7 @@ from evalcal_core.options import (
     seed_option,
     sims_option,
 )
-from evalcal_core.outdir import run_outputs
+from evalcal_core.outdir import check_out, run_outputs
 from evalcal_core.validate import InvalidParameterError, check_int, fail
 from protocols.analysis.evidence import LEVEL
 
@@ -490,6 +490,10 @@ def main(argv=None) -> int:
                      known=("evidence.csv", "evidence.json", "cells")) as outputs:
         out = outputs.path
         cache = args.cache if args.cache is not None else out / "cells"
+        if args.cache is not None:
+            # before any worker starts: a --cache that is a file or not writable failed
+            # inside the workers, its line followed by joblib's warnings
+            check_out(args.cache, "--cache")
         run = Execution(jobs=args.jobs, out=cache, progress=not args.quiet)
         table = build_table(config, run)
         write_csv(table, out / "evidence.csv")

@@ -225,6 +225,10 @@ CASES = [
     # missing file ran the whole grid (issue 47's hostile run)
     ("reports.decision_grid", ["--quick", "--families", "maxt", "--llm-pools", "{tmp}/nope.csv"],
      ["'--llm-pools'", "real_claims", "nope.csv"]),
+    # sim.evidence: --cache checked before the workers start (its line was followed by
+    # joblib's warnings; issue 47's hostile run)
+    ("sim.evidence", ["--quick", "--quiet", "--out", "{tmp}/o", "--cache", "{afile}"],
+     ["'--cache'", "is a file"]),
     # real_runs.build_pool
     ("real_runs.build_pool", ["--block", "0"], ["'--block'"]),
     ("real_runs.build_pool", ["--seeds", "0-99999999999"], ["--seeds", "4294967295"]),

@@ -15,6 +15,7 @@ from evalcal_core.keywords import (
     typed_keywords,
 )
 from evalcal_core.options import declared
+from evalcal_core.outdir import check_out
 from evalcal_core.validate import fail
 
 
@@ -101,6 +102,13 @@ def calibrate(config=None, **options) -> Calibration:
         else:
             raise fail("config", "a sim.calibration.CalibrationConfig", owner="calibrate()",
                        got=f"a {type(config).__name__}")
+        if isinstance(options.get("out"), str) and not options["out"].strip():
+            # Path("") is the working folder: the command's parser refuses it too
+            raise fail("out", "a folder path, not empty", options["out"], "calibrate()")
+        if config.out is not None:
+            # as the command does before any cell runs: a file or a read-only folder was a
+            # NotADirectoryError or PermissionError traceback from the cell cache
+            check_out(config.out, "out")
         return Calibration(config, run_calibration(config))
 
 

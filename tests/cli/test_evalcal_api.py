@@ -119,6 +119,22 @@ def test_bad_options_are_one_line(call, options, message):
     assert "\n" not in str(info.value)
 
 
+@pytest.mark.parametrize(("out", "message"), [
+    ("", r"The 'out' parameter of calibrate\(\) must be a folder path, not empty"),
+    ("{file}", r"The 'out' parameter must be a folder \(.*is a file\)"),
+    ("{file}/under", r"The 'out' parameter must be a folder \(.*is under the file"),
+])
+def test_calibrate_out_is_checked_before_any_cell(out, message, tmp_path):
+    """``out=`` a file was a NotADirectoryError traceback from the cell cache, and ``""`` wrote
+    the cache into the working folder (issue 47's hostile run)."""
+    file = tmp_path / "afile"
+    file.write_text("x\n")
+    with pytest.raises(ValueError, match=message) as info:
+        evalcal.calibrate(k=3, sims=20, effects=(0,), protocols=("paired_t",),
+                          out=out.replace("{file}", str(file)))
+    assert "\n" not in str(info.value)
+
+
 def test_a_config_is_run_as_given_with_replaced_fields():
     from sim.calibration import CalibrationConfig
 

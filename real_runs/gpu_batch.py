@@ -140,7 +140,7 @@ PLAN_CAP = 16 * 2**20
 
 def read_plan(path) -> list[PlanEntry]:
     """A JSON plan: a list of ``{"dataset", "scenarios", "seeds", ["profile"]}`` objects."""
-    from evalcal_core.readers._files import check_regular, read_json_file
+    from evalcal_core.readers import check_regular, read_json_file
 
     size = check_regular(Path(path)).st_size
     if size > PLAN_CAP:

@@ -33,12 +33,18 @@ from evalcal_core.scores import ArmScores
 from evalcal_core.validate import InvalidParameterError
 
 from ._base import Reader, ReadOptions, RunLog, ids, num
-from ._files import DEFAULT_MAX_MEMBER_BYTES, check_path, check_regular, check_text_table
+from ._files import (
+    DEFAULT_MAX_MEMBER_BYTES,
+    check_path,
+    check_regular,
+    check_text_table,
+    read_json_file,
+)
 
 __all__ = ["DEFAULT_MAX_MEMBER_BYTES", "LogAlignment", "ReadOptions", "Reader", "RunLog",
            "align_logs", "check_path", "check_regular", "check_text_table", "detect",
-           "discover", "get", "names", "parse_arm_options", "read_arms", "read_log", "read_logs",
-           "register"]
+           "discover", "get", "names", "parse_arm_options", "read_arms", "read_json_file",
+           "read_log", "read_logs", "register"]
 
 READERS = Registry("log format", "--log-format", "evaluate")
 register = READERS.register

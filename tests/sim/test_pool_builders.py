@@ -361,6 +361,19 @@ def test_bad_source_is_one_line_exit_2(name, file, text, match, tmp_path, capsys
     assert not (tmp_path / "p.csv").exists()
 
 
+def test_source_past_the_cap_is_refused_unread(tmp_path, capsys):
+    """A sparse 5 GiB source: one line naming the cap, where the whole file was read (issue 47's
+    hostile run: "out of memory; use fewer simulations")."""
+    path = tmp_path / "perf.json"
+    path.write_bytes(b"{")
+    os.truncate(path, 5 * 2**30)
+    code = call_main(main, OWNER, ["livecodebench", "--input", str(path), "--out",
+                                   str(tmp_path / "p.csv")])
+    err = capsys.readouterr().err
+    assert code == 2 and len(err.splitlines()) == 1, err
+    assert "past the cap of 536,870,912 bytes on a source file" in err and str(path) in err
+
+
 def test_bad_mmlupro_zip_is_one_line_exit_2(tmp_path, capsys):
     deep = tmp_path / "model_outputs_d_5shots.zip"
     with zipfile.ZipFile(deep, "w") as archive:

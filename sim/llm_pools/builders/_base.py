@@ -147,6 +147,10 @@ def refuse(path, what: str) -> InvalidParameterError:
     return InvalidParameterError(f"--input {str(path)!r} {what}")
 
 
+#: largest source file read, in bytes
+MAX_SOURCE_BYTES = 512 * 2**20
+
+
 def check_file(path: Path) -> None:
     """Refuse a missing, non-regular or empty file without opening it (a FIFO would block)."""
     try:
@@ -164,6 +168,11 @@ def check_file(path: Path) -> None:
 
 def read_text(path: Path) -> str:
     """The file's UTF-8 text; a binary or otherwise encoded file is refused."""
+    size = os.stat(path).st_size
+    if size > MAX_SOURCE_BYTES:
+        # read whole below: a 5 GiB (sparse) file took the machine's memory before any line
+        raise refuse(path, f"holds {size:,} bytes, past the cap of {MAX_SOURCE_BYTES:,} bytes "
+                           "on a source file (the public sources are far smaller)")
     data = Path(path).read_bytes()
     if b"\x00" in data:
         raise refuse(path, "is binary, not the source's text file")

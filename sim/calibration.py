@@ -272,10 +272,10 @@ REQUIRES = (
 
 
 def _constraints(c: CalibrationConfig) -> dict:
-    """The bounds that depend on other options: --fpr-tolerance on --alpha, --k-max on --k,
-    --max-sims on --sims."""
+    """The bounds that depend on other options: --fpr-tolerance on --alpha, --k-max on --k
+    (and at most the largest --k allowed), --max-sims on --sims."""
     return {"--fpr-tolerance": Optional(Interval("real", 0, 1 - c.alpha)),
-            "--k-max": Interval("int", c.k[-1]),
+            "--k-max": Interval("int", c.k[-1], MAX_K),
             "--max-sims": Optional(Interval("int", c.sims, MAX_SIMS))}
 
 

@@ -30,7 +30,7 @@ from evalcal_core.cli import ArgumentParser, run_main
 from evalcal_core.options import add_options, check_options, config_from_args, option
 from evalcal_core.outdir import locked_out
 from evalcal_core.pools import ItemPool, check_frame
-from evalcal_core.validate import InvalidParameterError
+from evalcal_core.validate import InvalidParameterError, fail
 
 OWNER = "evalcal pools from-logs"
 
@@ -104,6 +104,10 @@ def write_pool(frame: pd.DataFrame, out) -> ItemPool:
     return pool
 
 
+#: the names a pool file may have (what the pool readers and --llm-pools take)
+POOL_SUFFIXES = (".csv", ".csv.gz")
+
+
 @dataclass(frozen=True)
 class FromLogsOptions:
     """What ``evalcal pools from-logs`` was asked; each field a command-line option."""
@@ -125,6 +129,9 @@ class FromLogsOptions:
 
     def __post_init__(self):
         check_options(self)
+        if not str(self.out).lower().endswith(POOL_SUFFIXES):
+            # a pool under another name is a file no reader takes (--llm-pools, describe)
+            raise fail("--out", "a pool file name ending in .csv or .csv.gz", str(self.out))
 
 
 def build_parser() -> ArgumentParser:

@@ -9,6 +9,7 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
+import pytest
 from in_process import run_in_process
 
 from evalcal_cli import main as evalcal
@@ -132,3 +133,15 @@ def test_lm_eval_runs_become_a_pool_that_calibrate_accepts(tmp_path):
     rows = pd.read_csv(cal / "calibration.csv")
     assert set(rows["k"]) == {1, 2} and set(rows["effect_pp"]) == {0.0}
     assert rows["sims"].eq(40).all()
+
+
+@pytest.mark.parametrize("name", ["pool.txt", "pool.csv.bak", "pool"])
+def test_a_pool_under_a_name_no_reader_takes_is_refused(tmp_path, name):
+    """``--out`` must end in .csv or .csv.gz (what --llm-pools and describe read): one
+    line, exit 2, nothing written."""
+    out = tmp_path / name
+    res = run_in_process(evalcal, "evalcal", "pools", "from-logs", "--arm",
+                         f"a={tmp_path / 'missing'}", "--out", str(out))
+    assert res.returncode == 2 and res.stderr.count("\n") == 1
+    assert "'--out' option must be a pool file name ending in .csv or .csv.gz" in res.stderr
+    assert not out.exists()

@@ -97,7 +97,13 @@ def _sources(paths) -> list[tuple[str, str, bytes]]:
         if not path.exists():
             raise FileNotFoundError(f"no such input {path}")
         if path.is_dir():
-            for p in sorted(path.glob("*/*/*/seed-*.npz")):
+            found = sorted(path.glob("*/*/*/seed-*.npz"))
+            if not found:
+                # a folder holding no record is a wrong path, not an empty merge
+                raise InvalidParameterError(f"input folder {path} holds no run record "
+                                            "(DATASET/PROFILE/ARM/seed-NNNNN.npz); give the "
+                                            "store folder, .tar bundles or .npz records")
+            for p in found:
                 out.append((str(p), p.relative_to(path).as_posix(), p.read_bytes()))
         elif path.suffix == ".tar":
             try:

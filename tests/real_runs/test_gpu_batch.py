@@ -219,3 +219,12 @@ def test_gpu_check_runs_on_the_cpu_and_reports(pack, tmp_path, capsys):
     assert line["trivial_augment_min_identical"] == 1.0
     report = json.loads((tmp_path / "gpu_check.json").read_text())
     assert report["speed_one_process"]["train_images_per_s_baseline"] > 0
+
+
+def test_merge_of_a_folder_without_records_is_refused(tmp_path, capsys):
+    """An empty or wrong folder is a wrong path, not 'would add 0' with exit 0."""
+    (tmp_path / "empty").mkdir()
+    code = merge_records.main([str(tmp_path / "empty"), "--dry-run", "--pool",
+                               str(tmp_path / "pool")])
+    err = capsys.readouterr().err
+    assert code == 2 and err.count("\n") == 1 and "holds no run record" in err

@@ -28,7 +28,7 @@ from protocols.analysis.compare import CORRECTIONS
 from protocols.analysis.stream import STREAM_METHODS
 from protocols.claims import check_margin as check_claim_margin
 
-PROG = "python -m reports.evaluate"
+PROG = "python -m protocols.evaluate"
 CLAIMS = ("superiority", "non-inferiority", "equivalence")
 FORMATS = ("text", "markdown", "latex")
 #: the logs' formats (:mod:`evalcal_core.readers`)

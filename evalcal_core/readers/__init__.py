@@ -331,16 +331,17 @@ def _clusters(logs: Mapping[str, RunLog], common: list):
     return np.array([maps[0][q] for q in common], dtype=str), first.cluster_name
 
 
-def parse_arm_options(values) -> dict:
+def parse_arm_options(values, value_name: str = "PATH") -> dict:
     """``["NAME=PATH", ...]`` (the values of ``--arm``) -> ``{name: path}``, in order; names
-    distinct. Read the same way by ``evaluate``, ``export``, ``sim.calibrate`` and
-    ``sim.plan`` (a pilot's logs)."""
+    distinct. Read the same way by ``evaluate``, ``export``, ``sim.calibrate``, ``sim.plan``
+    (a pilot's logs) and ``pools from-logs`` (``value_name``: what the error calls the
+    value, ``LOG`` there)."""
     arms = {}
     for text in values or ():
         name, sep, path = str(text).partition("=")
         name, path = name.strip(), path.strip()
         if not sep or not name or not path:
-            raise InvalidParameterError(f"--arm must be NAME=PATH, got {text!r}")
+            raise InvalidParameterError(f"--arm must be NAME={value_name}, got {text!r}")
         if name in arms:
             raise InvalidParameterError(f"--arm {name!r} is given twice; arm names must be "
                                         "distinct")

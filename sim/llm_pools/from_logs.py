@@ -36,17 +36,11 @@ OWNER = "evalcal pools from-logs"
 
 
 def parse_arms(values) -> dict:
-    """``["NAME=LOG", ...]`` -> ``{name: log}``, in order; names distinct and non-empty."""
-    arms = {}
-    for text in values or ():
-        name, sep, path = str(text).partition("=")
-        name, path = name.strip(), path.strip()
-        if not sep or not name or not path:
-            raise InvalidParameterError(f"--arm must be NAME=LOG, got {text!r}")
-        if name in arms:
-            raise InvalidParameterError(f"--arm {name!r} is given twice; arm names must be "
-                                        "distinct")
-        arms[name] = path
+    """``["NAME=LOG", ...]`` -> ``{name: log}``, in order, read as every command reads
+    ``--arm`` (:func:`evalcal_core.readers.parse_arm_options`); at least one."""
+    from evalcal_core.readers import parse_arm_options
+
+    arms = parse_arm_options(values, value_name="LOG")
     if not arms:
         raise InvalidParameterError("--arm: give at least one NAME=LOG (one model per arm)")
     return arms

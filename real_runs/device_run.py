@@ -46,7 +46,6 @@ from real_runs.train import require_torch
 PROG = "python -m real_runs.device_run"
 #: the account of the call, beside gpu_batch's summary
 SUMMARY = "device_run.json"
-_DEVICES = ("auto", "cpu", "cuda")
 _CHECK_PROFILES = ("paper", "smoke")
 
 
@@ -74,16 +73,11 @@ class DeviceRunOptions:
     check_subset: int = option("--check-subset", 2560, kind=int,
                                constraint=Interval("int", 1, 1_000_000),
                                help="images of the determinism check (2560)")
-    device: str = option("--device", "auto", choices=_DEVICES, constraint=Options(_DEVICES),
-                         help="auto (CUDA when present), cpu or cuda")
-    pool: str | None = option("--pool", None,
-                              help="run store whose records are skipped, or 'none' "
-                                   "(default: the committed pool)")
+    device: str = gpu_batch.device_option()
+    pool: str | None = gpu_batch.skip_pool_option()
     cache_dir: str | None = option("--cache-dir", None,
                                    help="decoded-image cache (temporary)")
-    reserve_s: float = option("--reserve-s", 15.0, kind=float,
-                              constraint=Interval("real", 0, 3600),
-                              help="seconds kept free at the end for bundling and exit (15)")
+    reserve_s: float = gpu_batch.reserve_option()
 
     def __post_init__(self):
         check_options(self)

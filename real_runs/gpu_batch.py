@@ -460,6 +460,24 @@ def _code_sha256() -> str:
     return code_sha256(REPO)
 
 
+def device_option() -> dataclasses.Field:
+    """``--device``: auto (CUDA when present), cpu or cuda (also ``device_run``'s)."""
+    return option("--device", "auto", choices=_DEVICES, constraint=Options(_DEVICES),
+                  help="auto (CUDA when present), cpu or cuda")
+
+
+def reserve_option() -> dataclasses.Field:
+    """``--reserve-s``: seconds kept free at the end (also ``device_run``'s)."""
+    return option("--reserve-s", 15.0, kind=float, constraint=Interval("real", 0, 3600),
+                  help="seconds kept free at the end for bundling and exit (15)")
+
+
+def skip_pool_option() -> dataclasses.Field:
+    """``--pool``: the run store whose records are skipped (also ``device_run``'s)."""
+    return pool_option(help="run store whose records are skipped, or 'none' to skip nothing "
+                            "(default: the committed pool)")
+
+
 @dataclass(frozen=True)
 class BatchOptions:
     """What ``python -m real_runs.gpu_batch`` was asked; each field a command-line option
@@ -486,17 +504,13 @@ class BatchOptions:
     seeds: str | None = option("--seeds", None, help="seeds of a one-entry plan, e.g. 0-49")
     profile: str = option("--profile", "paper", choices=PROFILES, constraint=Options(PROFILES),
                           help="training profile of a one-entry plan (paper)")
-    pool: str | None = pool_option(help="run store whose records are skipped, or 'none' to "
-                                        "skip nothing (default: the committed pool)")
-    device: str = option("--device", "auto", choices=_DEVICES, constraint=Options(_DEVICES),
-                         help="auto (CUDA when present), cpu or cuda")
+    pool: str | None = skip_pool_option()
+    device: str = device_option()
     cache_dir: str | None = option("--cache-dir", None, in_argv=False,
                                    help="decoded-image cache (temporary)")
     work_dir: str | None = option("--work-dir", None, in_argv=False,
                                   help="staging store (temporary)")
-    reserve_s: float = option("--reserve-s", 15.0, kind=float,
-                              constraint=Interval("real", 0, 3600),
-                              help="seconds kept free at the end for bundling and exit (15)")
+    reserve_s: float = reserve_option()
     # a device returns files of at most 16 MiB: a larger bundle would not come back
     shard_mib: float = option("--shard-mib", 15.0, kind=float,
                               constraint=Interval("real", 0.1, 16),

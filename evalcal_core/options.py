@@ -233,7 +233,12 @@ def _shared(flag: str, default, spec: dict, **declared) -> dataclasses.Field:
     return option(flag, default, **{**declared, **spec})
 
 
-def seed_option(default: int = 0, **spec) -> dataclasses.Field:
+#: the ``--seed`` every command starts from unless told otherwise (the decision grid decides
+#: resampled verdicts with it, so that each is the one ``evaluate`` prints by default)
+DEFAULT_SEED = 0
+
+
+def seed_option(default: int = DEFAULT_SEED, **spec) -> dataclasses.Field:
     """``--seed``: the root of every random stream; results depend only on it."""
     return _shared("--seed", default, spec, kind=int, always=True,
                    help=f"root seed ({default}); results depend only on it",

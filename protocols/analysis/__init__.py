@@ -10,8 +10,11 @@ primary protocol, the joint null) is read from the design; the pieces:
 * :mod:`.designs` — what the analysis does by design (one module per kind): the paired
   units, the joint null, how the primary protocol is called, the effect size, the claim
   test; every piece below asks the design's object and none branches on its name;
-* :mod:`.compare` — the per-design comparison of two or more arms, multiplicity, claims,
-  effect sizes and the compact ranking;
+* :mod:`.arms` — the comparisons of many arms on one experiment or a batch: the primary
+  protocol per comparison, every correction's adjusted p and simultaneous intervals, claims;
+* :mod:`.compare` — the per-design comparison of two or more arms as ``evaluate`` prints it
+  (:mod:`.arms` on one experiment, plus refusals, effect sizes, notes and the compact
+  ranking);
 * :mod:`.board` — ``--leaderboard``: every pair at once, tiers, rank intervals, best set;
 * :mod:`.stream` — ``--stream``: the anytime-valid reading in arrival order;
 * :mod:`.protocol_table` — the two-arm table of every applicable protocol, labelled for the

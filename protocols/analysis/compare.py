@@ -55,14 +55,14 @@ from evalcal_core.validate import InvalidParameterError
 from protocols import ScoreBatch, get, protocol_class, ranking
 from protocols import claims as claims_mod
 from protocols import effect_sizes as es
-from protocols import maxt_claims as mxc
 from protocols import multiplicity as mt
 
 from . import designs
+from .arms import compare_batch
 from .design import cluster_codes
 from .designs import N_FLIPS
 from .evidence import real_pitfall
-from .primary import primary_name, primary_result
+from .primary import primary_name
 
 #: the --correction choices
 CORRECTIONS = ("holm", "maxt", "bh", "bonferroni", "none")
@@ -200,15 +200,6 @@ def _refusal(name: str, base, variant, codes, design: Design) -> str:
     return why(ScoreBatch.from_arrays(base, variant, **extra))
 
 
-def _run(name: str, base, variant, alpha, seed, codes, design):
-    """(estimate, ci_low, ci_high, p, degenerate) of protocol ``name`` at level ``alpha``
-    (:func:`protocols.analysis.primary.primary_result` on one experiment)."""
-    r = primary_result(design, base, variant, alpha, name=name, clusters=codes,
-                       rng=np.random.default_rng(seed))
-    return (float(r.estimate), float(r.ci_low), float(r.ci_high), float(r.p_value),
-            bool(r.degenerate))
-
-
 def compare_arms(scores: ArmScores, design: Design, *, alpha=0.05, correction="holm",
                  reference=None, claim=None, margin=None, fraction=True, seed=0,
                  binary=False, equal_variances=False, lower_is_better=False) -> Comparisons:
@@ -260,103 +251,96 @@ def compare_arms(scores: ArmScores, design: Design, *, alpha=0.05, correction="h
     c = len(pairs)
     primary = primary_name(design, binary)
     codes = cluster_codes(scores)
+    index = {a: i for i, a in enumerate(scores.arms)}
+    comps = [(index[v], index[b]) for b, v in pairs]
     # independent seeds of unequal variances: max-T is Holm's Welch (WELCH_MAXT_NOTE)
     welch_maxt = rules.maxt_is_holm(correction, equal_variances)
     bonf = correction in ("holm", "bonferroni", "bh") or welch_maxt
     sim_alpha = alpha / c if bonf else alpha
     claim_alpha = min(2 * alpha / c if bonf else 2 * alpha, 0.999)
-    raw, sim, cl = [], [], []
     scored_at_margin = rules.scores_claim_at_margin(fraction, claim, margin)
     # each one-sided test of a score-tested claim (Bonferroni unless uncorrected)
     margin_alpha = alpha if correction == "none" else alpha / c
+    notes = []
+    # Dunnett's or Tukey's exact test where the variances are equal by declaration
+    exact = (rules.exact_maxt(scores, comps, reference, alpha, claim_alpha if claim else None,
+                              seed) if correction == "maxt" and not welch_maxt else None)
+    batch = compare_batch(scores, design, comps, primary=primary, alpha=alpha,
+                          corrections=(correction,) if exact is None else (), codes=codes,
+                          seed=seed, claim=None if scored_at_margin else claim, margin=margin,
+                          lower_is_better=lower_is_better, equal_variances=equal_variances)
+    raw = list(zip(batch.estimate.tolist(), batch.ci_low.tolist(), batch.ci_high.tolist(),
+                   batch.p_value.tolist(), batch.degenerate.tolist()))
+    # per comparison: (verdict or None, low, high), the bounds shown on variant - base; a
+    # None verdict is read off the bounds (on base - variant for a loss)
+    cl = []
     decided_verdicts = None
-    for b, v in pairs:
-        base, var = scores.arm(b), scores.arm(v)
-        raw.append(_run(primary, base, var, alpha, seed, codes, design))
-        sim.append(_run(primary, base, var, sim_alpha, seed, codes, design)
-                   if sim_alpha != alpha else raw[-1])
-        # a loss's claim is the higher-is-better claim on base - variant: the same tests
-        claim_base, claim_var = (base, var) if not lower_is_better else (var, base)
-        if scored_at_margin:
+    if claim is not None and scored_at_margin:
+        for b, v in pairs:
+            # a loss's claim is the higher-is-better claim on base - variant: the same tests
+            base, var = scores.arm(b), scores.arm(v)
+            claim_base, claim_var = (base, var) if not lower_is_better else (var, base)
             # score tests whose size holds at the margin (Tango's for one 0/1 run; the
             # interval beside it inverts the same test), Bonferroni over the comparisons
             # under every correction (max-T has no joint law for them); superiority at
             # margin 0 keeps the primary protocol's own (exact McNemar) test
             r = rules.margin_claim(claim_base, claim_var, claim, margin, margin_alpha,
                                    binary, design)
-            cl.append((str(r.verdict), float(r.ci_low), float(r.ci_high)))
-        elif claim is not None and (correction != "maxt" or welch_maxt):
-            cl.append(_run(primary, claim_base, claim_var, claim_alpha, seed, codes,
-                           design))
-    p = np.array([r[3] for r in raw])
-    notes = []
-    if cl and scored_at_margin:
+            lo, hi = float(r.ci_low), float(r.ci_high)
+            cl.append((str(r.verdict),) + ((-hi, -lo) if lower_is_better else (lo, hi)))
         decided_verdicts = [x[0] for x in cl]
         notes.append("The claim is a score test at the margin (Tango's for one 0/1 run per "
                      "model, an empirical-likelihood score test for repeats or partial "
                      f"credit), each one-sided at {margin_alpha:g}; the interval inverts it.")
-    if correction == "maxt" and not welch_maxt:
-        index = {a: i for i, a in enumerate(scores.arms)}
-        comps = [(index[v], index[b]) for b, v in pairs]
-        exact = rules.exact_maxt(scores, comps, reference, alpha,
-                                 claim_alpha if claim else None, seed)
-        if exact is not None:
-            p_adj, bounds, cl, note = exact
-            notes.append(note)
-            if lower_is_better and claim is not None and cl is not None:
-                # the claim bounds are of variant - base: read a loss's claim on base - variant
-                cl = [(x[0], -x[2], -x[1]) for x in cl]
+    elif claim is not None and batch.claim_verdicts is not None:
+        cl = list(zip(batch.claim_verdicts.tolist(), batch.claim_low.tolist(),
+                      batch.claim_high.tolist()))
+    if exact is not None:
+        p_adj, bounds, exact_cl, note = exact
+        notes.append(note)
+        if claim is not None and not scored_at_margin:
+            cl = [(None, float(lo), float(hi)) for _, lo, hi in exact_cl]
+    elif correction == "maxt" and not welch_maxt:
+        mx = batch.maxt
+        p_adj = batch.p_adjusted[correction]
+        how = "every sign pattern (exact)" if mx.joint.exact else f"{N_FLIPS:,} resamples"
+        if not rules.sign_flip_intervals:
+            # the simultaneous intervals are the primary protocol's at alpha / C
+            level = f"s are {primary}'s at alpha / {c} (Bonferroni)" if c > 1 else \
+                f" is {primary}'s"
+            notes.append(f"max-T: {_maxt_p(c)} from joint sign flips of the "
+                         f"clusters ({how}); the interval{level}, since sign-flip "
+                         "intervals of few clusters under-cover at real effects.")
+        elif c > 1:
+            notes.append(f"max-T: step-down adjusted p from the joint null of the "
+                         f"{c} comparisons ({how}); simultaneous intervals estimate "
+                         f"+- {float(np.max(mx.critical)):.3g} se.")
         else:
-            joint = rules.joint_null(scores.scores, comps, codes,
-                                     np.random.default_rng(seed))
-            p_adj = rules.maxt_p(mt.maxt_adjust(joint), p, primary)
-            ci = mt.simultaneous_ci(joint, alpha, method="maxt")
-            how = "every sign pattern (exact)" if joint.exact else f"{N_FLIPS:,} resamples"
-            if not rules.sign_flip_intervals:
-                # the simultaneous intervals are the primary protocol's at alpha / C
-                bounds = [(_run(primary, scores.arm(b), scores.arm(v), alpha / c, seed,
-                                codes, design)[1:3]) for b, v in pairs]
-                level = f"s are {primary}'s at alpha / {c} (Bonferroni)" if c > 1 else \
-                    f" is {primary}'s"
-                notes.append(f"max-T: {_maxt_p(c)} from joint sign flips of the "
-                             f"clusters ({how}); the interval{level}, since sign-flip "
-                             "intervals of few clusters under-cover at real effects.")
-            else:
-                bounds = list(zip(ci.low, ci.high))
-                if c > 1:
-                    notes.append(f"max-T: step-down adjusted p from the joint null of the "
-                                 f"{c} comparisons ({how}); simultaneous intervals estimate "
-                                 f"+- {float(np.max(ci.critical)):.3g} se.")
-                else:
-                    notes.append(f"max-T: {_maxt_p(c)} from the resampling null of its "
-                                 f"t ({how}); "
-                                 f"interval estimate +- {float(np.max(ci.critical)):.3g} se.")
-            units, unit_weights = rules.flip_units(scores.scores, comps, codes)
-            if units is not None and joint.exact:
-                smallest = mt.smallest_signflip_p(units.shape[-1])
-                if smallest >= alpha:
-                    notes.append(f"max-T over {units.shape[-1]} sign-flip units can never "
-                                 f"reject at alpha {alpha:g} (smallest p {smallest:.3g}); "
-                                 "use --correction holm for a test that can.")
-            if claim is not None and not scored_at_margin:
-                ci2 = mt.simultaneous_ci(joint, claim_alpha, method="maxt")
-                cl = [(None, -hi, -lo) if lower_is_better else (None, lo, hi)
-                      for lo, hi in zip(ci2.low, ci2.high)]
-                if units is not None:
-                    mc = mxc.maxt_claim(-units if lower_is_better else units,
-                                        claim.replace("-", "_"), margin or None, alpha,
-                                        n_flips=N_FLIPS, rng=np.random.default_rng(seed),
-                                        unit_weights=unit_weights)
-                    decided_verdicts = [str(v) for v in mc.verdict]
-                    how_claim = ("exact one-sided sign-flip max-T tests at the margin "
-                                 "(step-down over the comparisons)" if c > 1 else
-                                 "exact one-sided sign-flip t tests at the margin (max-T "
-                                 "of one comparison)")
-                    notes.append(f"max-T claims: {how_claim}; the interval beside them is "
-                                 "shown for reference and may disagree.")
+            notes.append(f"max-T: {_maxt_p(c)} from the resampling null of its "
+                         f"t ({how}); "
+                         f"interval estimate +- {float(np.max(mx.critical)):.3g} se.")
+        bounds = list(zip(*batch.bounds[correction]))
+        if mx.units is not None and mx.joint.exact:
+            smallest = mt.smallest_signflip_p(mx.units.shape[-1])
+            if smallest >= alpha:
+                notes.append(f"max-T over {mx.units.shape[-1]} sign-flip units can never "
+                             f"reject at alpha {alpha:g} (smallest p {smallest:.3g}); "
+                             "use --correction holm for a test that can.")
+        if claim is not None and not scored_at_margin:
+            verdicts = (mx.claim_verdicts.tolist() if mx.claim_verdicts is not None
+                        else [None] * c)
+            cl = list(zip(verdicts, mx.claim_low.tolist(), mx.claim_high.tolist()))
+            if mx.claim_verdicts is not None:
+                decided_verdicts = verdicts
+                how_claim = ("exact one-sided sign-flip max-T tests at the margin "
+                             "(step-down over the comparisons)" if c > 1 else
+                             "exact one-sided sign-flip t tests at the margin (max-T "
+                             "of one comparison)")
+                notes.append(f"max-T claims: {how_claim}; the interval beside them is "
+                             "shown for reference and may disagree.")
     else:
-        p_adj = mt.adjust(p, "holm" if welch_maxt else correction) if c > 1 else p.copy()
-        bounds = [(s_[1], s_[2]) for s_ in sim]
+        p_adj = batch.p_adjusted[correction]
+        bounds = list(zip(*batch.bounds[correction]))
         if welch_maxt:
             name = "Dunnett" if reference is not None else "Tukey"
             notes.append(WELCH_MAXT_NOTE.format(c=c, name=name) if c > 1 else WELCH_ONE_NOTE)
@@ -391,13 +375,12 @@ def compare_arms(scores: ArmScores, design: Design, *, alpha=0.05, correction="h
                 notes.append(note)
         verdict, c_lo, c_hi = None, float("nan"), float("nan")
         if claim is not None:
-            c_lo, c_hi = float(cl[i][1]), float(cl[i][2])
-            verdict = (decided_verdicts[i] if decided_verdicts is not None else
-                       claims_mod.claim_verdict(claim.replace("-", "_"), est, c_lo, c_hi,
-                                                margin if margin else None))
-            if lower_is_better:
-                # read on base - variant; shown on variant - base
-                c_lo, c_hi = -c_hi, -c_lo
+            verdict, c_lo, c_hi = cl[i][0], float(cl[i][1]), float(cl[i][2])
+            if verdict is None:
+                # read on base - variant for a loss; shown on variant - base
+                read = (-c_hi, -c_lo) if lower_is_better else (c_lo, c_hi)
+                verdict = claims_mod.claim_verdict(claim.replace("-", "_"), est, *read,
+                                                   margin if margin else None)
             if refusals[i]:
                 # no verdict: a claim decided by a joint null or a score test is withheld too
                 verdict, c_lo, c_hi = "inconclusive", float("nan"), float("nan")

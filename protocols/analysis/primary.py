@@ -26,6 +26,11 @@ from .evidence import real_pitfall
 
 #: parameters the comparisons run a protocol with (the two-arm table runs it the same way)
 AS_PRIMARY = {"mcnemar": {"exact": True}}
+#: a protocol whose interval is another's, computed without its test: where only the
+#: interval is read (simultaneous intervals at ``alpha / C``), the twin runs and no
+#: sign-flip law is drawn (``t_signflip_questions`` returns ``paired_t_questions``'s
+#: interval, the same arrays)
+INTERVAL_TWIN = {"t_signflip_questions": "paired_t_questions"}
 
 
 @dataclass(frozen=True)
@@ -64,7 +69,8 @@ def primary_name(design: Design, binary: bool) -> str:
 
 
 def primary_result(design: Design, base, variant, alpha: float, *, binary: bool | None = None,
-                   name: str | None = None, clusters=None, rng=None) -> PrimaryResult:
+                   name: str | None = None, clusters=None, rng=None,
+                   interval_only: bool = False) -> PrimaryResult:
     """The design's primary protocol on ``base`` and ``variant``.
 
     Parameters
@@ -87,6 +93,10 @@ def primary_result(design: Design, base, variant, alpha: float, *, binary: bool 
         Cluster code per question, for the protocols that read clusters.
     rng : numpy.random.Generator, int or None
         The resampling protocols' stream.
+    interval_only : bool
+        Only the estimate and the interval are read: a protocol with an
+        :data:`INTERVAL_TWIN` runs the twin (same interval; its p and verdict are the
+        twin's); the real-pool pitfall is still ``name``'s.
 
     Returns
     -------
@@ -97,9 +107,10 @@ def primary_result(design: Design, base, variant, alpha: float, *, binary: bool 
             raise TypeError("primary_result: pass binary= (the primary protocol depends on "
                             "it) or name=")
         name = primary_name(design, binary)
-    protocol = get(name, **AS_PRIMARY.get(name, {}))
-    extra = {"clusters": clusters} if protocol_class(name).needs_clusters else {}
-    base, variant = designs.of(design).run_inputs(name, np.asarray(base, dtype=float),
+    run = INTERVAL_TWIN.get(name, name) if interval_only else name
+    protocol = get(run, **AS_PRIMARY.get(run, {}))
+    extra = {"clusters": clusters} if protocol_class(run).needs_clusters else {}
+    base, variant = designs.of(design).run_inputs(run, np.asarray(base, dtype=float),
                                                   np.asarray(variant, dtype=float))
     if base.shape[-2] != variant.shape[-2]:
         # independent seeds of unequal counts: Welch on each seed's metric (the protocols

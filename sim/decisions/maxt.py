@@ -5,8 +5,8 @@ Generator (``methods`` design): ``a`` arms on ``k`` seeds; the metric of arm ``i
 ``rho = 0.5``, scaled so that a per-seed delta has sd 1: effects and margins are in sd of a
 per-seed delta. ``unpaired`` cells draw every arm's seeds independently (sd 1 per arm).
 
-Decisions scored, each exactly as ``evaluate`` computes it (the functions of
-:mod:`protocols.multiplicity` and :mod:`protocols.claims` it calls):
+Decisions scored, each exactly as ``evaluate`` computes it (by the function its comparisons
+call, :func:`protocols.analysis.arms.compare_batch`, on the drawn experiments):
 
 * ``maxt interval`` — :func:`protocols.multiplicity.simultaneous_ci` over the joint sign
   flips (paired) and ``uncentred maxt interval (old)``, the critical value of the
@@ -33,21 +33,17 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
-from scipy import stats
 
 from evalcal_core.designs import COMPARE_METHODS, METHODS_INDEPENDENT, METHODS_PAIRED, Design
 from protocols import claims
-from protocols import dunnett_tukey as dtk
-from protocols import maxt_claims as mxc
 from protocols import multiplicity as mt
-from protocols.analysis import designs
-from protocols.analysis.primary import primary_result
+from protocols.analysis.arms import compare_batch
+from protocols.analysis.designs.methods_independent import exact_intervals
+from protocols.analysis.primary import primary_name, primary_result
 from protocols.claims import EXIT_STATUS
 from sim.end_to_end import GATE, Sample, tidy
 
 NAME = "maxt"
-#: what the analysis does for paired seeds (the design of the paired cells' files)
-_PAIRED = designs.get(METHODS_PAIRED)
 DESIGN = METHODS_PAIRED
 
 ALPHA = 0.05
@@ -145,32 +141,43 @@ class _Draw:
     decisions0: dict | None = None
 
 
+def _paired(k: int) -> Design:
+    """Paired seeds, one metric per seed, ``k`` seeds: the design ``evaluate`` reads from
+    the paired cells' files."""
+    return Design(compare=COMPARE_METHODS, paired=True, runs=int(k))
+
+
+def _compare(x, design, comps, corrections, rng, **claim):
+    """The comparisons of the arms' per-seed metrics ``x`` (sims, arms, k) under
+    ``corrections`` as ``evaluate`` computes them (:func:`protocols.analysis.arms.
+    compare_batch`: each seed's metric is its one score, ``x[..., None]``)."""
+    return compare_batch(x[..., None], design, comps, primary=primary_name(design, False),
+                         alpha=ALPHA, corrections=corrections, seed=rng, n_draws=N_FLIPS,
+                         **claim)
+
+
 def _intervals(p, sims, rng):
     arms, k = p["arms"], p["k"]
     mu = _means(arms, p["effect"], p["improved"])
     comps = _comparisons(p["family"], arms)
     truth = mt.contrast_matrix(comps, arms) @ mu
     x = _paired_scores(arms, k, mu, sims, rng)
-    # the joint sign flips of the per-seed deltas, by the hook evaluate's max-T calls (each
-    # seed's metric is its one score here: x[..., None])
-    joint = _PAIRED.joint_null(x[..., None], comps, None, rng, n_draws=N_FLIPS)
-    ci = mt.simultaneous_ci(joint, ALPHA)
+    # max-T (joint sign flips of the per-seed deltas) and Holm on the same experiments
+    batch = _compare(x, _paired(k), comps, ("maxt", "holm"), rng)
+    joint = batch.maxt.joint
     old_c = mt.maxt_critical(joint.null, ALPHA, weights=joint.weights)
     old_lo = joint.estimate - old_c[:, None] * joint.se
     old_hi = joint.estimate + old_c[:, None] * joint.se
-    bonf = mt.simultaneous_ci(joint, ALPHA, method="bonferroni")
     null_cols = truth == 0
-    p_maxt = mt.maxt_adjust(joint)
-    p_raw = 2.0 * stats.t.sf(np.abs(joint.observed), k - 1)
-    p_holm = mt.adjust(p_raw, "holm")
-    decided = {"maxt covered": _covers(ci.low, ci.high, truth),
+    decided = {"maxt covered": _covers(*batch.bounds["maxt"], truth),
                "old covered": _covers(old_lo, old_hi, truth),
-               "holm covered": _covers(bonf.low, bonf.high, truth)}
-    for name, padj in (("maxt", p_maxt), ("holm", p_holm)):
+               "holm covered": _covers(*batch.bounds["holm"], truth)}
+    for name in ("maxt", "holm"):
+        significant = batch.significant(name, ALPHA)
         if null_cols.any():
-            decided[f"{name} false"] = (padj[:, null_cols] < ALPHA).any(axis=-1)
+            decided[f"{name} false"] = significant[:, null_cols].any(axis=-1)
         if (~null_cols).any():
-            decided[f"{name} true"] = (padj[:, ~null_cols] < ALPHA).any(axis=-1)
+            decided[f"{name} true"] = significant[:, ~null_cols].any(axis=-1)
     return _Draw(x, mu, decided)
 
 
@@ -187,27 +194,24 @@ def _intervals_outcomes(p, d, sims):
 def _claims(p, sims, rng):
     arms, k, margin, claim = p["arms"], p["k"], p["margin"], p["claim"]
     comps = mt.many_to_one(arms)
-    c = len(comps)
     mu = np.zeros(arms)
     mu[1:] = -margin                                   # every comparison at its margin
     x = _paired_scores(arms, k, mu, sims, rng)
-    # the units evaluate's max-T claims flip (the hook it calls)
-    d, _ = _PAIRED.flip_units(x[..., None], comps, None)
-    new = mxc.maxt_claim(d, claim, margin, ALPHA, n_flips=N_FLIPS, rng=rng)
-    # the Bonferroni read-off (holm, bonferroni, bh): t interval at 1 - 2 alpha / C
-    bonf = claims.paired_claim(d, claim, margin, ALPHA / c)
-    joint = _PAIRED.joint_null(x[..., None], comps, None, rng, n_draws=N_FLIPS)
+    # max-T's exact one-sided claims and the Bonferroni read-off (holm, bonferroni, bh: the
+    # t interval at 1 - 2 alpha / C) on the same experiments
+    batch = _compare(x, _paired(k), comps, ("maxt", "holm"), rng, claim=claim,
+                     margin=margin)
+    joint = batch.maxt.joint
     old_c = mt.maxt_critical(joint.null, 2 * ALPHA, weights=joint.weights)
     lo = joint.estimate - old_c[:, None] * joint.se
     hi = joint.estimate + old_c[:, None] * joint.se
     old = claims.claim_verdict(claim, joint.estimate, lo, hi, margin)
     # power: every comparison truly 0 (inside the margin)
     x0 = _paired_scores(arms, k, np.zeros(arms), sims, rng)
-    p0 = mxc.maxt_claim(_PAIRED.flip_units(x0[..., None], comps, None)[0], claim, margin,
-                        ALPHA, n_flips=N_FLIPS, rng=rng)
-    return _Draw(x, mu, {"maxt": np.asarray(new.verdict), "holm": np.asarray(bonf.verdict),
+    p0 = _compare(x0, _paired(k), comps, ("maxt",), rng, claim=claim, margin=margin)
+    return _Draw(x, mu, {"maxt": batch.maxt.claim_verdicts, "holm": batch.claim_verdicts,
                          "old": np.asarray(old)},
-                 x0=x0, decisions0={"maxt": np.asarray(p0.verdict)})
+                 x0=x0, decisions0={"maxt": p0.maxt.claim_verdicts})
 
 
 def _claims_outcomes(p, d, sims):
@@ -228,7 +232,8 @@ def _unpaired(p, sims, rng):
     mu = _means(arms, p["effect"], "all") * np.sqrt(2.0)   # sd of a difference of means: 1
     truth = mt.contrast_matrix(comps, arms) @ mu
     x = rng.standard_normal((sims, arms, k)) + mu[:, None]
-    ci = dtk.unpaired_exact_ci(x, comps, ALPHA, p["family"])
+    # what --equal-variances --correction maxt prints (Dunnett / Tukey, batched)
+    ci = exact_intervals(x, comps, ALPHA, p["family"])
     decided = {"exact covered": _covers(ci.low, ci.high, truth)}
     null_cols = truth == 0
     if null_cols.any():
@@ -268,27 +273,15 @@ def _unpaired_unequal(p, sims, rng):
     difference of two sd-1 arms' means (as in the ``unpaired`` cells)."""
     arms, k = p["arms"], p["k"]
     comps = _comparisons(p["family"], arms)
-    c = len(comps)
     mu = _means(arms, p["effect"], "all") * np.sqrt(2.0)
     truth = mt.contrast_matrix(comps, arms) @ mu
     x = rng.standard_normal((sims, arms, k)) * _arm_sds(p)[:, None] + mu[:, None]
-    design = _independent(k)
-    raw = np.empty((sims, c))
-    low, high = np.empty((sims, c)), np.empty((sims, c))
-    degenerate = np.zeros((sims, c), dtype=bool)
-    for col, (i, j) in enumerate(comps):
-        # (sims, k, 1): k seeds of one per-seed metric each, as evaluate passes them, to the
-        # function its comparisons call (the design's primary, welch_t)
-        base, variant = x[:, j, :, None], x[:, i, :, None]
-        r = primary_result(design, base, variant, ALPHA, binary=False)
-        raw[:, col], degenerate[:, col] = r.p_value, r.degenerate
-        r_sim = (primary_result(design, base, variant, ALPHA / c, binary=False) if c > 1
-                 else r)
-        low[:, col], high[:, col] = r_sim.ci_low, r_sim.ci_high
-    p_adj = mt.adjust(raw, "holm") if c > 1 else raw
-    reject = (p_adj < ALPHA) & ~degenerate
-    exact = dtk.unpaired_exact_ci(x, comps, ALPHA, p["family"])
-    decided = {"welch covered": _covers(low, high, truth),
+    # welch_t per comparison (k seeds of one per-seed metric each, as evaluate passes
+    # them), Holm on its p and its interval at alpha / C
+    batch = _compare(x, _independent(k), comps, ("maxt",), rng)
+    reject = batch.significant("maxt", ALPHA)
+    exact = exact_intervals(x, comps, ALPHA, p["family"])
+    decided = {"welch covered": _covers(*batch.bounds["maxt"], truth),
                "old covered": _covers(exact.low, exact.high, truth)}
     null_cols = truth == 0
     if null_cols.any():

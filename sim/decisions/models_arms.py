@@ -9,7 +9,8 @@ c_g))``. The shifts ``s_i`` are solved so that the expected accuracies over the 
 population differ from model 0's by exactly ``effect`` (a fraction) for every other
 model: the truth each comparison's interval must hold.
 
-Decisions scored, as ``evaluate`` computes them:
+Decisions scored, as ``evaluate`` computes them (by the function its comparisons call,
+:func:`protocols.analysis.arms.compare_batch`, on the drawn experiments):
 
 * ``maxt interval`` — :func:`protocols.multiplicity.simultaneous_ci` on the joint
   multivariate-t law of the per-question t (``models``); with clusters ``evaluate`` prints
@@ -39,9 +40,11 @@ from scipy import optimize, special
 
 import protocols
 from evalcal_core.designs import COMPARE_MODELS, MODELS, MODELS_CLUSTERED, Design
+from evalcal_core.options import DEFAULT_SEED
 from protocols import multiplicity as mt
-from protocols.analysis import designs
-from protocols.analysis.primary import primary_name, primary_result
+from protocols.analysis.arms import compare_batch
+from protocols.analysis.designs import N_FLIPS
+from protocols.analysis.primary import primary_name
 from sim.end_to_end import Sample, tidy
 
 from .clusters import dominant_sizes
@@ -52,7 +55,9 @@ DESIGN = MODELS
 ALPHA = 0.05
 ARMS = 5
 INTERCEPT = 1.0
-N_DRAWS = 2_000
+#: experiments decided at once: a joint normal null of 10,000 draws holds
+#: chunk x 10,000 x comparisons floats (160 MB for 500 experiments of 4 comparisons)
+CHUNK = 500
 _GH_X, _GH_W = np.polynomial.hermite_e.hermegauss(80)
 
 CELLS = (
@@ -114,6 +119,35 @@ class _Draw:
     maxt_refused: bool
 
 
+def _decide(scores, design, comps, name, clusters) -> dict:
+    """The comparisons of ``scores`` (sims, arms, runs, n) under max-T and Holm, decided as
+    ``evaluate`` decides each experiment by default: its ``--seed`` (every resampling step
+    starts from it) and its 10,000 draws of a sampled null (the clusters' sign flips beyond
+    16 clusters, the questions' joint normal law, the sign-flip law of repeats), so that a
+    verdict resting on a sampled null is the command's, not another draw's. The draws are
+    shared by the experiments (one set per call, as one experiment gets them), in chunks of
+    :data:`CHUNK` experiments.
+
+    Returns
+    -------
+    dict of ndarray, shape (sims, C)
+        ``maxt low``/``maxt high`` (the joint null's simultaneous intervals), ``holm
+        low``/``holm high`` (the primary's at ``alpha / C``), ``degenerate`` and each
+        correction's ``significant``.
+    """
+    parts = []
+    for i in range(0, len(scores), CHUNK):
+        b = compare_batch(scores[i:i + CHUNK], design, comps, primary=name, alpha=ALPHA,
+                          corrections=("maxt", "holm"), codes=clusters, seed=DEFAULT_SEED,
+                          n_draws=N_FLIPS)
+        parts.append({"maxt low": b.maxt.low, "maxt high": b.maxt.high,
+                      "holm low": b.bounds["holm"][0], "holm high": b.bounds["holm"][1],
+                      "degenerate": b.degenerate,
+                      "maxt significant": b.significant("maxt", ALPHA),
+                      "holm significant": b.significant("holm", ALPHA)})
+    return {key: np.concatenate([p[key] for p in parts]) for key in parts[0]}
+
+
 def _draw(params: dict, sims: int, rng) -> _Draw:
     """Draw ``sims`` experiments of one cell and decide each as ``evaluate`` does (see the
     module docstring)."""
@@ -142,54 +176,28 @@ def _draw(params: dict, sims: int, rng) -> _Draw:
     design = Design(compare=COMPARE_MODELS, runs=runs, n_questions=n,
                     cluster="topic" if g else None, n_clusters=g)
     clusters = codes if g else None
-    # the design's joint null as evaluate's max-T builds it (the hook it calls): joint sign
-    # flips of the clusters' scaled sums, or the per-question z statistics' normal law
-    scores = draws if draws is not None else x[:, :, None, :]
-    joint = designs.of(design).joint_null(scores, comps, clusters, rng, n_draws=N_DRAWS)
     # the design's primary protocol (cluster_cr2, t_signflip_questions, or exact McNemar on
-    # one 0/1 run), called by the function evaluate's comparisons call
+    # one 0/1 run) per comparison and max-T over the design's joint null (joint sign flips
+    # of the clusters' scaled sums, or the per-question z statistics' normal law), under
+    # max-T and Holm on the same experiments, by the function evaluate's comparisons call
+    scores = draws if draws is not None else x[:, :, None, :]
     name = primary_name(design, binary=runs == 1)
-    ci = mt.simultaneous_ci(joint, ALPHA)
-    covered = ((ci.low <= truth) & (truth <= ci.high)).all(axis=-1)
-    # the primary protocol per comparison: raw p (Holm) and its interval at alpha / C
-    raw_p = np.empty((sims, c))
-    low = np.empty((sims, c))
-    high = np.empty((sims, c))
-    refused = np.zeros(sims, dtype=bool)
-    for j, (i, b) in enumerate(comps):
-        if draws is not None:
-            base, var = draws[:, b], draws[:, i]
-            # its p does not depend on the level and its interval is the per-question t's:
-            # the sign-flip law is drawn once per comparison
-            r0 = primary_result(design, base, var, ALPHA, name=name, clusters=clusters,
-                                rng=rng)
-            raw_p[:, j] = r0.p_value
-            # t_signflip_questions' interval is paired_t_questions' (no second sign-flip law)
-            r = protocols.get("paired_t_questions").evaluate(base, var, ALPHA / c, rng=rng)
-            refused |= np.asarray(r0.degenerate)
-        else:
-            base, var = x[:, b, None, :], x[:, i, None, :]
-            raw_p[:, j] = primary_result(design, base, var, ALPHA, name=name,
-                                         clusters=clusters, rng=rng).p_value
-            r = primary_result(design, base, var, ALPHA / c, name=name, clusters=clusters,
-                               rng=rng)
-        low[:, j], high[:, j] = r.ci_low, r.ci_high
-        refused |= np.asarray(r.degenerate)
+    got = _decide(scores, design, comps, name, clusters)
+    # the joint null's simultaneous intervals (printed for questions; with clusters evaluate
+    # prints cluster_cr2's at alpha / C under max-T too, and these are kept as "(old)")
+    covered = ((got["maxt low"] <= truth) & (truth <= got["maxt high"])).all(axis=-1)
+    low, high = got["holm low"], got["holm high"]
+    refused = got["degenerate"].any(axis=-1)
     given = ~refused
-    holm = mt.adjust(np.where(np.isnan(raw_p), 1.0, raw_p), "holm")
-    p_maxt = mt.maxt_adjust(joint)
     # a refusal of the design (not a zero SE) leaves no adjusted p under max-T either
     why = getattr(protocols.get(name), "refusal", None)
     maxt_refused = bool(why is not None and why(protocols.ScoreBatch.from_arrays(
         x[0, 0, None], x[0, 1, None], clusters=codes)))
-    if runs > 1 and not g:
-        # evaluate's max-T for fixed models with repeats: the primary's own p must agree
-        p_maxt = np.fmax(p_maxt, np.where(np.isnan(raw_p), 1.0, raw_p))
     decided = {"maxt covered": covered,
                "holm covered": ((low <= truth) & (truth <= high)).all(axis=-1) & given,
                "refused": refused,
-               "maxt rejection": (p_maxt < ALPHA).any(axis=-1) & ~maxt_refused,
-               "holm rejection": ((holm < ALPHA) & given[:, None]).any(axis=-1)}
+               "maxt rejection": got["maxt significant"].any(axis=-1) & ~maxt_refused,
+               "holm rejection": (got["holm significant"] & given[:, None]).any(axis=-1)}
     return _Draw(x, draws, codes, decided, maxt_refused)
 
 

@@ -31,6 +31,16 @@ def cohen_d(a: np.ndarray, b: np.ndarray, alpha: float):
     return d, d - z * se, d + z * se
 
 
+def exact_intervals(metrics, comps, alpha: float, family: str):
+    """Dunnett's (``family="many_to_one"``) or Tukey's (``"all_pairs"``) exact
+    simultaneous ``1 - alpha`` intervals of the comparisons ``comps`` of the arms' per-seed
+    metrics ``(..., m, k)`` (equal seed counts; leading axes are experiments, as the
+    decision grid draws them): :func:`protocols.dunnett_tukey.unpaired_exact_ci`, what
+    :func:`unpaired_exact` prints. The single-step test at ``alpha`` rejects where an interval
+    excludes 0 (the test's critical value is the intervals')."""
+    return dtk.unpaired_exact_ci(metrics, comps, alpha, family)
+
+
 def unpaired_exact(scores, comps, reference, alpha, claim_alpha, seed):
     """Dunnett (many-to-one) or Tukey (all pairs) single-step p, intervals and claim
     intervals for independent seeds: exact for normal arms with a common variance."""
@@ -46,10 +56,10 @@ def unpaired_exact(scores, comps, reference, alpha, claim_alpha, seed):
     else:
         res = stats.tukey_hsd(*x)
         p_adj = np.array([res.pvalue[i, j] for i, j in comps], dtype=float)
-    ci = dtk.unpaired_exact_ci(x, comps, alpha, family)
+    ci = exact_intervals(x, comps, alpha, family)
     cl = []
     if claim_alpha is not None:
-        ci2 = dtk.unpaired_exact_ci(x, comps, claim_alpha, family)
+        ci2 = exact_intervals(x, comps, claim_alpha, family)
         cl = [(None, lo, hi) for lo, hi in zip(ci2.low, ci2.high)]
     name = "Dunnett" if family == "many_to_one" else "Tukey"
     note = (f"max-T for independent seeds: {name}'s exact single-step test and intervals "

@@ -59,18 +59,12 @@ class CalibrateCommand:
     pool: str | None = None
 
     def config(self, *, jobs: int = 1, cache=None) -> CalibrationConfig:
-        """The command's config; ``jobs`` and ``cache`` (``--out``) change no number.
-
-        The report reads no pool-sampling interval: a real pool's command says
-        ``--pool-reps 0``.
-        """
-        pool = generators.generator_class(self.generator).from_pool
+        """The command's config; ``jobs`` and ``cache`` (``--out``) change no number."""
         return CalibrationConfig(
             k=tuple(self.k), generator=self.generator, params=tuple(self.params),
             effects=self.effects, protocols=tuple(self.protocols), sims=self.sims,
             seed=self.seed, alpha=self.alpha, pool=self.pool, jobs=jobs, out=cache,
-            plot=False, quiet=True,
-            **({"pool_reps": 0} if pool else {}))
+            plot=False, quiet=True)
 
     @property
     def ks(self) -> list[int]:

@@ -40,6 +40,14 @@ from evalcal_core.options import (
 )
 from evalcal_core.outdir import check_complete
 from evalcal_core.params import decode, parse_key_values
+from evalcal_core.readers.options import (
+    check_log_options,
+    filter_option,
+    log_format_option,
+    log_read,
+    metric_option,
+    task_option,
+)
 from evalcal_core.validate import (
     AllOf,
     AnyOf,
@@ -70,7 +78,7 @@ from .grid import (
 )
 from .grid.runner import DEFAULT_POOL_METHOD, POOL_METHODS
 from .mde import check_searchable, search_mde
-from .pilot import generator_from_pilot, pilot_paths, pilot_source
+from .pilot import PILOT_LOGS, generator_from_pilot, pilot_paths, pilot_source, reads_logs
 from .pool_summary import fit_check, pool_summary
 
 DEFAULT_EFFECTS = (0.0, 0.5, 1.0, 2.0)
@@ -134,6 +142,10 @@ class CalibrationConfig:
         help="instead of --from-pilot: one arm's pilot log (lm-eval samples_*.jsonl, Inspect "
              ".eval, HELM, a one-arm CSV, or a folder), as evaluate reads --arm; give it for "
              "both arms (the one named baseline, else the first, is the baseline)")
+    metric: str | None = metric_option(group=_PILOTS)
+    task: str | None = task_option(group=_PILOTS)
+    filter: str | None = filter_option(group=_PILOTS)
+    log_format: str | None = log_format_option(group=_PILOTS)
     protocol_params: tuple[str, ...] = option(
         "--protocol-param", (), nargs="+", metavar="KEY=VALUE",
         help="set on every selected protocol with that parameter, e.g. B=30")
@@ -180,9 +192,9 @@ class CalibrationConfig:
     pool_reps: int = option(
         "--pool-reps", DEFAULT_REPS, kind=int, metavar="R", group=_REAL_POOLS,
         constraint=AnyOf(Options((0,), "0 (off)"), Interval("int", 2)),
-        help=f"real pools: half-sample replicates behind pool_low/pool_high, and with "
-             f"--check-fit the pools a fitted model redraws to judge its own fit "
-             f"({DEFAULT_REPS}; 0 = off)")
+        help=f"real pools: with --pool-method halves the half-sample replicates behind "
+             f"pool_low/pool_high, and with --check-fit the pools a fitted model redraws to "
+             f"judge its own fit ({DEFAULT_REPS}; 0 = off; refused without either)")
     pool_method: str = option(
         "--pool-method", DEFAULT_POOL_METHOD, choices=POOL_METHODS, group=_REAL_POOLS,
         constraint=Options(POOL_METHODS),
@@ -265,6 +277,12 @@ REQUIRES = (
              why="describes a pilot's or a CSV pool's scores"),
     Requires("--pool", lambda c: c.pool is not None, "--generator real or real_pool",
              lambda c: c.generator in ("real", "real_pool"), why="names the real pools' store"),
+    # read by the half-sample intervals and the fit check's parametric bootstrap only: the
+    # default jackknife intervals draw no replicate, and a count given there did nothing
+    Requires("--pool-reps", lambda c: c.pool_reps != DEFAULT_REPS,
+             "--pool-method halves or --check-fit",
+             lambda c: c.pool_method == "halves" or c.check_fit,
+             why="sets the half-sample replicates and the fit check's redrawn pools"),
     Requires("--metric-range", lambda c: c.metric_range is not None,
              "a CSV pool (--param csv=PATH)", lambda c: "csv" in c.generator_params,
              why="describes a CSV pool's metric"),
@@ -287,6 +305,7 @@ def _validate(c: CalibrationConfig) -> None:
     check_options(c, _constraints(c), only_extra=True)
     c.generator_params  # noqa: B018  (parsed once here: a bad KEY=VALUE fails now)
     c.protocol_param_values  # noqa: B018
+    check_log_options(c, reads_logs(c.pilot), PILOT_LOGS)
     if c.pilot is not None:
         # a pilot inside an output folder that a killed run left marked is not a result
         for part in pilot_paths(c.pilot):
@@ -337,7 +356,8 @@ def _generators(c: CalibrationConfig):
         if c.generator != "seed_gaussian":
             raise InvalidParameterError("a pilot (--from-pilot or --arm) chooses the generator "
                                         "itself; drop --generator")
-        fit = generator_from_pilot(c.pilot, percent=c.percent, assurance=c.assurance,
+        fit = generator_from_pilot(c.pilot, log_read=log_read(c), percent=c.percent,
+                                   assurance=c.assurance,
                                    effects_pp=c.effects or (), alpha=c.alpha,
                                    power=c.target_power)
         for warning in fit.warnings:

@@ -53,7 +53,7 @@ def test_edited_csv_pool_does_not_bring_back_old_rows(tmp_path, capsys):
     path = tmp_path / "pool.csv"
     out = tmp_path / "out"
     params = ["--generator", "real_pool", "--param", f"csv={_pool_csv(path, 0.0)}",
-              "scenario=S1", "null=false", "--allow-large-k", "--pool-reps", "0"]
+              "scenario=S1", "null=false", "--allow-large-k"]
     assert main(_argv(out, *params)) == 0
     before = pd.read_csv(out / "calibration.csv")
     _pool_csv(path, 0.3)

@@ -164,6 +164,10 @@ def test_from_pilot_per_question(tmp_path, capsys):
     (["--k", "3", "--fpr-tolerance", "-0.01"], "'--fpr-tolerance'.*>= 0"),
     (["--k", "3", "--pool-reps", "1"], "'--pool-reps'.*0 \\(off\\) or an integer >= 2"),
     (["--k", "3", "--percent"], "--percent .* goes with --from-pilot"),
+    # the default jackknife intervals draw no replicate: a count there would do nothing
+    (["--k", "3", "--generator", "real_pool", "--pool", "tests/fixtures/pool",
+      "--pool-reps", "0"], "--pool-reps sets the half-sample replicates .* goes with "
+                           "--pool-method halves or --check-fit"),
     (["--k", "3", "--mde", "--generator", "real_pool", "--pool", "tests/fixtures/pool",
       "--param", "scenario=S1"], "'--mde' option needs a generator whose effect can be "
                                  "varied"),
@@ -276,7 +280,7 @@ def test_an_effect_pool_alone_gets_its_null_pool_measured(tmp_path):
 
     assert main(["--k", "3", "4", "--generator", "real_pool", "--pool", FIXTURE_POOL,
                  "--param", "scenario=S1", "--sims", "100", "--out", str(tmp_path), "--quiet",
-                 "--no-plot", "--protocols", "paired_t", "--pool-reps", "3"]) == 0
+                 "--no-plot", "--protocols", "paired_t"]) == 0
     frame = pd.read_csv(tmp_path / "calibration.csv")
     null = frame[frame.generator_params.str.contains("scenario=S0p")]
     assert set(null.k) == {3, 4} and (null.effect_pp == 0).all() and null.searched.all()

@@ -56,7 +56,7 @@ def test_metric_range_states_the_metric_units(rl_pool):
 def test_calibrate_prints_the_pool_in_its_units(rl_pool, tmp_path, capsys):
     assert main(["--k", "3", "--generator", "real_pool", "--param", f"csv={rl_pool}",
                  "null=false", "--metric-range", "0", "2000", "--protocols", "paired_t",
-                 "--sims", "100", "--pool-reps", "0", "--out", str(tmp_path / "o"),
+                 "--sims", "100", "--out", str(tmp_path / "o"),
                  "--no-plot", "--jobs", "1"]) == 0
     out = capsys.readouterr().out
     assert "real_pool: hopper_returns effect" in out

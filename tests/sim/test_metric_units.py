@@ -55,7 +55,7 @@ def fraction_pool(tmp_path):
 
 def _run(pool, out, *extra):
     args = ["--generator", "real_pool", "--param", f"csv={pool}", "null=false",
-            "--protocols", "paired_t", "--sims", "400", "--pool-reps", "0", "--out", str(out),
+            "--protocols", "paired_t", "--sims", "400", "--out", str(out),
             "--no-plot", "--quiet", "--jobs", "1", *extra]
     assert main(args) == 0
     frame = pd.read_csv(out / "calibration.csv")
@@ -117,7 +117,7 @@ def test_effects_on_a_metric_pool_are_metric_units(score_pool, tmp_path, capsys)
              "--effects", "0.2")
     main(["--generator", "real_pool", "--param", f"csv={score_pool}", "null=false",
           "--metric-range", "0", "100", "--k", "3", "--protocols", "paired_t", "--sims", "100",
-          "--pool-reps", "0", "--out", str(tmp_path / "q"), "--no-plot", "--jobs", "1"])
+          "--out", str(tmp_path / "q"), "--no-plot", "--jobs", "1"])
     printed = capsys.readouterr().out
     assert "effect +20 (score in [0, 100])" in printed
     assert " pp" not in printed.split("real pools:")[0]

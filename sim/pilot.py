@@ -100,7 +100,23 @@ def pilot_paths(source) -> list[str]:
     return str(source).split(",")
 
 
-def read_pilot(path) -> ArmScores:
+#: how a pilot's harness logs are given (named where a log option is refused)
+PILOT_LOGS = "--arm NAME=PATH per arm, or --from-pilot 'BASELINE,VARIANT'"
+
+
+def reads_logs(source) -> bool:
+    """Whether the pilot ``source`` (:func:`pilot_source`) is read from harness logs (``--arm``
+    or two logs joined by a comma), where ``--metric``, ``--task``, ``--filter`` and
+    ``--log-format`` apply."""
+    if source is None:
+        return False
+    if isinstance(source, Mapping):
+        return True
+    text = str(source)
+    return not Path(text).exists() and "," in text
+
+
+def read_pilot(path, log_read: dict | None = None) -> ArmScores:
     """A pilot's two arms, ``baseline`` and ``variant``, with their scores unchecked.
 
     Parameters
@@ -113,6 +129,9 @@ def read_pilot(path) -> ArmScores:
         one value of ``--from-pilot``; or ``{name: log}`` of two arms (``--arm NAME=PATH``,
         :func:`pilot_source`), read as ``evaluate`` reads its arms: the arm named
         ``baseline``, else the first given, is the baseline.
+    log_read : dict or None
+        How the logs are read (``--metric``, ``--task``, ``--filter``, ``--log-format``:
+        :func:`evalcal_core.readers.options.log_read`), as for ``evaluate``'s arms.
 
     Returns
     -------
@@ -133,12 +152,12 @@ def read_pilot(path) -> ArmScores:
                 raise InvalidParameterError(f"arm {name!r}: log {str(log)!r} does not exist")
         # the baseline first, as a CSV's arms are ordered (read_two_arms)
         order = sorted(path, key=lambda name: name != ARMS[0])
-        return read_logs({name: path[name] for name in order}).scores
+        return read_logs({name: path[name] for name in order}, **(log_read or {})).scores
     text = str(path)
     if not Path(text).exists() and "," in text:
         first, _, second = text.partition(",")
         if Path(first).exists() and Path(second).exists():
-            return read_logs({ARMS[0]: first, ARMS[1]: second}).scores
+            return read_logs({ARMS[0]: first, ARMS[1]: second}, **(log_read or {})).scores
     path = Path(text)
     if not path.exists() and not path.is_symlink():
         raise InvalidParameterError(f"results file {text!r} does not exist")
@@ -216,7 +235,8 @@ def _budget_text(spread, effects_pp, alpha, power) -> str:
 
 def generator_from_pilot(path, *, percent: bool = False,
                          assurance: float = DEFAULT_ASSURANCE, effects_pp=(),
-                         alpha: float = 0.05, power: float = 0.8) -> PilotFit:
+                         alpha: float = 0.05, power: float = 0.8,
+                         log_read: dict | None = None) -> PilotFit:
     """Fit a generator to the pilot at ``path``: a results CSV (the ``protocols.evaluate``
     format), or harness logs of training seeds as ``"BASELINE,VARIANT"`` or ``{name: log}``
     (``--arm``) (:func:`read_pilot`).
@@ -243,8 +263,10 @@ def generator_from_pilot(path, *, percent: bool = False,
         pilot's own effect).
     alpha, power : float
         Of that budget.
+    log_read : dict or None
+        How harness logs are read (:func:`read_pilot`).
     """
-    scores = read_pilot(path)
+    scores = read_pilot(path, log_read)
     path = pilot_label(path)  # messages name the pilot as the user gave it
     if scores.runs_are == "repeats":
         # evaluate reads these runs as repeats of a fixed model (design "models"); a seed

@@ -40,6 +40,14 @@ from evalcal_core.options import (
 )
 from evalcal_core.options import config_from_args as options_from_args
 from evalcal_core.outdir import check_complete, run_outputs
+from evalcal_core.readers.options import (
+    check_log_options,
+    filter_option,
+    log_format_option,
+    log_read,
+    metric_option,
+    task_option,
+)
 from evalcal_core.validate import (
     Interval,
     InvalidParameterError,
@@ -161,6 +169,10 @@ class PlanOptions:
                              "samples_*.jsonl, Inspect .eval, HELM, a one-arm CSV, or a "
                              "folder), as evaluate reads --arm; give it for both arms (the "
                              "one named baseline, else the first, is the baseline)")
+    metric: str | None = metric_option()
+    task: str | None = task_option()
+    filter: str | None = filter_option()
+    log_format: str | None = log_format_option()
     generator_param: tuple | None = option("--param", None, nargs="+",
                                            metavar="KEY=VALUE",
                                            help="a seed_question setting (e.g. theta=2 "
@@ -209,10 +221,11 @@ def config_from_args(parsed) -> PlanConfig:
         raise fail("--cluster-size", f"given (with --sd-cluster) exactly when --design is "
                    f"{_clustered_names()}", args.cluster_size)
     design = check_choice(args.design, "--design", DESIGNS)
-    from .pilot import pilot_label, pilot_paths, pilot_source
+    from .pilot import PILOT_LOGS, pilot_label, pilot_paths, pilot_source, reads_logs
 
     # --from-pilot FILE, or its logs as --arm NAME=PATH per arm (as evaluate reads them)
     source = pilot_source(args.from_pilot, args.arm)
+    check_log_options(args, reads_logs(source), PILOT_LOGS)
     flag = "--arm" if args.arm else "--from-pilot"
     if source is not None and args.generator_param is not None:
         raise fail(flag, "not combined with --param", pilot_label(source))
@@ -233,7 +246,7 @@ def config_from_args(parsed) -> PlanConfig:
             check_complete(path, flag)  # not from a killed run's folder
         # a CSV of two arms with any names, or two harness logs (their runs, epochs or
         # seeds, are the pilot's runs: repeats under --design models)
-        pilot = read_pilot(source)
+        pilot = read_pilot(source, log_read(args))
         if pilot.question_ids == ("metric",):
             raise InvalidParameterError(f"{flag}: {pilot_label(source)} has per-seed metrics; "
                                         "the planner needs per-question scores "

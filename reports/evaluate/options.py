@@ -19,8 +19,14 @@ from evalcal_core.designs import get as design_kind
 from evalcal_core.options import add_options, alpha_option, check_options, option, seed_option
 from evalcal_core.options import config_from_args as options_from_args
 from evalcal_core.params import parse_key_values
-from evalcal_core.readers import names as log_formats
 from evalcal_core.readers import parse_arm_options
+from evalcal_core.readers.options import (
+    check_log_options,
+    filter_option,
+    log_format_option,
+    metric_option,
+    task_option,
+)
 from evalcal_core.results_io import MAX_RANGE
 from evalcal_core.validate import Interval, Optional, Options, check_number, fail
 from protocols import PROTOCOLS, names, protocol_class
@@ -31,8 +37,6 @@ from protocols.claims import check_margin as check_claim_margin
 PROG = "python -m protocols.evaluate"
 CLAIMS = ("superiority", "non-inferiority", "equivalence")
 FORMATS = ("text", "markdown", "latex")
-#: the logs' formats (:mod:`evalcal_core.readers`)
-LOG_FORMATS = tuple(log_formats())
 
 #: the kinds whose arms' seeds are independent (``--equal-variances`` applies to them) and
 #: those whose questions are clustered (``--cluster`` names their clusters), from the registry
@@ -70,12 +74,9 @@ class EvaluateOptions:
                                        "--variant)")
     variant: str | None = option("--variant", None, metavar="LOG", group=LOGS,
                                  help="two-arm shorthand: --arm variant=LOG")
-    metric: str | None = option("--metric", None, group=LOGS,
-                                help="metric, scorer or stat to read from the logs")
-    task: str | None = option("--task", None, group=LOGS,
-                              help="task to read when a log holds several")
-    filter: str | None = option("--filter", None, group=LOGS,
-                                help="lm-eval filter, HELM perturbation or CSV arm")
+    metric: str | None = metric_option(group=LOGS)
+    task: str | None = task_option(group=LOGS)
+    filter: str | None = filter_option(group=LOGS)
     design: str | None = option("--design", None, choices=KINDS, metavar="NAME", group=DESIGN,
                                 help="the study design, one of: " + "; ".join(
                                     kind + ("" if KIND_WORDS[kind] == kind
@@ -175,11 +176,7 @@ class EvaluateOptions:
     json: bool = option("--json", False, switch=True, help="machine-readable output")
     format: str = option("--format", "text", metavar="FORMAT", constraint=Options(FORMATS),
                          help="output: text (default), markdown or latex")
-    log_format: str | None = option("--log-format", None, metavar="NAME",
-                                    constraint=Optional(Options(LOG_FORMATS)),
-                                    help=f"the logs' format ({', '.join(LOG_FORMATS)}); "
-                                         "detected from the file name and content when "
-                                         "omitted")
+    log_format: str | None = log_format_option()
     max_member_mb: float | None = option("--max-member-mb", None, kind=float, metavar="MB",
                                          group=LOGS,
                                          constraint=Optional(Interval("real", 0.0, 1e6,
@@ -294,12 +291,7 @@ def _arms(opts: EvaluateOptions, results) -> dict:
     if arms and len(arms) < 2:
         raise fail("--arm", "given once per arm, for two or more arms",
                    got=f"one arm ({next(iter(arms))})")
-    if not arms:
-        for flag, value in (("--metric", opts.metric), ("--task", opts.task),
-                            ("--filter", opts.filter), ("--log-format", opts.log_format)):
-            if value is not None:
-                raise fail(flag, "used with harness logs (--arm NAME=PATH, or --baseline and "
-                           "--variant): it reads them", value)
+    check_log_options(opts, bool(arms), "--arm NAME=PATH, or --baseline and --variant")
     return arms
 
 

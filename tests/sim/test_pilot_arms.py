@@ -173,3 +173,40 @@ def test_plan_arm_with_param_is_refused_naming_arm(inspect_pair):
 def test_pilot_source():
     assert pilot_source("x.csv") == "x.csv" and pilot_source(None) is None
     assert pilot_source(None, ("b=2", "a=1")) == {"b": "2", "a": "1"}
+
+
+def test_log_options_reach_a_pilots_logs(lm_eval_pair, tmp_path):
+    """--metric (and --task, --filter, --log-format) read a pilot's logs as they read
+    evaluate's arms: the metric the logs hold gives the same plan as the default, one they
+    lack is the reader's one-line error, in sim.plan and sim.calibrate alike."""
+    base, variant = lm_eval_pair
+    arms = ("--arm", f"base={base}", "--arm", f"new={variant}")
+    named = evalcal.plan(arm=arms[1::2], metric="acc", log_format="lm-eval", sims=0)
+    plain = evalcal.plan(arm=arms[1::2], sims=0)
+    np.testing.assert_allclose(_components(named), _components(plain), rtol=1e-12)
+    for command, prog, extra in ((plan.main, "python -m sim.plan", ("--sims", "0")),
+                                 (calibrate.main, "python -m sim.calibrate",
+                                  ("--k", "3", "--sims", "10", "--no-plot", "--out",
+                                   str(tmp_path / "o")))):
+        got = run_in_process(command, prog, *extra, *arms, "--metric", "nope")
+        lines = got.stderr.strip().splitlines()
+        assert got.returncode == 2 and len(lines) == 1, got.stderr
+        assert "metric 'nope' (--metric) is absent; metrics present: acc" in lines[0]
+
+
+def test_log_options_are_refused_without_logs(tmp_path):
+    """A tidy CSV pilot is no log: a log option there would do nothing, so it is refused
+    in one line naming how logs are given."""
+    pilot = tmp_path / "pilot.csv"
+    pilot.write_text("seed,arm,question,score\n" + "".join(
+        f"{s},{a},q{q},{(s + q + i) % 2}\n" for i, a in enumerate(("baseline", "variant"))
+        for s in range(3) for q in range(10)))
+    for command, prog, extra in ((plan.main, "python -m sim.plan", ("--sims", "0")),
+                                 (calibrate.main, "python -m sim.calibrate",
+                                  ("--k", "3", "--sims", "10", "--no-plot", "--out",
+                                   str(tmp_path / "o")))):
+        got = run_in_process(command, prog, *extra, "--from-pilot", str(pilot), "--task", "t")
+        lines = got.stderr.strip().splitlines()
+        assert got.returncode == 2 and len(lines) == 1, got.stderr
+        assert ("'--task' option must be used with harness logs (--arm NAME=PATH per arm, "
+                "or --from-pilot 'BASELINE,VARIANT'): it reads them") in lines[0], lines[0]

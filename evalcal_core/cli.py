@@ -245,6 +245,33 @@ class ArgumentParser(argparse.ArgumentParser):
         raise SystemExit(2)
 
 
+#: what asks for less memory, by the command's last name (``python -m sim.calibrate`` and
+#: ``evalcal calibrate`` are both ``calibrate``, ``evalcal decision-grid`` is
+#: ``decision_grid``); a command not named here gets
+#: :data:`MEMORY_DEFAULT`
+MEMORY_HINTS = {
+    "calibrate": "fewer --sims per cell, a smaller --k or --k-max, or fewer --jobs",
+    "plan": "fewer --sims or a smaller --k-max",
+    "evaluate": "a smaller results file (fewer arms, runs or questions) or --correction holm "
+                "in place of maxt",
+    "decision_grid": "fewer --sims or --max-sims, fewer --families, or fewer --jobs",
+    "design_check": "fewer --sims, questions or repeats, or fewer --jobs",
+    "harness_defaults": "fewer --sims, questions or repeats, or fewer --jobs",
+    "multiarm": "fewer --sims or --max-sims",
+    "export": "a smaller input (fewer logs, arms or questions)",
+    "from_logs": "fewer or smaller logs",
+    "gpu_batch": "a smaller plan or --workers",
+}
+#: the hint of a command with no entry in :data:`MEMORY_HINTS`
+MEMORY_DEFAULT = "ask for less work (fewer simulations or workers) or give a smaller input"
+
+
+def memory_hint(prog: str) -> str:
+    """What the command ``prog`` (as typed) can be asked for less of, in its own options."""
+    last = prog.split()[-1].rsplit(".", 1)[-1].replace("-", "_") if prog.split() else ""
+    return MEMORY_HINTS.get(last, MEMORY_DEFAULT)
+
+
 def run_main(main, prog: str, argv=None) -> None:
     """Run ``main(argv)`` and exit with its code.
 
@@ -266,8 +293,7 @@ def call_main(main, prog: str, argv=None) -> int:
         print(f"{prog}: error: {one_line(exc)}", file=sys.stderr)
         return 2
     except MemoryError:
-        print(f"{prog}: error: out of memory; use fewer simulations or questions per cell",
-              file=sys.stderr)
+        print(f"{prog}: error: out of memory; {memory_hint(prog)}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
         print(f"{prog}: interrupted", file=sys.stderr)

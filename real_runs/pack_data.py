@@ -286,6 +286,10 @@ class PackOptions:
 
     def __post_init__(self):
         check_options(self)
+        for flag, value in (("--data-root", self.data_root), ("--verify", self.verify)):
+            # an empty path is a path given wrong, not an option left out
+            if value is not None and not str(value).strip():
+                raise fail(flag, "a folder path", got=repr(value))
         given = [flag for flag, value in (("--data-root", self.data_root), ("--out", self.out))
                  if value]
         if not self.verify and len(given) < 2:

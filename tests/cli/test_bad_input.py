@@ -241,6 +241,9 @@ CASES = [
     ("real_runs.pack_data", ["--data-root", "{adir}", "--out", "{tmp}/o"],
      ["does not have the expected layout"]),
     ("real_runs.pack_data", ["--verify", "{adir}"], ["--verify", "holds no evalcal-data.npz"]),
+    # an empty path is named as the option given wrong (not "only --out given")
+    ("real_runs.pack_data", ["--data-root", "", "--out", "{tmp}/o"],
+     ["--data-root' option must be a folder path", "Got '' instead"]),
     ("real_runs.gpu_check", ["--pack", "{tmp}/nope", "--out", "{tmp}/o"],
      ["--pack' option must be an existing data pack", "/nope' instead"]),
     ("real_runs.gpu_check", ["--pack", "{adir}", "--out", "{tmp}/o", "--steps", "0"],

@@ -120,6 +120,12 @@ def keep_inside(fig, texts, *, min_chars: int = 16) -> None:
             fig.tight_layout()
 
 
+def no_verdict(comparison) -> bool:
+    """Whether a comparison was given no verdict and so has no interval to draw (a refusal
+    of its protocol, a real-pool pitfall, or no variance estimate)."""
+    return math.isnan(comparison.ci_low) and math.isnan(comparison.sim_low)
+
+
 def forest_figure(analysis, units):
     """The forest plot of ``analysis`` on a new figure, laid out so that no label is cut;
     returns the figure (the caller saves or embeds it)."""
@@ -144,7 +150,13 @@ def forest_figure(analysis, units):
         if not math.isnan(c.sim_low):
             ax.plot([f * c.sim_low, f * c.sim_high], [y, y], color="C0" if c.significant
                     else "0.3", lw=3, solid_capstyle="butt")
-        ax.plot([f * c.estimate], [y], "o", color="black", ms=5)
+        if no_verdict(c):
+            # a refused comparison: its estimate alone, open, and said so beside it
+            ax.plot([f * c.estimate], [y], "o", mfc="white", mec="black", ms=5)
+            ax.annotate("no verdict", (f * c.estimate, y), xytext=(6, 0),
+                        textcoords="offset points", va="center", fontsize=8, color="0.3")
+        else:
+            ax.plot([f * c.estimate], [y], "o", color="black", ms=5)
     ax.axvline(0, color="black", lw=0.8)
     if analysis.claim and analysis.margin:
         m = f * analysis.margin
@@ -154,8 +166,10 @@ def forest_figure(analysis, units):
     ax.set_yticks(range(len(comps)))
     ax.set_yticklabels(labels, fontsize=8 if rows > 1 else None)
     kind = INTERVAL_KIND.get(analysis.correction, analysis.correction)
+    refused = ("\nopen dot: the estimate of a comparison given no verdict (no interval; "
+               "see the notes)" if any(no_verdict(c) for c in comps) else "")
     xlabel = ax.set_xlabel(f"difference ({units.name}); thick: {100 * analysis.sim_level:.4g}% "
-                           f"{kind} interval, thin above: unadjusted")
+                           f"{kind} interval, thin above: unadjusted{refused}")
     margin = (f"\ndashed: {analysis.claim} margin" if analysis.claim and analysis.margin
               else "")
     title = ax.set_title(f"{plot_label(analysis.primary)}, {analysis.design.describe()}"

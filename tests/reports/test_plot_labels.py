@@ -75,3 +75,43 @@ def test_board_labels_inside_the_figure(names):
         assert "possibly best" in fig.axes[0].get_title().replace("\n", " ")
     finally:
         plt.close(fig)
+
+
+def _dominant_frame(n=200, seed=0):
+    """3 fixed models, 10 clusters, one holding 95% of the questions: cluster_cr2 refuses
+    every comparison (G* < 1.5)."""
+    rng = np.random.default_rng(seed)
+    sizes = [int(0.95 * n)] + [1] * 9
+    sizes[0] = n - 9
+    topics = np.repeat([f"t{g}" for g in range(10)], sizes)
+    return pd.DataFrame([{"seed": 0, "arm": arm, "question": f"q{q}", "topic": topics[q],
+                          "score": int(rng.random() < 0.6)}
+                         for arm in ("a0", "a1", "a2") for q in range(n)])
+
+
+def test_a_comparison_given_no_verdict_is_an_open_dot_said_so():
+    """A refused comparison has no interval: its estimate is drawn open with "no verdict"
+    beside it, and the x-label says what the open dot is (not a bare dot under a caption
+    about intervals)."""
+    result = compare(_dominant_frame(), design="models_clustered", cluster="topic",
+                     reference="a0")
+    assert all(c.refusal for c in result.analysis.comparisons)
+    fig = forest_figure(result.analysis, result.units)
+    try:
+        ax = fig.axes[0]
+        notes = [t.get_text() for t in ax.texts]
+        assert notes == ["no verdict"] * 2
+        dots = [line for line in ax.lines if line.get_marker() == "o"]
+        assert len(dots) == 2 and all(d.get_markerfacecolor() == "white" for d in dots)
+        assert "open dot: the estimate of a comparison given no verdict" in \
+            ax.xaxis.label.get_text()
+        _assert_inside(fig)
+    finally:
+        plt.close(fig)
+    # a comparison with a verdict keeps its filled dot and no such line
+    fig = forest_figure((plain := compare(_frame(("a", "b")))).analysis, plain.units)
+    try:
+        assert "open dot" not in fig.axes[0].xaxis.label.get_text()
+        assert not fig.axes[0].texts
+    finally:
+        plt.close(fig)

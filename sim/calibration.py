@@ -21,6 +21,14 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from evalcal_core.log_options import (
+    check_log_options,
+    filter_option,
+    log_format_option,
+    log_read,
+    metric_option,
+    task_option,
+)
 from evalcal_core.options import (
     MAX_SIMS,
     Execution,
@@ -40,14 +48,6 @@ from evalcal_core.options import (
 )
 from evalcal_core.outdir import check_complete
 from evalcal_core.params import decode, parse_key_values
-from evalcal_core.readers.options import (
-    check_log_options,
-    filter_option,
-    log_format_option,
-    log_read,
-    metric_option,
-    task_option,
-)
 from evalcal_core.validate import (
     AllOf,
     AnyOf,

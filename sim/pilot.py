@@ -131,7 +131,7 @@ def read_pilot(path, log_read: dict | None = None) -> ArmScores:
         ``baseline``, else the first given, is the baseline.
     log_read : dict or None
         How the logs are read (``--metric``, ``--task``, ``--filter``, ``--log-format``:
-        :func:`evalcal_core.readers.options.log_read`), as for ``evaluate``'s arms.
+        :func:`evalcal_core.log_options.log_read`), as for ``evaluate``'s arms.
 
     Returns
     -------

@@ -30,6 +30,14 @@ import dataclasses
 import numpy as np
 
 from evalcal_core.cli import ArgumentParser, run_main
+from evalcal_core.log_options import (
+    check_log_options,
+    filter_option,
+    log_format_option,
+    log_read,
+    metric_option,
+    task_option,
+)
 from evalcal_core.options import (
     add_options,
     alpha_option,
@@ -40,14 +48,6 @@ from evalcal_core.options import (
 )
 from evalcal_core.options import config_from_args as options_from_args
 from evalcal_core.outdir import check_complete, run_outputs
-from evalcal_core.readers.options import (
-    check_log_options,
-    filter_option,
-    log_format_option,
-    log_read,
-    metric_option,
-    task_option,
-)
 from evalcal_core.validate import (
     Interval,
     InvalidParameterError,

@@ -16,17 +16,17 @@ from dataclasses import dataclass, field
 from evalcal_core.cli import ArgumentParser
 from evalcal_core.designs import KIND_WORDS, KINDS, designs
 from evalcal_core.designs import get as design_kind
-from evalcal_core.options import add_options, alpha_option, check_options, option, seed_option
-from evalcal_core.options import config_from_args as options_from_args
-from evalcal_core.params import parse_key_values
-from evalcal_core.readers import parse_arm_options
-from evalcal_core.readers.options import (
+from evalcal_core.log_options import (
     check_log_options,
     filter_option,
     log_format_option,
     metric_option,
     task_option,
 )
+from evalcal_core.options import add_options, alpha_option, check_options, option, seed_option
+from evalcal_core.options import config_from_args as options_from_args
+from evalcal_core.params import parse_key_values
+from evalcal_core.readers import parse_arm_options
 from evalcal_core.results_io import MAX_RANGE
 from evalcal_core.validate import Interval, Optional, Options, check_number, fail
 from protocols import PROTOCOLS, names, protocol_class

@@ -344,7 +344,8 @@ def test_shifted_null_pool_warns_on_the_command_line(tmp_path, capsys):
     rng = np.random.default_rng(4)
     path = _write_pool(tmp_path / "pool.csv", 0.0072 + 0.004 * rng.standard_normal(30), rng=1)
     assert main(["--k", "3", "--generator", "real_pool", "--param", f"csv={path}",
-                 "null=true", "--protocols", "paired_t", "--sims", "100", "--out", str(tmp_path / "o"), "--quiet", "--no-plot"]) == 0
+                 "null=true", "--protocols", "paired_t", "--sims", "100",
+                 "--out", str(tmp_path / "o"), "--quiet", "--no-plot"]) == 0
     assert pytest.importorskip("re").search(
         r"warning: null pool's own mean delta \+0\.\d+ pp is \d+\.\d standard errors from 0",
         capsys.readouterr().err)

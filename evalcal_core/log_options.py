@@ -6,6 +6,10 @@ Each factory returns a dataclass field for :mod:`evalcal_core.options` (``spec``
 overrides a declaration, e.g. the ``--help`` group); :func:`log_read` turns the parsed
 values into the keywords of :func:`evalcal_core.readers.read_logs`, and
 :func:`check_log_options` refuses them where no log is read.
+
+It lives beside the readers package, not in it: :func:`evalcal_core.readers.discover` imports
+every module of that package in name order, so :data:`LOG_FORMATS` read there would miss the
+readers registered after it (``tables``: csv and parquet).
 """
 
 from __future__ import annotations
@@ -13,9 +17,8 @@ from __future__ import annotations
 import dataclasses
 
 from evalcal_core.options import option
+from evalcal_core.readers import names
 from evalcal_core.validate import Optional, Options, fail
-
-from . import names
 
 #: the registered log formats (``--log-format``)
 LOG_FORMATS = tuple(names())

@@ -261,6 +261,7 @@ MEMORY_HINTS = {
     "export": "a smaller input (fewer logs, arms or questions)",
     "from_logs": "fewer or smaller logs",
     "gpu_batch": "a smaller plan or --workers",
+    "pack_data": "a --data-root with fewer images (the pack is built in memory)",
 }
 #: the hint of a command with no entry in :data:`MEMORY_HINTS`
 MEMORY_DEFAULT = "ask for less work (fewer simulations or workers) or give a smaller input"

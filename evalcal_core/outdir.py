@@ -52,6 +52,23 @@ MARKER_NAME = "INCOMPLETE"
 MARKER_TEXT = "outputs in this folder are from an unfinished run"
 
 
+def check_out_path(path, option: str = "--out") -> Path:
+    """Refuse ``path`` as an output folder if it or one of its parents is a file, creating
+    nothing (a command whose input is still to be checked leaves no empty folder behind).
+
+    Raises
+    ------
+    ValueError
+        ``path`` or one of its parents is a file.
+    """
+    path = Path(path)
+    for parent in [path, *path.parents]:
+        if parent.exists() and not parent.is_dir():
+            where = "is a file" if parent == path else f"is under the file {parent}"
+            raise fail(option, f"a folder ({path} {where})", str(path))
+    return path
+
+
 def check_out(path, option: str = "--out") -> Path:
     """Create ``path`` if needed and check that files can be written in it.
 
@@ -60,11 +77,7 @@ def check_out(path, option: str = "--out") -> Path:
     ValueError
         ``path`` or one of its parents is a file, or the folder cannot be written.
     """
-    path = Path(path)
-    for parent in [path, *path.parents]:
-        if parent.exists() and not parent.is_dir():
-            where = "is a file" if parent == path else f"is under the file {parent}"
-            raise fail(option, f"a folder ({path} {where})", str(path))
+    path = check_out_path(path, option)
     try:
         path.mkdir(parents=True, exist_ok=True)
         fd, probe = tempfile.mkstemp(dir=path, prefix=".write-test.")

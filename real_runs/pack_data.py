@@ -44,7 +44,7 @@ import numpy as np
 from evalcal_core.atomic import atomic_path, write_atomic
 from evalcal_core.cli import ArgumentParser, call_main
 from evalcal_core.options import add_options, check_options, config_from_args, option, out_option
-from evalcal_core.outdir import check_complete, check_out, run_outputs
+from evalcal_core.outdir import check_complete, check_out, check_out_path, run_outputs
 from evalcal_core.validate import InvalidParameterError, fail
 from real_runs.sources import (
     N_KEYS,
@@ -61,6 +61,16 @@ PROG = "python -m real_runs.pack_data"
 PACK_FORMAT = "evalcal-data-pack/1"
 PACK_NAME = "evalcal-data.npz"
 SUMS_NAME = "SHA256SUMS"
+#: the most a pack may hold uncompressed (bytes): the real one is about 60 MB, and a pack that
+#: inflates past this (an archive bomb carrying a matching SHA256SUMS) is refused before
+#: anything is decompressed
+MAX_PACK_BYTES = 1 << 30
+#: the arrays every pack holds (:func:`build_pack`)
+PACK_KEYS = ("format", "meta",
+             *(f"cifar10_{split}_{part}" for split in ("train", "test")
+               for part in ("jpeg", "offsets", "labels")),
+             *(f"cifar10n_{key}" for key in N_KEYS),
+             "ag_news_train_csv", "ag_news_test_csv")
 
 
 class PackError(InvalidParameterError):
@@ -168,10 +178,31 @@ def verify_pack(path) -> str:
     return actual
 
 
+def _check_members(path: Path) -> None:
+    """Refuse a pack whose archive lacks an array of :data:`PACK_KEYS` or inflates past
+    :data:`MAX_PACK_BYTES`; read from the zip directory, before anything is decompressed."""
+    try:
+        with zipfile.ZipFile(path) as archive:
+            members = archive.infolist()
+    except (OSError, zipfile.BadZipFile, ValueError) as exc:
+        raise PackError(f"cannot read data pack {path} ({exc})") from exc
+    size = sum(m.file_size for m in members)
+    if size > MAX_PACK_BYTES:
+        raise PackError(f"data pack {path} would inflate to {size / 2**20:,.0f} MiB, above the "
+                        f"{MAX_PACK_BYTES / 2**20:,.0f} MiB a pack may hold: not a data pack")
+    names = {m.filename for m in members}
+    missing = [key for key in PACK_KEYS if f"{key}.npy" not in names]
+    if missing:
+        raise PackError(f"data pack {path} lacks the array {missing[0]} "
+                        f"({len(missing)} of {len(PACK_KEYS)} missing): rebuild it with {PROG}")
+
+
 def read_pack(path) -> dict[str, np.ndarray]:
-    """Every array of a verified pack (raises PackError if corrupt or of another format)."""
+    """Every array of a verified pack (raises PackError if corrupt, of another format, too
+    large or missing an array of :data:`PACK_KEYS`)."""
     path = Path(path)
     verify_pack(path)
+    _check_members(path)
     try:
         with open(path, "rb") as fh, np.load(fh, allow_pickle=False) as npz:
             arrays = {k: npz[k] for k in npz.files}
@@ -181,6 +212,24 @@ def read_pack(path) -> dict[str, np.ndarray]:
         raise PackError(f"data pack {path} has format {arrays.get('format')!s}; this code "
                         f"reads {PACK_FORMAT}")
     return arrays
+
+
+def pack_checksums(arrays: dict[str, np.ndarray], path) -> dict[str, str]:
+    """The per-array SHA-256 digests the pack's ``meta`` records; PackError if ``meta`` is
+    not the JSON object :func:`build_pack` writes, or names an array the pack lacks."""
+    try:
+        meta = json.loads(str(arrays["meta"]))
+    except ValueError as exc:
+        raise PackError(f"data pack {path}: its meta is not JSON ({exc})") from exc
+    digests = meta.get("sha256") if isinstance(meta, dict) else None
+    if not isinstance(digests, dict) or not all(
+            isinstance(k, str) and isinstance(v, str) for k, v in digests.items()):
+        raise PackError(f"data pack {path}: its meta has no sha256 object of array digests")
+    unknown = sorted(set(digests) - set(arrays))
+    if unknown:
+        raise PackError(f"data pack {path}: its meta names the array {unknown[0]}, which the "
+                        "pack lacks")
+    return digests
 
 
 def _decode_one():
@@ -292,6 +341,9 @@ class PackOptions:
                 raise fail(flag, "a folder path", got=repr(value))
         given = [flag for flag, value in (("--data-root", self.data_root), ("--out", self.out))
                  if value]
+        if self.verify and given:
+            raise fail(("--verify", given[0]), "given one at a time: --verify checks a pack, "
+                       "--data-root and --out build one", got="both")
         if not self.verify and len(given) < 2:
             raise fail(("--data-root", "--out"), "given together (or --verify PACK_DIR alone)",
                        got="only " + given[0] if given else "neither")
@@ -315,8 +367,7 @@ def _main(argv) -> int:
         if pack is None:
             raise PackError(f"The '--verify' folder {args.verify} holds no {PACK_NAME}")
         raw = read_pack(pack)
-        meta = json.loads(str(raw["meta"]))
-        for key, digest in meta["sha256"].items():
+        for key, digest in pack_checksums(raw, pack).items():
             if hashlib.sha256(raw[key].tobytes()).hexdigest() != digest:
                 raise PackError(f"data pack {pack}: array {key} fails its checksum")
         print(f"ok {pack} ({pack.stat().st_size / 2**20:.1f} MiB)")
@@ -324,9 +375,10 @@ def _main(argv) -> int:
     if not Path(args.data_root).is_dir():
         raise fail("--data-root", "a folder laid out like ../shared/data (cifar10-jpeg/, "
                    "cifar10n/, ag_news-mini/)", args.data_root)
-    check_out(args.out)
+    check_out_path(args.out)  # a file given as --out is refused first, before any reading
     for find in (find_cifar10_root, find_cifar10n_file, find_ag_news_root):
-        find(args.data_root)  # a root without all three fails here, before the marker
+        find(args.data_root)  # a root without all three fails here, before --out is made
+    check_out(args.out)
     # The pack and its checksum file are two files: the folder stays marked incomplete
     # until both are written, so a pack cut off between them is never taken for whole.
     with run_outputs(args.out, PROG, known=(PACK_NAME, SUMS_NAME)) as run:

@@ -133,10 +133,15 @@ def read_cifar10n_labels(path) -> dict[str, np.ndarray]:
     Only numpy's array-reconstruction globals are allow-listed for ``torch.load(...,
     weights_only=True)``; a file that needs anything else is rejected.
     """
-    import torch
+    path = Path(path)
+    try:
+        import torch
+    except ImportError as exc:
+        # torch is an optional extra: its absence is a missing install, not a bug
+        raise DataRootError(f"reading the CIFAR-10N labels {path} needs torch, an optional "
+                            "extra: pip install 'evalcal[real]'") from exc
     from numpy._core.multiarray import _reconstruct
 
-    path = Path(path)
     # numpy >= 1.25 pickles a dtype through its DType class, so the integer ones are needed.
     int_dtypes = [type(np.dtype(t)) for t in (np.int8, np.int16, np.int32, np.int64, np.uint8,
                                               np.uint16, np.uint32, np.uint64)]

@@ -82,6 +82,10 @@ from .pilot import PILOT_LOGS, generator_from_pilot, pilot_paths, pilot_source, 
 from .pool_summary import fit_check, pool_summary
 
 DEFAULT_EFFECTS = (0.0, 0.5, 1.0, 2.0)
+#: the most --pool-reps: each replicate is one more pool's cells (halves) or one more fitted
+#: pool (--check-fit), so the cost grows linearly; 1,000 already bounds a 95% interval's
+#: Monte Carlo error far below its width
+MAX_POOL_REPS = 1_000
 DEFAULT_OUT = Path("reports") / "output" / "calibrate"
 #: upper bounds checked before any work (a typo such as --sims 10^12 must not start a run)
 MAX_K = 10**4
@@ -189,19 +193,20 @@ class CalibrationConfig:
         "--allow-large-k", False, switch=True, group=_REAL_POOLS,
         help="real pools: allow k above a third of the pool (experiments then share most of "
              "their seeds)")
-    pool_reps: int = option(
-        "--pool-reps", DEFAULT_REPS, kind=int, metavar="R", group=_REAL_POOLS,
-        constraint=AnyOf(Options((0,), "0 (off)"), Interval("int", 2)),
+    pool_reps: int | None = option(
+        "--pool-reps", None, kind=int, metavar="R", group=_REAL_POOLS,
+        constraint=Optional(AnyOf(Options((0,), "0 (off)"), Interval("int", 2, MAX_POOL_REPS))),
         help=f"real pools: with --pool-method halves the half-sample replicates behind "
              f"pool_low/pool_high, and with --check-fit the pools a fitted model redraws to "
-             f"judge its own fit ({DEFAULT_REPS}; 0 = off; refused without either)")
-    pool_method: str = option(
-        "--pool-method", DEFAULT_POOL_METHOD, choices=POOL_METHODS, group=_REAL_POOLS,
-        constraint=Options(POOL_METHODS),
-        help="real pools: how pool_low/pool_high get the pool-sampling error: 'jackknife' "
-             "(delete-one-seed jackknife over the seeds each experiment drew; no extra "
-             "cells), 'projection' (Hoeffding's first-order term), 'halves' (the older "
-             "--pool-reps half-sample replicates, 6x the cost)")
+             f"judge its own fit ({DEFAULT_REPS}; 0 = off; at most {MAX_POOL_REPS:,}; "
+             f"refused without either)")
+    pool_method: str | None = option(
+        "--pool-method", None, choices=POOL_METHODS, group=_REAL_POOLS,
+        constraint=Optional(Options(POOL_METHODS)),
+        help=f"real pools: how pool_low/pool_high get the pool-sampling error: 'jackknife' "
+             f"(delete-one-seed jackknife over the seeds each experiment drew; no extra "
+             f"cells), 'projection' (Hoeffding's first-order term), 'halves' (the older "
+             f"--pool-reps half-sample replicates, 6x the cost); default {DEFAULT_POOL_METHOD}")
     replicates: str = option(
         "--replicates", DEFAULT_REPLICATES, choices=REPLICATE_MODES,
         help=f"z-bootstrap protocols: 'summary' draws the B replicates' mean and SD from "
@@ -229,6 +234,16 @@ class CalibrationConfig:
     def ks(self) -> list[int]:
         """Every k of the grid (``--k MIN MAX`` is the range MIN..MAX)."""
         return list(range(self.k[0], self.k[-1] + 1))
+
+    @property
+    def pool_replicates(self) -> int:
+        """``--pool-reps``, or its default where not given."""
+        return DEFAULT_REPS if self.pool_reps is None else self.pool_reps
+
+    @property
+    def pool_interval_method(self) -> str:
+        """``--pool-method``, or its default where not given."""
+        return DEFAULT_POOL_METHOD if self.pool_method is None else self.pool_method
 
     @functools.cached_property
     def pilot(self) -> str | dict | None:
@@ -277,9 +292,16 @@ REQUIRES = (
              why="describes a pilot's or a CSV pool's scores"),
     Requires("--pool", lambda c: c.pool is not None, "--generator real or real_pool",
              lambda c: c.generator in ("real", "real_pool"), why="names the real pools' store"),
+    # options of the real pools' intervals and fit check: a synthetic generator reads none
+    *(Requires(flag, used, "--generator real or real_pool",
+               lambda c: c.generator in ("real", "real_pool"), why="describes real pools")
+      for flag, used in (("--pool-reps", lambda c: c.pool_reps is not None),
+                         ("--pool-method", lambda c: c.pool_method is not None),
+                         ("--check-fit", lambda c: c.check_fit),
+                         ("--allow-large-k", lambda c: c.allow_large_k))),
     # read by the half-sample intervals and the fit check's parametric bootstrap only: the
     # default jackknife intervals draw no replicate, and a count given there did nothing
-    Requires("--pool-reps", lambda c: c.pool_reps != DEFAULT_REPS,
+    Requires("--pool-reps", lambda c: c.pool_reps is not None,
              "--pool-method halves or --check-fit",
              lambda c: c.pool_method == "halves" or c.check_fit,
              why="sets the half-sample replicates and the fit check's redrawn pools"),
@@ -361,7 +383,8 @@ def _generators(c: CalibrationConfig):
                                    effects_pp=c.effects or (), alpha=c.alpha,
                                    power=c.target_power)
         for warning in fit.warnings:
-            print(f"warning: --from-pilot: {warning}", file=sys.stderr)
+            print(f"warning: {'--arm' if c.arm else '--from-pilot'}: {warning}",
+                  file=sys.stderr)
         generator = generators.get(fit.generator.name,
                                    **{**fit.generator.params(), **c.generator_params})
         if not c.quiet:
@@ -538,8 +561,8 @@ def cells_runner(c: CalibrationConfig, desc: str):
         over = {name: value for name, value in (("sims", sims), ("seed", seed))
                 if value is not None}
         return run_cells(requests, dataclasses.replace(execution, **over),
-                         pool_reps=c.pool_reps if pool_reps is None else pool_reps,
-                         pool_method=c.pool_method, desc=desc)
+                         pool_reps=c.pool_replicates if pool_reps is None else pool_reps,
+                         pool_method=c.pool_interval_method, desc=desc)
     return run
 
 
@@ -573,7 +596,7 @@ def run_calibration(config: CalibrationConfig,
                           "protocol_params": c.protocol_param_values,
                           "replicates": c.replicates}
             fits.append(fit_check(generator, frame, c.ks, plan.effects[generator.describe()],
-                                  fit_common, reps=c.pool_reps))
+                                  fit_common, reps=c.pool_replicates))
     frame = pd.concat(frames, ignore_index=True)
     frame = search_budget(frame, list(plan.generators), caps=plan.caps,
                           target_power=c.target_power, tolerance=c.fpr_tolerance,

@@ -97,23 +97,53 @@ def pilot_paths(source) -> list[str]:
     """The files or folders a pilot is read from (each checked for a killed run's marks)."""
     if isinstance(source, Mapping):
         return [str(p) for p in source.values()]
-    return str(source).split(",")
+    logs = split_logs(source)
+    return [str(source)] if logs is None else list(logs)
 
 
 #: how a pilot's harness logs are given (named where a log option is refused)
 PILOT_LOGS = "--arm NAME=PATH per arm, or --from-pilot 'BASELINE,VARIANT'"
 
 
+#: the suffixes of a pilot read as a results table (anything else is a harness log)
+TABLE_SUFFIXES = (".csv", ".tsv", ".txt")
+
+
+def split_logs(text: str) -> tuple[str, str] | None:
+    """``--from-pilot``'s two logs ``(BASELINE, VARIANT)`` when ``text`` is that comma form,
+    ``None`` when it names one path (an existing path with a comma in it is one path).
+
+    Raises
+    ------
+    InvalidParameterError
+        ``text`` empty, or a comma form that is not two non-empty paths.
+    """
+    text = str(text)
+    if not text.strip():
+        raise fail("--from-pilot", "a results CSV, or two harness logs as 'BASELINE,VARIANT'",
+                   got=repr(text))
+    if "," not in text or Path(text).exists():
+        return None
+    parts = text.split(",")
+    if len(parts) != 2 or not all(part.strip() for part in parts):
+        raise fail("--from-pilot", "a results CSV, or two harness logs as 'BASELINE,VARIANT' "
+                   "(two paths joined by one comma)", got=repr(text))
+    return parts[0], parts[1]
+
+
 def reads_logs(source) -> bool:
     """Whether the pilot ``source`` (:func:`pilot_source`) is read from harness logs (``--arm``
     or two logs joined by a comma), where ``--metric``, ``--task``, ``--filter`` and
-    ``--log-format`` apply."""
+    ``--log-format`` apply; one log alone (a folder, or a file that is not a table) counts,
+    so that it is refused as one arm's log rather than the options as given to a CSV."""
     if source is None:
         return False
     if isinstance(source, Mapping):
         return True
-    text = str(source)
-    return not Path(text).exists() and "," in text
+    if split_logs(source) is not None:
+        return True
+    path = Path(str(source))
+    return path.exists() and (path.is_dir() or path.suffix.lower() not in TABLE_SUFFIXES)
 
 
 def read_pilot(path, log_read: dict | None = None) -> ArmScores:
@@ -154,10 +184,13 @@ def read_pilot(path, log_read: dict | None = None) -> ArmScores:
         order = sorted(path, key=lambda name: name != ARMS[0])
         return read_logs({name: path[name] for name in order}, **(log_read or {})).scores
     text = str(path)
-    if not Path(text).exists() and "," in text:
-        first, _, second = text.partition(",")
-        if Path(first).exists() and Path(second).exists():
-            return read_logs({ARMS[0]: first, ARMS[1]: second}, **(log_read or {})).scores
+    logs = split_logs(text)
+    if logs is not None:
+        for log in logs:
+            if not Path(log).exists() and not Path(log).is_symlink():
+                raise InvalidParameterError(f"--from-pilot: log {log!r} does not exist")
+            check_path(Path(log))  # a symbolic-link loop or a broken link is named as such
+        return read_logs(dict(zip(ARMS, logs)), **(log_read or {})).scores
     path = Path(text)
     if not path.exists() and not path.is_symlink():
         raise InvalidParameterError(f"results file {text!r} does not exist")
@@ -177,7 +210,7 @@ def read_pilot(path, log_read: dict | None = None) -> ArmScores:
 def _names_both_arms(path: Path) -> bool:
     """Whether ``path`` is a table with an ``arm`` column, or one the CSV reader must reject
     itself (unreadable, or without the one-arm log's ``question`` and ``score`` columns)."""
-    if path.suffix.lower() not in (".csv", ".tsv", ".txt"):
+    if path.suffix.lower() not in TABLE_SUFFIXES:
         return False
     # the parser holds the header line whole: binary or endless content is refused first
     check_results_file(path)

@@ -283,6 +283,15 @@ def config_from_args(parsed) -> PlanConfig:
         if over:
             comp = dataclasses.replace(comp, source=comp.source + "; stated: " + ", ".join(
                 over), **over)
+    if source is not None and np.ptp(variant - base) == 0 and not any(
+            getattr(comp, name) for name in ("sd_seed", "sd_question", "sd_inter", "sd_repeat")):
+        # named here, not as a stated --sd-seed of 0 (which the user never typed)
+        delta = 100 * float(np.mean(variant - base))
+        raise InvalidParameterError(
+            f"{flag}: the pilot's arms differ by {delta:+.4g} pp on every run and question "
+            f"({pilot_label(source)}): it shows no variance to plan with (the same log given "
+            "for both arms?); state the components with --sd-seed, --sd-question, --sd-inter "
+            "or --sd-repeat instead")
     return PlanConfig(components=comp, costs=costs, model=model, design=design,
                       estimand=args.estimand,
                       power=args.power, effect=effect,

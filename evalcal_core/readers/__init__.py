@@ -22,6 +22,7 @@ import importlib
 import os
 import pkgutil
 import stat
+import unicodedata
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -342,6 +343,11 @@ def parse_arm_options(values, value_name: str = "PATH") -> dict:
         name, path = name.strip(), path.strip()
         if not sep or not name or not path:
             raise InvalidParameterError(f"--arm must be NAME={value_name}, got {text!r}")
+        if any(unicodedata.category(ch) == "Cc" for ch in name):
+            # a name is printed in tables, JSON keys and file names: a newline there forges
+            # a row, an escape sequence recolours a terminal
+            raise InvalidParameterError(f"--arm name {name!r} holds a control character; "
+                                        "arm names must be printable text")
         if name in arms:
             raise InvalidParameterError(f"--arm {name!r} is given twice; arm names must be "
                                         "distinct")

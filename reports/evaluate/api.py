@@ -17,6 +17,8 @@ comparisons and an HTML view for notebooks::
 
 from __future__ import annotations
 
+import os
+
 import pandas as pd
 
 from evalcal_core.keywords import keyword_errors, options_from_keywords
@@ -75,8 +77,11 @@ def compare(results=None, *, arms=None, **options) -> Evaluation:
     ValueError
         One line naming the keyword (or the frame's row), the value and what is allowed.
     """
-    if arms is not None and not isinstance(arms, dict):
-        raise options_error("arms", "a dict {name: log path}", arms)
+    if "arm" in options:
+        # the command's --arm is this function's arms=: named, not listed as unknown
+        raise options_error("arm", "spelled arms=, a dict {name: log path}", options["arm"])
+    if arms is not None:
+        _check_arms(arms)
     # the result carries the gate's exit status
     fixed = {"arm": tuple(f"{name}={path}" for name, path in (arms or {}).items()),
              "gate": options.get("claim") is not None}
@@ -88,6 +93,20 @@ def compare(results=None, *, arms=None, **options) -> Evaluation:
         results = str(results)
     with keyword_errors(EvaluateOptions, "compare"):
         return evaluate(resolve(opts, results))
+
+
+def _check_arms(arms) -> None:
+    """Refuse an ``arms`` that is not two or more ``{name: log path}`` with names that
+    ``--arm NAME=PATH`` could carry (text without ``=`` or control characters)."""
+    if not isinstance(arms, dict):
+        raise options_error("arms", "a dict {name: log path}", arms)
+    if len(arms) < 2:
+        raise options_error("arms", "a dict of two or more arms {name: log path}", arms)
+    for name, path in arms.items():
+        if not isinstance(name, str) or not name.strip() or "=" in name:
+            raise options_error("arms", "keyed by arm names: non-empty text without '='", name)
+        if not isinstance(path, (str, os.PathLike)) or not str(path).strip():
+            raise options_error("arms", f"a log path for each arm (arm {name!r})", path)
 
 
 def options_error(name, rule, value):

@@ -4,6 +4,7 @@ interval, the unadjusted interval thinner behind it, zero and the claim's margin
 from __future__ import annotations
 
 import math
+import os
 import re
 import textwrap
 from pathlib import Path
@@ -61,6 +62,13 @@ def check_output_path(path, option: str, suffixes: tuple, what: str) -> Path:
         check_target(text)
     except ValueError as exc:
         raise InvalidParameterError(f"{option}: {exc}") from None
+    # the folder is checked now, not when the plot is saved after the analysis has run
+    folder = next((p for p in Path(text).absolute().parents if p.exists()), None)
+    if folder is not None and not folder.is_dir():
+        raise InvalidParameterError(f"{option} {text!r} is under the file {folder}: give a "
+                                    "path in a folder")
+    if folder is not None and not os.access(folder, os.W_OK | os.X_OK):
+        raise InvalidParameterError(f"{option} {text!r}: the folder {folder} is not writable")
     return Path(text)
 
 
@@ -168,8 +176,15 @@ def forest_figure(analysis, units):
     kind = INTERVAL_KIND.get(analysis.correction, analysis.correction)
     refused = ("\nopen dot: the estimate of a comparison given no verdict (no interval; "
                "see the notes)" if any(no_verdict(c) for c in comps) else "")
-    xlabel = ax.set_xlabel(f"difference ({units.name}); thick: {100 * analysis.sim_level:.4g}% "
-                           f"{kind} interval, thin above: unadjusted{refused}")
+    # only what is drawn is described: every comparison refused leaves no interval
+    drawn = []
+    if any(not math.isnan(c.sim_low) for c in comps):
+        drawn.append(f"thick: {100 * analysis.sim_level:.4g}% {kind} interval")
+    if any(not math.isnan(c.ci_low) for c in comps):
+        drawn.append("thin above: unadjusted")
+    xlabel = ax.set_xlabel(f"difference ({units.name})"
+                           + "".join(f"; {part}" if i == 0 else f", {part}"
+                                     for i, part in enumerate(drawn)) + refused)
     margin = (f"\ndashed: {analysis.claim} margin" if analysis.claim and analysis.margin
               else "")
     title = ax.set_title(f"{plot_label(analysis.primary)}, {analysis.design.describe()}"

@@ -112,6 +112,19 @@ def test_results_are_frozen():
     (evalcal.plan, {"k_max": "x"},
      r"The 'k_max' parameter of plan\(\) must be an integer\. Got 'x' \(a str\) instead\."),
     (evalcal.compare, {"bogus": 1}, r"compare\(\) got unknown option\(s\) bogus"),
+    # the command's --arm is arms= here; a list of pairs, odd keys or paths are named as such
+    (evalcal.compare, {"arm": [("a", "x"), ("b", "y")]},
+     r"The 'arm' parameter of compare\(\) must be spelled arms=, a dict \{name: log path\}"),
+    (evalcal.compare, {"arms": [("a", "x"), ("b", "y")]},
+     r"The 'arms' parameter of compare\(\) must be a dict \{name: log path\}\. Got "
+     r"\[\('a', 'x'\), \('b', 'y'\)\] \(a list\) instead\."),
+    (evalcal.compare, {"arms": {"a": "x"}}, r"'arms' parameter of compare\(\) must be a dict "
+                                          r"of two or more arms"),
+    (evalcal.compare, {"arms": {"a=b": "x", "c": "y"}},
+     r"'arms' parameter .* must be keyed by arm names: non-empty text without '='\. Got 'a=b'"),
+    (evalcal.compare, {"arms": {"a": "x", 3: "y"}}, r"keyed by arm names.*Got 3 \(a int\)"),
+    (evalcal.compare, {"arms": {"a": None, "b": "y"}},
+     r"must be a log path for each arm \(arm 'a'\)\. Got None"),
 ])
 def test_bad_options_are_one_line(call, options, message):
     with pytest.raises(ValueError, match=message) as info:

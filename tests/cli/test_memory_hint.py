@@ -24,6 +24,7 @@ COMMANDS = {
     "export": ["-m", "evalcal_cli", "export"],
     "from_logs": ["-m", "sim.llm_pools", "from-logs"],
     "gpu_batch": ["-m", "real_runs.gpu_batch"],
+    "pack_data": ["-m", "real_runs.pack_data"],
 }
 
 
@@ -45,7 +46,8 @@ def test_a_hint_names_only_options_its_command_has(name):
     ("evalcal calibrate", MEMORY_HINTS["calibrate"]),
     ("evalcal decision-grid", MEMORY_HINTS["decision_grid"]),
     ("python -m sim.llm_pools from-logs", MEMORY_HINTS["from_logs"]),
-    ("python -m real_runs.pack_data", MEMORY_DEFAULT),
+    ("python -m real_runs.pack_data", MEMORY_HINTS["pack_data"]),
+    ("python -m real_runs.merge_records", MEMORY_DEFAULT),
 ])
 def test_the_hint_is_the_typed_commands(prog, hint):
     assert memory_hint(prog) == hint

@@ -248,6 +248,17 @@ def test_forest_path_must_end_in_png(tmp_path, value):
     assert sorted(p.name for p in tmp_path.iterdir()) == ["r.csv"]
 
 
+def test_forest_under_a_file_is_refused_before_the_analysis(tmp_path, monkeypatch):
+    from reports.evaluate import cli
+
+    csv = _results(tmp_path / "r.csv", ("a", "b"))
+    (tmp_path / "afile").write_text("x\n")
+    monkeypatch.setattr(cli, "analyze", lambda *a, **k: pytest.fail("analysed first"))
+    code, _, err = run_cli(_evaluate(), EVAL, [csv, "--forest", tmp_path / "afile" / "f.png"])
+    one_line_refusal(code, err, "--forest", "is under the file")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["afile", "r.csv"]
+
+
 def test_forest_with_hostile_names_is_written_atomically_without_warnings(tmp_path,
                                                                           monkeypatch):
     import matplotlib.axes

@@ -105,6 +105,9 @@ def test_a_comparison_given_no_verdict_is_an_open_dot_said_so():
         assert len(dots) == 2 and all(d.get_markerfacecolor() == "white" for d in dots)
         assert "open dot: the estimate of a comparison given no verdict" in \
             ax.xaxis.label.get_text()
+        # no interval is drawn, so none is described
+        assert "thick" not in ax.xaxis.label.get_text()
+        assert "thin" not in ax.xaxis.label.get_text()
         _assert_inside(fig)
     finally:
         plt.close(fig)
@@ -112,6 +115,8 @@ def test_a_comparison_given_no_verdict_is_an_open_dot_said_so():
     fig = forest_figure((plain := compare(_frame(("a", "b")))).analysis, plain.units)
     try:
         assert "open dot" not in fig.axes[0].xaxis.label.get_text()
+        assert "; thick: 95% Bonferroni-simultaneous interval, thin above: unadjusted" in \
+            fig.axes[0].xaxis.label.get_text()
         assert not fig.axes[0].texts
     finally:
         plt.close(fig)

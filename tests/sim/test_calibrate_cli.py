@@ -163,6 +163,18 @@ def test_from_pilot_per_question(tmp_path, capsys):
      r"The '--k-max' option must be an integer >= 3 and <= 10000. Got 100000000 instead."),
     (["--k", "3", "--fpr-tolerance", "-0.01"], "'--fpr-tolerance'.*>= 0"),
     (["--k", "3", "--pool-reps", "1"], "'--pool-reps'.*0 \\(off\\) or an integer >= 2"),
+    # a replicate is one more pool's cells: a count past the cap would run for days
+    (["--k", "3", "--pool-reps", "1001"],
+     r"'--pool-reps'.*0 \(off\) or an integer >= 2 and <= 1000\. Got 1001 instead"),
+    # the real pools' options, given to a synthetic generator, did nothing
+    *[(["--k", "3", *given], rf"error: {given[0]} describes real pools; it goes with --generator "
+                             rf"real or real_pool$")
+      for given in (["--pool-reps", "30", "--check-fit"], ["--pool-method", "halves"],
+                    ["--check-fit"], ["--allow-large-k"])],
+    # given at its default it is still given (and still does nothing without them)
+    (["--k", "3", "--generator", "real_pool", "--pool", "tests/fixtures/pool",
+      "--pool-reps", "30"], "--pool-reps sets the half-sample replicates .* goes with "
+                            "--pool-method halves or --check-fit"),
     (["--k", "3", "--percent"], "--percent .* goes with --from-pilot"),
     # the default jackknife intervals draw no replicate: a count there would do nothing
     (["--k", "3", "--generator", "real_pool", "--pool", "tests/fixtures/pool",

@@ -210,3 +210,86 @@ def test_log_options_are_refused_without_logs(tmp_path):
         assert got.returncode == 2 and len(lines) == 1, got.stderr
         assert ("'--task' option must be used with harness logs (--arm NAME=PATH per arm, "
                 "or --from-pilot 'BASELINE,VARIANT'): it reads them") in lines[0], lines[0]
+
+
+@pytest.mark.parametrize(("value", "message"), [
+    ("", "The '--from-pilot' option must be a results CSV, or two harness logs as "
+         "'BASELINE,VARIANT'. Got '' instead."),
+    (",", "must be a results CSV, or two harness logs as 'BASELINE,VARIANT' (two paths "
+          "joined by one comma). Got ',' instead."),
+    ("{log},", "(two paths joined by one comma). Got '{log},' instead."),
+    ("{log},{log},{log}", "(two paths joined by one comma). Got '{log},{log},{log}' instead."),
+    ("{tmp}/nope,{log}", "--from-pilot: log '{tmp}/nope' does not exist"),
+    ("{tmp}/loop,{log}", "{tmp}/loop: a symbolic link loop"),
+])
+@pytest.mark.parametrize("command", ["plan", "calibrate"])
+def test_a_malformed_from_pilot_is_named(command, value, message, tmp_path):
+    """--from-pilot's comma form is two paths: an empty value, a stray comma, three logs or
+    a link loop are each named in one line (they were read as the folder '.', or as one
+    missing results file)."""
+    (tmp_path / "loop").symlink_to(tmp_path / "loop")
+    log = LOGS / "inspect_eval" / "tiny.eval"
+    extra = (["--k", "3", "--out", str(tmp_path / "o")] if command == "calibrate" else [])
+    module = {"plan": plan, "calibrate": calibrate}[command]
+    got = run_in_process(module.main, f"python -m sim.{command}", *extra, "--from-pilot",
+                         value.format(log=log, tmp=tmp_path))
+    lines = got.stderr.strip().splitlines()
+    assert got.returncode == 2 and len(lines) == 1, got.stderr
+    assert message.format(log=log, tmp=tmp_path) in lines[0], lines[0]
+    assert not (tmp_path / "o").exists()
+
+
+@pytest.mark.parametrize("command", ["plan", "calibrate"])
+def test_one_log_with_a_log_option_is_named_as_one_arm(command, tmp_path):
+    """One arm's log folder with --metric: the missing second arm is what is wrong, not the
+    option (it was refused as given to a results CSV)."""
+    extra = (["--k", "3", "--out", str(tmp_path / "o")] if command == "calibrate" else [])
+    module = {"plan": plan, "calibrate": calibrate}[command]
+    got = run_in_process(module.main, f"python -m sim.{command}", *extra, "--from-pilot",
+                         str(LOGS / "lm_eval" / "dummy"), "--metric", "acc")
+    assert got.returncode == 2
+    assert "is a directory; a harness log folder holds one arm, so name both arms' logs" in \
+        got.stderr
+
+
+def test_a_pilot_of_identical_arms_is_named_as_such(inspect_pair):
+    """The same log for both arms has no variance: said so, not as an --sd-seed of 0 that
+    the user never gave; a stated component plans."""
+    base, _ = inspect_pair
+    got = run_in_process(plan.main, "python -m sim.plan", "--arm", f"a={base}", "--arm",
+                         f"b={base}")
+    lines = got.stderr.strip().splitlines()
+    assert got.returncode == 2 and len(lines) == 1, got.stderr
+    assert lines[0].startswith("python -m sim.plan: error: --arm: the pilot's arms differ by "
+                               "+0 pp on every run and question")
+    assert "--sd-seed' option" not in lines[0]
+    stated = run_in_process(plan.main, "python -m sim.plan", "--arm", f"a={base}", "--arm",
+                            f"b={base}", "--sd-repeat", "1", "--sims", "0")
+    assert stated.returncode == 0, stated.stderr
+
+
+def test_calibrate_warnings_name_arm_for_arm_pilots(tmp_path):
+    """A pilot of two seeds given by --arm: its warnings name --arm, as given."""
+    rng = np.random.default_rng(3)
+    pilot = tmp_path / "two_seeds.csv"
+    pilot.write_text("seed,arm,question,score\n" + "".join(
+        f"{s},{a},q{q},{int(rng.random() < 0.6 + 0.05 * i)}\n"
+        for i, a in enumerate(("baseline", "variant")) for s in range(2) for q in range(40)))
+    got = run_in_process(calibrate.main, "python -m sim.calibrate", "--k", "3", "--sims", "10",
+                         "--no-plot", "--quiet", "--protocols", "paired_t", "--out",
+                         tmp_path / "o", "--arm", f"baseline={pilot}", "--arm",
+                         f"variant={pilot}")
+    assert got.returncode == 0, got.stderr
+    warnings = [line for line in got.stderr.splitlines() if line.startswith("warning:")]
+    assert warnings and all(w.startswith("warning: --arm: ") for w in warnings), warnings
+
+
+@pytest.mark.parametrize("name", ["a\nb", "a\x1b[31m", "tab\there"])
+def test_arm_names_with_control_characters_are_refused(name):
+    from evalcal_core.readers import parse_arm_options
+    from evalcal_core.validate import InvalidParameterError
+
+    with pytest.raises(InvalidParameterError, match="holds a control character; arm names "
+                                                    "must be printable text"):
+        parse_arm_options([f"{name}=x.json", "b=y.json"])
+    assert parse_arm_options(["modèle-α=x.json"]) == {"modèle-α": "x.json"}

@@ -194,6 +194,13 @@ class PlainHelpFormatter(argparse.HelpFormatter):
         return render_help(text, width, indent)
 
 
+#: a negative number as a value, exponent forms included ('-1e0', '-2.5E-3', '-.5')
+NEGATIVE_NUMBER = re.compile(r"^-(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?$")
+#: the actions that may be given more than once (they add up, or print and exit)
+_REPEATABLE = (argparse._AppendAction, argparse._AppendConstAction, argparse._CountAction,
+               argparse._ExtendAction, argparse._HelpAction, argparse._VersionAction)
+
+
 class ArgumentParser(argparse.ArgumentParser):
     """``argparse.ArgumentParser`` whose usage errors are one stderr line, exit code 2.
 
@@ -218,6 +225,9 @@ class ArgumentParser(argparse.ArgumentParser):
         #: callables run on the parsed namespace (:func:`evalcal_core.options.add_options`
         #: adds one per declared constraint)
         self.checks: list = []
+        # argparse takes only -N and -N.N for negative numbers: '-1e0' or '-1e308' was read as
+        # an option, and '--metric-range -1e0 1' failed with "expected 2 arguments"
+        self._negative_number_matcher = NEGATIVE_NUMBER
 
     def format_help(self) -> str:
         """argparse's help, with reST markup removed from the description, the epilog and
@@ -230,6 +240,34 @@ class ArgumentParser(argparse.ArgumentParser):
                 action.help = plain_text(action.help)
         return super().format_help()
 
+    def parse_known_args(self, args=None, namespace=None):
+        """argparse's, after refusing an option that takes a value given twice (argparse keeps
+        the last silently: ``--alpha 0.05 --alpha 0.2`` ran at 0.2)."""
+        args = list(sys.argv[1:] if args is None else args)
+        self._refuse_repeats(args)
+        return super().parse_known_args(args, namespace)
+
+    def _refuse_repeats(self, args: list) -> None:
+        seen: dict = {}
+        for i, token in enumerate(args):
+            if token == "--":
+                break
+            if not token.startswith("-") or NEGATIVE_NUMBER.match(token):
+                continue
+            flag, eq, value = token.partition("=")
+            action = self._option_string_actions.get(flag)
+            if action is None or action.nargs == 0 or isinstance(action, _REPEATABLE):
+                continue
+            if not eq:
+                value = args[i + 1] if i + 1 < len(args) else ""
+            if action.dest in seen:
+                first_flag, first = seen[action.dest]
+                raise InvalidParameterError(
+                    f"The {flag!r} option must be given once (a second value would silently "
+                    f"replace the first). Got {first_flag} {first}, then {flag} {value} "
+                    "instead.")
+            seen[action.dest] = (flag, value)
+
     def parse_args(self, args=None, namespace=None):
         """argparse's namespace, after every check in :attr:`checks` (an
         :class:`~evalcal_core.validate.InvalidParameterError` is the one-line error): a value
@@ -241,7 +279,14 @@ class ArgumentParser(argparse.ArgumentParser):
         return parsed
 
     def error(self, message):
-        print(f"{self.prog}: error: {' '.join(str(message).split())}", file=sys.stderr)
+        message = " ".join(str(message).split())
+        counted = re.fullmatch(r"argument (\S+?)(?:/\S+)?: expected (\d+) arguments", message)
+        if counted:
+            # '--opt=A B' holds one value: say how the values are given, not only their count
+            flag, count = counted.groups()
+            message += (f" (the {flag} option takes {count} values separated by spaces, "
+                        f"'{flag} A B'; '{flag}=A' holds one)")
+        print(f"{self.prog}: error: {message}", file=sys.stderr)
         raise SystemExit(2)
 
 

@@ -71,7 +71,10 @@ def parse_argv(parser, argv: list[str], caller: str):
 def _typed(key: str, value, f, opt: Option, caller: str):
     """One keyword's value as its declaration reads it, or the error naming the keyword."""
     def refuse(rule):
-        shown = f"{value!r} (a {type(value).__name__})"
+        text = repr(value)
+        # a frame or an array prints over many lines: its type says enough
+        shown = (f"{text} (a {type(value).__name__})" if "\n" not in text and len(text) <= 200
+                 else f"a value of type {type(value).__name__}")
         return fail(key, rule, owner=f"{caller}()", got=shown)
 
     if opt.switch:

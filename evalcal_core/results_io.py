@@ -31,6 +31,7 @@ from __future__ import annotations
 import csv
 import io
 import math
+import warnings
 from dataclasses import replace
 from pathlib import Path
 
@@ -128,9 +129,40 @@ def check_results_file(path) -> None:
 
 def _header(path) -> list:
     if isinstance(path, FrameSource):
-        return [str(c) for c in path.frame.columns]
-    check_results_file(path)
-    return list(pd.read_csv(path, nrows=0, skipinitialspace=True).columns)
+        header = [str(c) for c in path.frame.columns]
+    else:
+        check_results_file(path)
+        header = list(pd.read_csv(path, nrows=0, skipinitialspace=True).columns)
+        # pandas renames a repeated name ('metric', 'metric.1'): read the names as written
+        with open(path, newline="", encoding="utf-8", errors="replace") as fh:
+            written = next(csv.reader(fh, skipinitialspace=True), [])
+        if len(written) == len(header):
+            _check_distinct(path, written)
+    _check_distinct(path, header)
+    return header
+
+
+def _check_distinct(path, names) -> None:
+    """Refuse a header that names one column twice (compared stripped and lower-cased, as
+    the reader reads them): which of the two is scored would be a guess."""
+    seen: set = set()
+    for name in names:
+        key = _norm(name)
+        if key in seen:
+            raise InvalidParameterError(f"{path}: the column {key!r} is named twice in the "
+                                        "header; name each column once")
+        seen.add(key)
+
+
+def _long_row(path, width: int) -> InvalidParameterError:
+    """The first row of ``path`` with more fields than its header's ``width``, named."""
+    with open(path, newline="", encoding="utf-8", errors="replace") as fh:
+        for number, row in enumerate(csv.reader(fh, skipinitialspace=True), start=1):
+            if len(row) > width:
+                return InvalidParameterError(f"{path}: row {number} has {len(row)} fields, the "
+                                             f"header {width}; every row has one field per "
+                                             "column")
+    return InvalidParameterError(f"{path}: a row has more fields than the header's {width}")
 
 
 def _norm(column) -> str:
@@ -231,12 +263,23 @@ def _tidy_chunks(path, names=(), as_text=(), chunk_rows=None, columns=None):
 
 
 def _csv_chunks(path, header, text, other, chunk_rows):
+    # index_col=False: a row with one field too many would otherwise turn the first column
+    # into the index and shift every field left (an error then blamed the wrong column);
+    # pandas warns of such a row instead, and the warning is made the error that names it
     reader = pd.read_csv(path, skipinitialspace=True, dtype={c: str for c in text + other},
-                         keep_default_na=False,
+                         keep_default_na=False, index_col=False,
                          na_values={c: list(_NA_SPELLINGS) for c in header if c not in text},
                          chunksize=chunk_rows or CHUNK_ROWS)
     with reader:
-        for frame in reader:
+        while True:
+            with warnings.catch_warnings():
+                warnings.simplefilter("error", pd.errors.ParserWarning)
+                try:
+                    frame = next(reader)
+                except StopIteration:
+                    return
+                except pd.errors.ParserWarning:
+                    raise _long_row(path, len(header)) from None
             for column in text:
                 frame[column] = frame[column].astype(str).str.strip()
             frame.columns = [_norm(c) for c in frame.columns]

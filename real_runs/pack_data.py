@@ -363,9 +363,13 @@ def main(argv=None) -> int:
 def _main(argv) -> int:
     args = config_from_args(PackOptions, build_parser().parse_args(argv))
     if args.verify:
-        pack = find_pack(args.verify)
+        given = Path(args.verify)
+        pack = find_pack(given)
         if pack is None:
-            raise PackError(f"The '--verify' folder {args.verify} holds no {PACK_NAME}")
+            what = (f"{given} does not exist" if not given.exists() and not given.is_symlink()
+                    else f"{given} is a file, not {PACK_NAME}" if not given.is_dir()
+                    else f"the folder {given} holds no {PACK_NAME}")
+            raise fail("--verify", f"a pack folder or its {PACK_NAME} ({what})", str(given))
         raw = read_pack(pack)
         for key, digest in pack_checksums(raw, pack).items():
             if hashlib.sha256(raw[key].tobytes()).hexdigest() != digest:

@@ -79,6 +79,7 @@ from .grid import (
 from .grid.runner import DEFAULT_POOL_METHOD, POOL_METHODS
 from .mde import check_searchable, search_mde
 from .pilot import PILOT_LOGS, generator_from_pilot, pilot_paths, pilot_source, reads_logs
+from .pilot_budget import DEFAULT_ASSURANCE
 from .pool_summary import fit_check, pool_summary
 
 DEFAULT_EFFECTS = (0.0, 0.5, 1.0, 2.0)
@@ -169,10 +170,11 @@ class CalibrationConfig:
         help="a protocol is recommended only if its false-positive rate's upper bound is <= "
              "alpha + T at every k (default alpha / 5)")
     max_sims: int | None = max_sims_option()
-    assurance: float = option(
-        "--assurance", 0.8, kind=float, metavar="P", constraint=_FRACTION, group=_PILOTS,
-        help="--from-pilot: the seed budget from the pilot's own deltas reaches the target "
-             "power with this probability over the pilot's luck (0.8)")
+    assurance: float | None = option(
+        "--assurance", None, kind=float, metavar="P", constraint=Optional(_FRACTION),
+        group=_PILOTS,
+        help=f"--from-pilot: the seed budget from the pilot's own deltas reaches the target "
+             f"power with this probability over the pilot's luck ({DEFAULT_ASSURANCE})")
     metric_range: tuple[float, ...] | None = option(
         "--metric-range", None, nargs=2, kind=float, metavar=("LOW", "HIGH"), group=_PILOTS,
         constraint=Optional(AllOf(Rule(lambda r: len(r) == 2, "two numbers LOW HIGH"),
@@ -290,6 +292,9 @@ REQUIRES = (
              "--from-pilot, --arm or a CSV pool (--param csv=PATH)",
              lambda c: c.pilot is not None or "csv" in c.generator_params,
              why="describes a pilot's or a CSV pool's scores"),
+    Requires("--assurance", lambda c: c.assurance is not None,
+             "--from-pilot or --arm", lambda c: c.pilot is not None,
+             why="sets the assurance of a pilot's seed budget"),
     Requires("--pool", lambda c: c.pool is not None, "--generator real or real_pool",
              lambda c: c.generator in ("real", "real_pool"), why="names the real pools' store"),
     # options of the real pools' intervals and fit check: a synthetic generator reads none
@@ -324,6 +329,10 @@ def _validate(c: CalibrationConfig) -> None:
     go together, then the bounds that depend on other options."""
     check_options(c)
     check_requires(c, REQUIRES)
+    if c.pool is not None:
+        from real_runs.store import check_store
+
+        check_store(c.pool)  # a file, a missing folder or one holding no pool, named now
     check_options(c, _constraints(c), only_extra=True)
     c.generator_params  # noqa: B018  (parsed once here: a bad KEY=VALUE fails now)
     c.protocol_param_values  # noqa: B018
@@ -364,6 +373,7 @@ def plan_calibration(config: CalibrationConfig) -> CalibrationPlan:
     effects = {g.describe(): _effects(g, config.effects, observed) for g in chosen}
     selected = {}
     for generator in chosen:
+        _check_effects(generator, effects[generator.describe()])
         check_grid(generator, config.ks, effects[generator.describe()])
         # the protocol selection and --protocol-param are checked here, before any lock
         selected[generator.describe()] = applicable_protocols(
@@ -379,7 +389,8 @@ def _generators(c: CalibrationConfig):
             raise InvalidParameterError("a pilot (--from-pilot or --arm) chooses the generator "
                                         "itself; drop --generator")
         fit = generator_from_pilot(c.pilot, log_read=log_read(c), percent=c.percent,
-                                   assurance=c.assurance,
+                                   assurance=(DEFAULT_ASSURANCE if c.assurance is None
+                                              else c.assurance),
                                    effects_pp=c.effects or (), alpha=c.alpha,
                                    power=c.target_power)
         for warning in fit.warnings:
@@ -429,6 +440,19 @@ def _effects(generator, requested, observed=None):
             else:
                 effects.append(observed)
     return effects
+
+
+def _check_effects(generator, effects) -> None:
+    """Refuse an effect the generator cannot simulate, named as typed (``--effects``, in its
+    unit) with the generator's own bound, which is stated on a fraction of the score."""
+    unit, factor = effect_unit(generator)
+    for key in effects:
+        try:
+            generator.check_effect(key / 100.0)
+        except InvalidParameterError as exc:
+            raise InvalidParameterError(
+                f"--effects {key / 100 * factor:g} {unit} cannot be simulated by generator "
+                f"{generator.name} (the effect as a fraction of the score: {exc})") from None
 
 
 def effect_unit(generator) -> tuple[str, float]:

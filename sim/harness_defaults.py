@@ -168,7 +168,7 @@ class DefaultsConfig:
     pool_models: int = option(
         "--pool-models", 8, kind=int, group="grid", constraint=Interval("int", 0, 10**4),
         help="models of each real pool: a pool with more is sampled, evenly spaced by "
-             "accuracy (8; 0: all)")
+             "accuracy (8; 0: every model, minutes per pool even with --quick)")
     pool_runs: tuple[int, ...] = option(
         "--pool-runs", (1, 2, 5), nargs="+", kind=int, group="grid",
         help="attempts per arm of the real A/A cells (1 2 5; those above half a pool's "

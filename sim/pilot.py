@@ -337,6 +337,13 @@ def generator_from_pilot(path, *, percent: bool = False,
             raise InvalidParameterError(f"{_flag(path)} with per-question scores needs 0/1 scores "
                                         f"(seed_question is a model of correctness); {path} has "
                                         "others")
+        if np.ptp(base) == 0 and np.ptp(variant) == 0:
+            # every answer the same in each arm: the fit would sit at a floor or a ceiling,
+            # where no effect can be placed
+            raise InvalidParameterError(
+                f"{_flag(path)}: every score in {path} is {base.flat[0]:g} in the baseline and "
+                f"{variant.flat[0]:g} in the variant: a pilot without variance has nothing to "
+                "fit a generator to")
         est = fit_moments(base, variant)
         fit = _question_fit(est, base, spread, path, k, effect_pp, deltas_text, budget)
         if fit is not None:

@@ -221,6 +221,10 @@ def config_from_args(parsed) -> PlanConfig:
         raise fail("--cluster-size", f"given (with --sd-cluster) exactly when --design is "
                    f"{_clustered_names()}", args.cluster_size)
     design = check_choice(args.design, "--design", DESIGNS)
+    if stated["seed"] is not None and not spec.seeds:
+        # two fixed checkpoints have no training seeds: the component was planned with
+        raise fail("--sd-seed", f"left out with --design {design}: fixed models have no "
+                   "training seeds (their runs are repeats: --sd-repeat)", stated["seed"])
     from .pilot import PILOT_LOGS, pilot_label, pilot_paths, pilot_source, reads_logs
 
     # --from-pilot FILE, or its logs as --arm NAME=PATH per arm (as evaluate reads them)

@@ -89,8 +89,14 @@ def compare(results=None, *, arms=None, **options) -> Evaluation:
                                  fixed=fixed)
     if isinstance(results, pd.DataFrame):
         results = FrameSource(results)
+    elif isinstance(results, (str, os.PathLike)):
+        results = os.fspath(results)
     elif results is not None:
-        results = str(results)
+        # str() of a Series, a list or bytes would be looked up as a file name
+        from evalcal_core.validate import fail
+
+        raise fail("results", "a results CSV path (str or os.PathLike) or a pandas DataFrame",
+                   owner="compare()", got=f"a value of type {type(results).__name__}")
     with keyword_errors(EvaluateOptions, "compare"):
         return evaluate(resolve(opts, results))
 

@@ -10,7 +10,7 @@ from importlib import resources
 
 from evalcal_core.cli import run_main
 from evalcal_core.results_io import check_arm_scores
-from evalcal_core.validate import InvalidParameterError, check_alpha
+from evalcal_core.validate import InvalidParameterError, check_alpha, fail
 from protocols.analysis import Analysis, Plan, analyze, is_binary
 from protocols.analysis.design import infer_design
 
@@ -51,11 +51,15 @@ def _load(config: EvalConfig):
                                partial_credit=config.partial_credit, fmt=config.log_format,
                                max_member_bytes=config.max_member_bytes)
     else:
-        loaded = read_tidy(config.results or example_path(), percent=config.percent,
-                           metric_range=config.metric_range,
+        loaded = read_tidy(example_path() if config.results is None else config.results,
+                           percent=config.percent, metric_range=config.metric_range,
                            partial_credit=config.partial_credit, cluster=config.cluster,
                            order_by=config.order_by, columns=config.columns,
                            common=config.common_questions)
+        if config.partial_credit and not loaded.per_question:
+            # it allows non-0/1 scores among per-question ones: a per-seed metric has none
+            raise fail("--partial-credit", "given with per-question scores (it allows a few "
+                       "scores other than 0 and 1 among them)", got="a per-seed file")
         return loaded
     declared = config.metric_range is not None
     check_arm_scores(loaded.scores, value_range=config.metric_range if declared

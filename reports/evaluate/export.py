@@ -103,6 +103,9 @@ def build_parser() -> ArgumentParser:
 def main(argv=None) -> int:
     args = build_parser().parse_args(argv)
     opts = options_from_args(ExportOptions, args)
+    if not str(opts.out).strip():
+        raise fail("--out", "a file name ending in .csv (the tidy CSV evaluate reads)",
+                   opts.out)
     out = check_target(Path(opts.out))  # before the work: a folder or device is refused
     if not out.name.lower().endswith(".csv"):
         raise fail("--out", "a file name ending in .csv (the tidy CSV evaluate reads)",

@@ -182,11 +182,15 @@ def read_log_arms(paths: dict, *, metric=None, task=None, filter=None, scale=1.0
                   max_member_bytes=None) -> Loaded:
     """Read one harness log per arm with :func:`evalcal_core.readers.read_logs` (questions
     aligned by id, runs by label or position; what was dropped is in the notes)."""
-    from evalcal_core.readers import read_logs
+    from evalcal_core.readers import check_path, read_logs
 
     for name, path in paths.items():
-        if not Path(path).exists():
+        if not Path(path).exists() and not Path(path).is_symlink():
             raise InvalidParameterError(f"arm {name!r}: log {path!r} does not exist")
+        try:
+            check_path(Path(path))  # a symbolic-link loop or a broken link, named as such
+        except InvalidParameterError as exc:
+            raise InvalidParameterError(f"arm {name!r}: {exc}") from None
     extra = {} if max_member_bytes is None else {"max_member_bytes": max_member_bytes}
     aligned = read_logs(paths, fmt=fmt, task=task, metric=metric, filter=filter,
                         cluster=cluster, partial_credit=partial_credit, **extra)

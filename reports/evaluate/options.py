@@ -28,7 +28,14 @@ from evalcal_core.options import config_from_args as options_from_args
 from evalcal_core.params import parse_key_values
 from evalcal_core.readers import parse_arm_options
 from evalcal_core.results_io import MAX_RANGE
-from evalcal_core.validate import Interval, Optional, Options, check_number, fail
+from evalcal_core.validate import (
+    Interval,
+    InvalidParameterError,
+    Optional,
+    Options,
+    check_number,
+    fail,
+)
 from protocols import PROTOCOLS, names, protocol_class
 from protocols.analysis.compare import CORRECTIONS
 from protocols.analysis.stream import STREAM_METHODS
@@ -292,6 +299,9 @@ def _arms(opts: EvaluateOptions, results) -> dict:
         raise fail("--arm", "given once per arm, for two or more arms",
                    got=f"one arm ({next(iter(arms))})")
     check_log_options(opts, bool(arms), "--arm NAME=PATH, or --baseline and --variant")
+    if not arms and opts.max_member_mb is not None:
+        raise fail("--max-member-mb", "used with harness logs (--arm NAME=PATH, or --baseline "
+                   "and --variant): it bounds a log's members", opts.max_member_mb)
     return arms
 
 
@@ -336,6 +346,9 @@ def _check_combinations(opts: EvaluateOptions) -> None:
             raise fail(("--percent", "--metric-range"), "given one at a time: declare the "
                        "range in the file's own units", got="both")
     _check_design(opts)
+    if opts.json and opts.format != "text":
+        raise fail(("--json", "--format"), "given one at a time: each chooses the output's "
+                   "format", got=f"--json and --format {opts.format}")
     if opts.stream_method is not None and not opts.stream:
         raise fail("--stream-method", "given with --stream (it chooses that sequence)",
                    opts.stream_method)
@@ -404,10 +417,18 @@ def _params(opts: EvaluateOptions, scale: float) -> dict:
                        "single_run's threshold", got="both")
         params["threshold"] = opts.threshold * scale
     chosen = names() if opts.protocols is None else opts.protocols
-    for key in params:
-        if not any(PROTOCOLS.accepts(name, key) for name in chosen):
+    for key, value in params.items():
+        takers = [name for name in chosen if PROTOCOLS.accepts(name, key)]
+        if not takers:
             raise fail("--protocol-param", "KEY=VALUE with KEY a parameter of a selected "
                        f"protocol ({', '.join(chosen)})", key)
+        for name in takers:
+            # checked now, by every protocol that takes it, and named as typed: the first
+            # protocol built on the data (perhaps one that does not apply) named it otherwise
+            try:
+                PROTOCOLS.get(name, **{key: value})
+            except InvalidParameterError as exc:
+                raise InvalidParameterError(f"--protocol-param {key}={value}: {exc}") from None
     return params
 
 
@@ -415,6 +436,9 @@ def resolve(opts: EvaluateOptions, results: str | None = None) -> EvalConfig:
     """The :class:`EvalConfig` of ``opts`` and the results CSV, after the rules between
     options; one-line :class:`~evalcal_core.validate.InvalidParameterError` otherwise."""
     _check_combinations(opts)
+    if isinstance(results, str) and not results.strip():
+        # an empty path is a path given wrong: it must not fall back to the shipped example
+        raise fail("results", "a results CSV path (left out: the shipped example)", results)
     arms = _arms(opts, results)
     scale = 0.01 if opts.percent else 1.0
     params = _params(opts, scale)

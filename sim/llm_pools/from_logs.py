@@ -139,6 +139,10 @@ def main(argv=None) -> int:
     frame, left_out = logs_frame(arms, metric=config.metric, task=config.task,
                                  filter=config.filter, cluster=config.cluster,
                                  fmt=config.log_format)
+    if not frame.empty and frame["attempt"].max() == 0:
+        # a pool is for repeated runs: its A/A cells split each model's attempts in two
+        raise fail("--arm", "logs with several epochs or runs each (a pool's A/A cells split "
+                   "a model's attempts in two)", got="logs of one run per question")
     pool = write_pool(frame, config.out)
     dropped = sum(len(v) for v in left_out.values())
     print(f"wrote {config.out}: {len(pool.models)} model(s) x {len(pool.items)} items x "

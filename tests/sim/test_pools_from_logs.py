@@ -68,6 +68,19 @@ def test_inspect_epochs_become_a_pool_and_round_trip(tmp_path):
                                   np.broadcast_to(expect, (50, 9)))
 
 
+def test_logs_of_one_run_are_refused_before_writing(tmp_path):
+    rng = np.random.default_rng(3)
+    a = _inspect(tmp_path / "a.eval", rng.random((1, 5)) < 0.5)
+    b = _inspect(tmp_path / "b.eval", rng.random((1, 5)) < 0.5)
+    out = tmp_path / "pool.csv"
+    res = run_in_process(evalcal, "evalcal", "pools", "from-logs", "--arm", f"a={a}",
+                         "--arm", f"b={b}", "--out", str(out))
+    assert res.returncode == 2 and res.stderr.count("\n") == 1
+    assert ("The '--arm' option must be logs with several epochs or runs each" in res.stderr
+            and "Got logs of one run per question instead." in res.stderr)
+    assert not out.exists()
+
+
 def test_ragged_runs_are_refused_before_writing(tmp_path):
     rng = np.random.default_rng(2)
     a = _inspect(tmp_path / "a.eval", rng.random((3, 5)) < 0.5)

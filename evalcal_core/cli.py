@@ -262,10 +262,12 @@ class ArgumentParser(argparse.ArgumentParser):
                 value = args[i + 1] if i + 1 < len(args) else ""
             if action.dest in seen:
                 first_flag, first = seen[action.dest]
+                many = action.nargs in ("+", "*")
+                how = (f", all its values after it ('{flag} A B')" if many else "")
                 raise InvalidParameterError(
-                    f"The {flag!r} option must be given once (a second value would silently "
-                    f"replace the first). Got {first_flag} {first}, then {flag} {value} "
-                    "instead.")
+                    f"The {flag!r} option must be given once{how} (a second {flag} would "
+                    f"silently replace the first). Got {first_flag} {first}, then {flag} "
+                    f"{value} instead.")
             seen[action.dest] = (flag, value)
 
     def parse_args(self, args=None, namespace=None):

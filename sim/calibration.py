@@ -329,10 +329,6 @@ def _validate(c: CalibrationConfig) -> None:
     go together, then the bounds that depend on other options."""
     check_options(c)
     check_requires(c, REQUIRES)
-    if c.pool is not None:
-        from real_runs.store import check_store
-
-        check_store(c.pool)  # a file, a missing folder or one holding no pool, named now
     check_options(c, _constraints(c), only_extra=True)
     c.generator_params  # noqa: B018  (parsed once here: a bad KEY=VALUE fails now)
     c.protocol_param_values  # noqa: B018
@@ -362,6 +358,10 @@ def plan_calibration(config: CalibrationConfig) -> CalibrationPlan:
 
     Prints the pilot's fit (``from_pilot``) unless quiet, and notes/warnings on stderr.
     """
+    if config.pool is not None:
+        from real_runs.store import check_store
+
+        check_store(config.pool)  # a file, a missing folder or one holding no pool, named
     chosen, observed = _generators(config)
     for generator in chosen:
         if config.mde:
@@ -447,6 +447,9 @@ def _check_effects(generator, effects) -> None:
     unit) with the generator's own bound, which is stated on a fraction of the score."""
     unit, factor = effect_unit(generator)
     for key in effects:
+        if unit == "pp" and abs(key) > 100:
+            raise InvalidParameterError(f"--effects {key:g} pp is outside [-100, 100] pp, the "
+                                        "most two fractions of correct answers can differ")
         try:
             generator.check_effect(key / 100.0)
         except InvalidParameterError as exc:

@@ -264,8 +264,8 @@ def _check_llm_pools(grid: CheckGrid) -> None:
                    list(grid.llm_pools), OWNER)
     check_bool(grid.complete_models, "complete_models", OWNER)
     if grid.complete_models and not grid.llm_pools:
-        raise fail("complete_models", "given with llm_pools (it keeps a ragged pool's "
-                   "complete models)", got="no llm_pools", owner=OWNER)
+        raise fail("--complete-models", "given with --llm-pools (it keeps a ragged pool's "
+                   "complete models)", got="no --llm-pools", owner=OWNER)
     for pool in grid.llm_pools:
         try:
             data = pool_data(pool, grid.complete_models)[0]

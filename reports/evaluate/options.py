@@ -428,7 +428,10 @@ def _params(opts: EvaluateOptions, scale: float) -> dict:
             try:
                 PROTOCOLS.get(name, **{key: value})
             except InvalidParameterError as exc:
-                raise InvalidParameterError(f"--protocol-param {key}={value}: {exc}") from None
+                typed = (f"--threshold {opts.threshold:g}"
+                         if key == "threshold" and opts.threshold is not None
+                         else f"--protocol-param {key}={value}")
+                raise InvalidParameterError(f"{typed}: {exc}") from None
     return params
 
 

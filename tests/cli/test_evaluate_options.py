@@ -44,13 +44,14 @@ def test_parser_defaults_are_the_declared_defaults():
     assert resolve(parsed) == EvalConfig()
 
 
-#: every option away from its default (the margin and threshold exact in ``%g``)
+#: every option away from its default (the margin and threshold exact in ``%g``), but --json:
+#: it and --format each choose the output's format, given one at a time
 CHANGED = EvaluateOptions(
     arm=("a=x.jsonl", "b=y.jsonl", "c=z"), metric="acc", task="mmlu", filter="strict",
     design=MODELS_CLUSTERED, cluster="subject", reference="a", correction="bh",
     claim="non-inferiority", margin=0.5, gate=True, stream=False, alpha=0.1,
     protocols=("bca", "single_run"), protocol_param=("n_resamples=500",), threshold=1.5,
-    percent=True, partial_credit=True, seed=7, json=True, format="markdown",
+    percent=True, partial_credit=True, seed=7, format="markdown",
     log_format="lm-eval", max_member_mb=64.0, forest="f.png")
 
 
@@ -58,7 +59,7 @@ CHANGED = EvaluateOptions(
     CHANGED,
     EvaluateOptions(baseline="b.jsonl", variant="v.jsonl", design=METHODS_INDEPENDENT,
                     stream=True, stream_method="empirical-bernstein", claim="superiority",
-                    margin=0.0, metric_range=(0.0, 10.0)),
+                    margin=0.0, metric_range=(0.0, 10.0), json=True),
     EvaluateOptions(leaderboard=True, correction="holm", format="latex"),
 ], ids=["logs-and-claim", "baseline-stream", "leaderboard"])
 def test_to_argv_round_trips_through_the_parser(opts):

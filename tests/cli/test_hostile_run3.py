@@ -56,6 +56,11 @@ def _refused(got, *words):
                             "scores", "Got a per-seed file instead."]),
     (["--protocol-param", "B=abc"], ["--protocol-param B=abc: ", "Got 'abc' instead."]),
     (["--protocol-param", "B=-5"], ["--protocol-param B=-5: ", ">= 2"]),
+    (["--threshold", "-1"], ["error: --threshold -1: ", ">= 0"]),
+    (["--protocol-param", "B=100", "--protocol-param", "threshold=0.02"],
+     ["The '--protocol-param' option must be given once, all its values after it "
+      "('--protocol-param A B')", "Got --protocol-param B=100, then --protocol-param "
+                                  "threshold=0.02 instead."]),
 ])
 def test_evaluate_refuses_what_it_would_have_run(argv, words, tmp_path):
     got = run_in_process(evaluate, EVAL, _per_seed(tmp_path / "r.csv"), *argv)
@@ -143,7 +148,10 @@ CAL = "python -m sim.calibrate"
     (["--k", "3", "--assurance", "0.9"], ["--assurance sets the assurance of a pilot's seed "
                                           "budget; it goes with --from-pilot or --arm"]),
     (["--k", "3", "--effects", "1e308"],
-     ["--effects 1e+308 pp cannot be simulated by generator seed_gaussian (the effect as a "
+     ["--effects 1e+308 pp is outside [-100, 100] pp, the most two fractions of correct "
+      "answers can differ"]),
+    (["--k", "3", "--generator", "seed_question", "--effects", "99"],
+     ["--effects 99 pp cannot be simulated by generator seed_question (the effect as a "
       "fraction of the score: "]),
     (["--k", "3", "--generator", "real_pool", "--pool", "{file}"],
      ["The '--pool' option must be a run store folder (", "is a file)"]),
@@ -175,7 +183,8 @@ def test_design_check_complete_models_needs_pools(tmp_path):
     got = run_in_process(design_check.main, "python -m sim.design_check", "--design", "models",
                          "--complete-models", "--questions", "20", "--repeats", "1", "--sims",
                          "20", "--quiet", "--out", str(tmp_path / "o"))
-    _refused(got, "'complete_models' parameter", "must be given with llm_pools")
+    _refused(got, "The '--complete-models' option of sim.design_check must be given with "
+             "--llm-pools", "Got no --llm-pools instead.")
 
 
 def test_plan_refuses_a_seed_component_for_fixed_models():

@@ -391,8 +391,9 @@ def _plan(argv):
 def test_plan_refuses_costs_and_bounds(argv, words):
     with warnings.catch_warnings():
         warnings.simplefilter("error")  # an overflow warning would be a failure
-        code, out, err = _plan(["--sd-seed", "0.5", "--effect", "0.05", "--sims", "0",
-                                *argv])
+        # fixed models have no seed component: their case states --sd-question instead
+        seed = [] if "--design" in argv else ["--sd-seed", "0.5"]
+        code, out, err = _plan([*seed, "--effect", "0.05", "--sims", "0", *argv])
     one_line_refusal(code, err, *words)
     assert out == ""
 

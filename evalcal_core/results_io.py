@@ -148,6 +148,8 @@ def _check_distinct(path, names) -> None:
     seen: set = set()
     for name in names:
         key = _norm(name)
+        if not key:
+            continue  # unnamed columns (trailing commas): pandas numbers them, none is read
         if key in seen:
             raise InvalidParameterError(f"{path}: the column {key!r} is named twice in the "
                                         "header; name each column once")

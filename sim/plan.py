@@ -222,7 +222,8 @@ def config_from_args(parsed) -> PlanConfig:
                    f"{_clustered_names()}", args.cluster_size)
     design = check_choice(args.design, "--design", DESIGNS)
     if stated["seed"] is not None and not spec.seeds:
-        # two fixed checkpoints have no training seeds: the component was planned with
+        # two fixed checkpoints have no training seeds: a stated seed component was planned
+        # with silently before
         raise fail("--sd-seed", f"left out with --design {design}: fixed models have no "
                    "training seeds (their runs are repeats: --sd-repeat)", stated["seed"])
     from .pilot import PILOT_LOGS, pilot_label, pilot_paths, pilot_source, reads_logs
@@ -294,8 +295,9 @@ def config_from_args(parsed) -> PlanConfig:
         raise InvalidParameterError(
             f"{flag}: the pilot's arms differ by {delta:+.4g} pp on every run and question "
             f"({pilot_label(source)}): it shows no variance to plan with (the same log given "
-            "for both arms?); state the components with --sd-seed, --sd-question, --sd-inter "
-            "or --sd-repeat instead")
+            f"for both arms?); state the components with "
+            f"{'--sd-seed, ' if spec.seeds else ''}--sd-question, --sd-inter or --sd-repeat "
+            "instead")
     return PlanConfig(components=comp, costs=costs, model=model, design=design,
                       estimand=args.estimand,
                       power=args.power, effect=effect,

@@ -110,6 +110,18 @@ def test_a_malformed_table_is_named_as_such(text, words, tmp_path):
     _refused(run_in_process(evaluate, EVAL, str(path)), *words)
 
 
+def test_unnamed_trailing_columns_are_no_repeated_name(tmp_path):
+    """A spreadsheet's trailing commas leave unnamed columns: not a column named twice."""
+    plain = _per_seed(tmp_path / "plain.csv")
+    lines = (tmp_path / "plain.csv").read_text().splitlines()
+    trailing = tmp_path / "trailing.csv"
+    trailing.write_text("".join(line + ",,\n" for line in lines))
+    got = run_in_process(evaluate, EVAL, str(trailing))
+    assert got.returncode == 0, got.stderr
+    assert got.stdout.replace(str(trailing), "X") == run_in_process(
+        evaluate, EVAL, plain).stdout.replace(plain, "X")
+
+
 def test_an_arm_log_that_is_a_link_loop_is_named(tmp_path):
     (tmp_path / "loop").symlink_to(tmp_path / "loop")
     log = FIXTURES / "logs" / "inspect_eval" / "tiny.eval"

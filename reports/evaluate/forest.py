@@ -134,6 +134,20 @@ def no_verdict(comparison) -> bool:
     return math.isnan(comparison.ci_low) and math.isnan(comparison.sim_low)
 
 
+def drawn_intervals(analysis) -> str:
+    """What the forest plot's bars are, naming only those drawn (every comparison refused
+    leaves none): ``"thick: 95% max-T simultaneous interval, thin above: unadjusted"``, or
+    ``""``. The x-label and the page's caption both say it."""
+    comps = analysis.comparisons
+    kind = INTERVAL_KIND.get(analysis.correction, analysis.correction)
+    drawn = []
+    if any(not math.isnan(c.sim_low) for c in comps):
+        drawn.append(f"thick: {100 * analysis.sim_level:.4g}% {kind} interval")
+    if any(not math.isnan(c.ci_low) for c in comps):
+        drawn.append("thin above: unadjusted")
+    return ", ".join(drawn)
+
+
 def forest_figure(analysis, units):
     """The forest plot of ``analysis`` on a new figure, laid out so that no label is cut;
     returns the figure (the caller saves or embeds it)."""
@@ -171,20 +185,18 @@ def forest_figure(analysis, units):
         marks = {"superiority": [m], "non-inferiority": [-m], "equivalence": [-m, m]}
         for x in marks[analysis.claim]:
             ax.axvline(x, color="C3", ls="--", lw=1)
+    if any(no_verdict(c) for c in comps):
+        # room right of the farthest dot for its "no verdict" beside it (it crossed the
+        # frame); read after zero and the margins are drawn, so both stay in view
+        low, high = ax.get_xlim()
+        ax.set_xlim(low, high + 0.2 * (high - low))
     ax.set_yticks(range(len(comps)))
     ax.set_yticklabels(labels, fontsize=8 if rows > 1 else None)
-    kind = INTERVAL_KIND.get(analysis.correction, analysis.correction)
     refused = ("\nopen dot: the estimate of a comparison given no verdict (no interval; "
                "see the notes)" if any(no_verdict(c) for c in comps) else "")
-    # only what is drawn is described: every comparison refused leaves no interval
-    drawn = []
-    if any(not math.isnan(c.sim_low) for c in comps):
-        drawn.append(f"thick: {100 * analysis.sim_level:.4g}% {kind} interval")
-    if any(not math.isnan(c.ci_low) for c in comps):
-        drawn.append("thin above: unadjusted")
-    xlabel = ax.set_xlabel(f"difference ({units.name})"
-                           + "".join(f"; {part}" if i == 0 else f", {part}"
-                                     for i, part in enumerate(drawn)) + refused)
+    drawn = drawn_intervals(analysis)
+    xlabel = ax.set_xlabel(f"difference ({units.name})" + (f"; {drawn}" if drawn else "")
+                           + refused)
     margin = (f"\ndashed: {analysis.claim} margin" if analysis.claim and analysis.margin
               else "")
     title = ax.set_title(f"{plot_label(analysis.primary)}, {analysis.design.describe()}"

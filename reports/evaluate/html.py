@@ -242,9 +242,15 @@ def page(evaluation, *, harness_table=None) -> str:
     source = evaluation.scores.source
     image = base64.b64encode(plot_png(evaluation)).decode("ascii")
     kind = "board plot" if evaluation.board is not None else "forest plot"
-    caption = ("rank intervals and tiers, best first" if evaluation.board is not None else
-               "each comparison's difference with its simultaneous interval (thick) and "
-               "unadjusted interval (thin)")
+    if evaluation.board is not None:
+        caption = "rank intervals and tiers, best first"
+    else:
+        from .forest import drawn_intervals
+
+        drawn = drawn_intervals(evaluation.analysis)
+        caption = ("each comparison's difference; " + drawn if drawn else
+                   "each comparison's estimate alone: none was given a verdict, so no "
+                   "interval is drawn (see the notes)")
     sections = [
         f"<h1>evalcal: {_e(source)}</h1>",
         "<h2>Design</h2>", design_html(evaluation),

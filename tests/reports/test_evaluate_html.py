@@ -70,6 +70,25 @@ def test_page_holds_the_verdict_evidence_and_escaped_names():
     assert "the arms came from a results CSV" in text
 
 
+def test_the_plots_caption_names_only_the_intervals_drawn():
+    """Every comparison refused (a dominant cluster): the caption says no interval is drawn,
+    as the plot's x-label does; with verdicts, it names the thick and thin bars."""
+    rng = np.random.default_rng(0)
+    sizes = np.full(10, 1)
+    sizes[0] = 200 - 9
+    topics = np.repeat([f"t{g}" for g in range(10)], sizes)
+    frame = pd.DataFrame([{"seed": 0, "arm": arm, "question": f"q{q}", "topic": topics[q],
+                           "score": int(rng.random() < 0.6)}
+                          for arm in ("a0", "a1", "a2") for q in range(200)])
+    refused = page(compare(frame, design="models_clustered", cluster="topic", reference="a0"))
+    assert ("<figcaption>each comparison&#x27;s estimate alone: none was given a verdict, so "
+            "no interval is drawn (see the notes)</figcaption>") in refused
+    assert "thick" not in refused
+    plain = page(compare(_frame(("a", "b"))))
+    assert ("<figcaption>each comparison&#x27;s difference; thick: 95% Bonferroni-simultaneous "
+            "interval, thin above: unadjusted</figcaption>") in plain
+
+
 def test_board_page_holds_the_leaderboard():
     result = compare(_frame(), leaderboard=True)
     text = page(result)

@@ -105,6 +105,11 @@ def test_a_comparison_given_no_verdict_is_an_open_dot_said_so():
         assert len(dots) == 2 and all(d.get_markerfacecolor() == "white" for d in dots)
         assert "open dot: the estimate of a comparison given no verdict" in \
             ax.xaxis.label.get_text()
+        # each "no verdict" lies inside the frame, and zero stays in view
+        fig.canvas.draw()
+        frame = ax.get_window_extent()
+        assert all(t.get_window_extent().x1 <= frame.x1 for t in ax.texts)
+        assert ax.get_xlim()[0] <= 0 <= ax.get_xlim()[1]
         # no interval is drawn, so none is described
         assert "thick" not in ax.xaxis.label.get_text()
         assert "thin" not in ax.xaxis.label.get_text()

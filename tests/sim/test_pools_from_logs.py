@@ -68,31 +68,27 @@ def test_inspect_epochs_become_a_pool_and_round_trip(tmp_path):
                                   np.broadcast_to(expect, (50, 9)))
 
 
-def test_logs_of_one_run_are_refused_before_writing(tmp_path):
-    rng = np.random.default_rng(3)
-    a = _inspect(tmp_path / "a.eval", rng.random((1, 5)) < 0.5)
-    b = _inspect(tmp_path / "b.eval", rng.random((1, 5)) < 0.5)
-    out = tmp_path / "pool.csv"
-    res = run_in_process(evalcal, "evalcal", "pools", "from-logs", "--arm", f"a={a}",
-                         "--arm", f"b={b}", "--out", str(out))
-    assert res.returncode == 2 and res.stderr.count("\n") == 1
-    assert ("The '--arm' option must be logs with several epochs or runs each" in res.stderr
-            and "Got logs of one run per question instead." in res.stderr)
-    assert not out.exists()
-
-
-def test_ragged_runs_are_refused_before_writing(tmp_path):
+@pytest.mark.parametrize(("epochs", "words"), [
+    # a pool's A/A cells split each model's attempts in two: one run per log gives none
+    ((1, 1), ("The '--arm' option must be logs with several epochs or runs each",
+              "Got logs of one run per question instead.")),
+    ((3, 2), ("ragged attempts",)),
+])
+def test_logs_without_a_pools_runs_are_refused_before_writing(epochs, words, tmp_path):
     rng = np.random.default_rng(2)
-    a = _inspect(tmp_path / "a.eval", rng.random((3, 5)) < 0.5)
-    b = _inspect(tmp_path / "b.eval", rng.random((2, 5)) < 0.5)
+    a, b = (_inspect(tmp_path / f"{name}.eval", rng.random((count, 5)) < 0.5)
+            for name, count in zip("ab", epochs))
     out = tmp_path / "pool.csv"
     res = run_in_process(evalcal, "evalcal", "pools", "from-logs", "--arm", f"a={a}",
                          "--arm", f"b={b}", "--out", str(out))
     assert res.returncode == 2 and res.stderr.count("\n") == 1
-    assert "ragged attempts" in res.stderr and not out.exists()
+    assert all(word in res.stderr for word in words) and not out.exists()
     assert not [p for p in tmp_path.iterdir() if p.name.startswith(".pool.csv")]
+
+
+def test_an_arm_without_a_log_is_named(tmp_path):
     bad = run_in_process(evalcal, "evalcal", "pools", "from-logs", "--arm", "x",
-                         "--out", str(out))
+                         "--out", str(tmp_path / "pool.csv"))
     assert bad.returncode == 2 and "NAME=LOG" in bad.stderr
 
 

@@ -30,16 +30,16 @@ from evalcal_core.readers import parse_arm_options
 from evalcal_core.results_io import MAX_RANGE
 from evalcal_core.validate import (
     Interval,
-    InvalidParameterError,
     Optional,
     Options,
     check_number,
     fail,
 )
-from protocols import PROTOCOLS, names, protocol_class
+from protocols import names, protocol_class
 from protocols.analysis.compare import CORRECTIONS
 from protocols.analysis.stream import STREAM_METHODS
 from protocols.claims import check_margin as check_claim_margin
+from protocols.param_check import check_protocol_param
 
 PROG = "python -m protocols.evaluate"
 CLAIMS = ("superiority", "non-inferiority", "equivalence")
@@ -418,20 +418,14 @@ def _params(opts: EvaluateOptions, scale: float) -> dict:
         params["threshold"] = opts.threshold * scale
     chosen = names() if opts.protocols is None else opts.protocols
     for key, value in params.items():
-        takers = [name for name in chosen if PROTOCOLS.accepts(name, key)]
-        if not takers:
+        typed = (f"--threshold {opts.threshold:g}"
+                 if key == "threshold" and opts.threshold is not None
+                 else f"--protocol-param {key}={value}")
+        # checked now, by every protocol that takes it, and named as typed: the first
+        # protocol built on the data (perhaps one that does not apply) named it otherwise
+        if not check_protocol_param(key, value, chosen, typed):
             raise fail("--protocol-param", "KEY=VALUE with KEY a parameter of a selected "
                        f"protocol ({', '.join(chosen)})", key)
-        for name in takers:
-            # checked now, by every protocol that takes it, and named as typed: the first
-            # protocol built on the data (perhaps one that does not apply) named it otherwise
-            try:
-                PROTOCOLS.get(name, **{key: value})
-            except InvalidParameterError as exc:
-                typed = (f"--threshold {opts.threshold:g}"
-                         if key == "threshold" and opts.threshold is not None
-                         else f"--protocol-param {key}={value}")
-                raise InvalidParameterError(f"{typed}: {exc}") from None
     return params
 
 

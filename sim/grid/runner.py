@@ -11,6 +11,7 @@ import protocols
 from evalcal_core.options import Execution
 from evalcal_core.params import encode
 from evalcal_core.validate import InvalidParameterError
+from protocols.param_check import check_protocol_param
 
 from .cache import CellResult
 from .execute import CellRequest, execute
@@ -55,6 +56,10 @@ def applicable_protocols(generator, ks, names=None, protocol_params=None,
     names = list(names) if explicit else [n for n in protocols.names()
                                           if not protocols.protocol_class(n).harness]
     params = dict(protocol_params or {})
+    for key, value in params.items():
+        # every protocol taking a key checks it before any is built, and a refusal names the
+        # key as typed (a protocol's own refusal names its field and itself only)
+        check_protocol_param(key, value, names, f"--protocol-param {key}={value}")
     chosen, used = {}, set()
     for name in names:
         own = {k: v for k, v in params.items() if protocols.PROTOCOLS.accepts(name, k)}

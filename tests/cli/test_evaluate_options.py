@@ -5,6 +5,7 @@ the declarations, and every rule between options is a one-line message built by 
 from __future__ import annotations
 
 import dataclasses
+import re
 from dataclasses import dataclass
 
 import pytest
@@ -14,7 +15,9 @@ from evalcal_core.designs import KINDS, METHODS_INDEPENDENT, MODELS, MODELS_CLUS
 from evalcal_core.keywords import option_flags
 from evalcal_core.options import add_options, check_options, declared, option, to_argv
 from evalcal_core.options import config_from_args as options_from_args
+from evalcal_core.params import parse_key_values
 from evalcal_core.validate import InvalidParameterError
+from protocols import PROTOCOLS, names
 from reports.evaluate.api import _NOT_KEYWORDS
 from reports.evaluate.options import (
     EvalConfig,
@@ -172,6 +175,46 @@ def test_an_append_option_is_repeated_and_starts_from_its_default_each_parse():
 def test_each_rule_is_one_line_built_by_fail(argv, message):
     with pytest.raises(InvalidParameterError, match=message):
         config_from_args(build_parser().parse_args(argv))
+
+
+def _takers_by_rule(key, value, selected):
+    """The selected protocols taking ``key`` that refuse ``value``, grouped by the rule
+    each states (read from each protocol's own refusal, one at a time)."""
+    by_rule, n_takers = {}, 0
+    value = parse_key_values([f"{key}={value}"], "--protocol-param")[key]  # as the parser reads it
+    for name in selected:
+        if not PROTOCOLS.accepts(name, key):
+            continue
+        n_takers += 1
+        try:
+            PROTOCOLS.get(name, **{key: value})
+        except InvalidParameterError as exc:
+            rule = re.search(r"must be (.+)\. Got ", str(exc)).group(1)
+            by_rule.setdefault(rule, []).append(name)
+    return by_rule, n_takers
+
+
+@pytest.mark.parametrize(("value", "selected"), [
+    ("abc", None), ("1", None), ("1", ["question_bootstrap", "signflip_questions", "bca"]),
+])
+def test_a_refused_protocol_param_is_named_by_the_key_typed_for_every_refuser(value, selected):
+    """``B`` is n_resamples in some protocols and n_permutations in others: the refusal names
+    the key as typed, each rule with the protocols stating it, and how many of those taking
+    the key refused; no protocol's own field name, and not only the first protocol."""
+    chosen = names() if selected is None else selected
+    by_rule, n_takers = _takers_by_rule("B", value, chosen)
+    argv = ["--protocol-param", f"B={value}"] + ([] if selected is None
+                                                  else ["--protocols", *selected])
+    with pytest.raises(InvalidParameterError) as info:
+        config_from_args(build_parser().parse_args(argv))
+    message = str(info.value)
+    assert message.startswith(f"--protocol-param B={value}: B must be "), message
+    for rule, refusers in by_rule.items():
+        assert f"{rule} for {', '.join(refusers)}" in message, (rule, message)
+    refused = sum(map(len, by_rule.values()))
+    assert (f"({refused} of the {n_takers} taking it)" in message) == (refused < n_takers)
+    assert "n_resamples" not in message and "n_permutations" not in message
+    assert message.endswith(f"Got {value if value.isdigit() else repr(value)} instead.")
 
 
 def test_options_refuse_a_bad_value_when_built_in_python():

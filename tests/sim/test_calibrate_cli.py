@@ -154,6 +154,15 @@ def test_from_pilot_per_question(tmp_path, capsys):
     (["--k", "3", "--generator", "question_mixture", "--effects", "-1"], "'effect'"),
     (["--k", "3", "--protocols", "mcnemar"], "cannot run on generator"),
     (["--k", "3", "--protocol-param", "Q=3"], "not a parameter"),
+    # B is n_resamples in the bootstraps and n_permutations in the sign-flip tests: named as
+    # typed, with each rule and the protocols stating it (not the first protocol's field)
+    (["--k", "3", "--protocol-param", "B=abc"],
+     r"error: --protocol-param B=abc: B must be an integer >= 2 for cluster_wild, .*"
+     r"run_bootstrap_sqrt_b; an integer >= 1 for signflip_questions, t_signflip_questions\. "
+     r"Got 'abc' instead\.$"),
+    (["--k", "3", "--protocol-param", "B=1"],
+     r"error: --protocol-param B=1: B must be an integer >= 2 for cluster_wild, .* \(\d+ of the "
+     r"\d+ taking it\)\. Got 1 instead\.$"),
     (["--k", "3", "--target-power", "1.5"],
      r"The '--target-power' option must be a finite number > 0 and < 1. Got 1.5 instead."),
     (["--k", "3", "--target-power", "0"], "'--target-power'.*Got 0.0 instead"),

@@ -98,8 +98,9 @@ def resolve_pool(spec, option: str = "pool", owner: str = "") -> Path:
         return found
     _, where = pools_dir()
     owner = f" of {owner}" if owner else ""
+    kind = "option" if option.startswith("--") else "parameter"
     raise InvalidParameterError(
-        f"The {option!r} parameter{owner}: no pool named {str(spec)!r} in {where}; give a "
+        f"The {option!r} {kind}{owner}: no pool named {str(spec)!r} in {where}; give a "
         f"pool file's path, or set ${POOLS_ENV} to a folder holding {spec}.csv[.gz]")
 
 

@@ -307,7 +307,7 @@ def check_frame(frame, where: str, *, complete_models: bool = False,
             raise _refuse(where, f"has ragged attempts: {len(short)} of {len(counts)} "
                           f"(model, item) pairs have fewer than {full} (from {int(counts.min())}"
                           f"; model {m!r} has {c} on item {q!r}); every (model, item) needs "
-                          f"the same count (complete_models keeps the models with {full} on "
+                          f"the same count (--complete-models keeps the models with {full} on "
                           "every item)")
         dropped = tuple(sorted(short.index.get_level_values(0).unique()))
         models = [m for m in models if m not in dropped]

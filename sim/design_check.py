@@ -67,6 +67,7 @@ from evalcal_core.designs import (
     designs,
 )
 from evalcal_core.designs import get as get_design
+from evalcal_core.keywords import option_flags
 from evalcal_core.options import (
     ALPHA_FLOOR,
     Execution,
@@ -81,6 +82,7 @@ from evalcal_core.options import (
 )
 from evalcal_core.outdir import run_outputs
 from evalcal_core.params import decode
+from evalcal_core.pool_paths import resolve_pool
 from evalcal_core.validate import (
     InvalidParameterError,
     check_alpha,
@@ -209,6 +211,12 @@ def harness_protocols() -> list[str]:
     return [n for n in protocols.names() if protocols.protocol_class(n).harness]
 
 
+def _flag(field: str) -> str:
+    """The option of :class:`CheckGrid` field ``field``: messages name what the command's user
+    typed (the Python functions reword a flag as their keyword)."""
+    return option_flags(CheckGrid)[field]
+
+
 def _check_grid(grid: CheckGrid) -> None:
     # Every value is checked before anything is drawn; messages name the option.
     if not grid.kinds:
@@ -220,27 +228,27 @@ def _check_grid(grid: CheckGrid) -> None:
                             ("repeats", 1, 1000), ("seeds", 2, 1000)):
         values = getattr(grid, name)
         if not values:
-            raise fail(name, "a non-empty list", list(values), OWNER)
+            raise fail(_flag(name), "a non-empty list", list(values), OWNER)
         for v in values:
-            check_int(v, name, OWNER, low=low, high=high)
+            check_int(v, _flag(name), OWNER, low=low, high=high)
     for v in grid.icc:
-        check_number(v, "icc", OWNER, low=0, high=1, high_open=True)
+        check_number(v, _flag("icc"), OWNER, low=0, high=1, high_open=True)
     if not grid.icc:
-        raise fail("icc", "a non-empty list", [], OWNER)
-    check_int(grid.min_cluster_size, "min_cluster_size", OWNER, low=1)
+        raise fail(_flag("icc"), "a non-empty list", [], OWNER)
+    check_int(grid.min_cluster_size, _flag("min_cluster_size"), OWNER, low=1)
     for kind in grid.kinds:
         _KIND_CHECKS.get(kind, _no_check)(grid)
-    check_int(grid.sims, "sims", OWNER, low=1, high=MAX_SIMS)
-    check_alpha(grid.alpha, "alpha", OWNER)
-    check_int(grid.seed, "seed", OWNER, low=0)
-    check_bool(grid.harness_defaults, "harness_defaults", OWNER)
+    check_int(grid.sims, _flag("sims"), OWNER, low=1, high=MAX_SIMS)
+    check_alpha(grid.alpha, _flag("alpha"), OWNER)
+    check_int(grid.seed, _flag("seed"), OWNER, low=0)
+    check_bool(grid.harness_defaults, _flag("harness_defaults"), OWNER)
     _check_llm_pools(grid)
     if grid.protocols is not None:
         known = protocols.names()
         for name in grid.protocols:
             if name not in known:
-                raise fail("protocols", f"a list of registered protocols ({', '.join(known)})",
-                           name, OWNER)
+                raise fail(_flag("protocols"),
+                           f"a list of registered protocols ({', '.join(known)})", name, OWNER)
 
 
 def _no_check(grid: CheckGrid) -> None:
@@ -252,30 +260,36 @@ def _check_cluster_fit(grid: CheckGrid) -> None:
     # fits, the kind asked for would silently give no rows at all
     smallest = grid.min_cluster_size
     if not any(smallest * g <= n for n in grid.questions for g in grid.clusters):
-        raise fail("clusters", f"at most questions / {smallest} for some count of "
+        raise fail(_flag("clusters"), f"at most questions / {smallest} for some count of "
                    f"questions (each cluster holds >= {smallest} questions; largest "
                    f"questions {max(grid.questions)})", list(grid.clusters), OWNER)
 
 
 def _check_llm_pools(grid: CheckGrid) -> None:
     if grid.llm_pools and not set(grid.kinds) & set(_REAL_SHAPES):
-        raise fail("llm_pools", f"empty unless one of {', '.join(_REAL_SHAPES)} is among the "
-                   "kinds (the pools' A/A cells are cells of those designs)",
+        raise fail(_flag("llm_pools"), f"given only with --design {' or '.join(_REAL_SHAPES)} "
+                   "(the pools' A/A cells are cells of those designs)",
                    list(grid.llm_pools), OWNER)
-    check_bool(grid.complete_models, "complete_models", OWNER)
+    check_bool(grid.complete_models, _flag("complete_models"), OWNER)
     if grid.complete_models and not grid.llm_pools:
         raise fail("--complete-models", "given with --llm-pools (it keeps a ragged pool's "
                    "complete models)", got="no --llm-pools", owner=OWNER)
     for pool in grid.llm_pools:
+        resolve_pool(pool, _flag("llm_pools"), OWNER)  # a name no pools folder has
         try:
             data = pool_data(pool, grid.complete_models)[0]
         except InvalidParameterError as exc:
-            raise fail("llm_pools", f"a list of LLM pools ({exc})", pool, OWNER) from None
+            # the reader's refusal names its own parameter: say which typed pool it was
+            raise InvalidParameterError(f"{_flag('llm_pools')} {pool}: {exc}") from None
         items, runs = len(data.items), data.attempts // 2
+        if runs == 0:
+            raise fail(_flag("llm_pools"), "pools with >= 2 attempts per question (an A/A "
+                       "cell splits each model's attempts in two)",
+                       got=f"{pool} with {data.attempts} attempt", owner=OWNER)
         if not any(n <= items for n in grid.questions) or min(grid.repeats) > runs:
-            raise fail("llm_pools", f"pools with cells in the grid: {pool} has {items} items "
-                       f"and {data.attempts} attempts (questions <= {items} and repeats <= "
-                       f"{runs} needed)", pool, OWNER)
+            raise fail(_flag("llm_pools"), f"pools with cells in the grid: {pool} has {items} "
+                       f"items and {data.attempts} attempts (--questions <= {items} and "
+                       f"--repeats <= {runs} needed)", pool, OWNER)
 
 
 @dataclass(frozen=True)

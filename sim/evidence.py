@@ -80,6 +80,7 @@ from evalcal_core.options import (
     sims_option,
 )
 from evalcal_core.outdir import check_out, run_outputs
+from evalcal_core.pool_paths import resolve_pool
 from evalcal_core.validate import InvalidParameterError, check_int, fail
 from protocols.analysis.evidence import LEVEL
 
@@ -157,17 +158,21 @@ class EvidenceConfig:
     quick: bool = option("--quick", False, switch=True, help="a small grid (tests)")
 
     def __post_init__(self):
-        check_int(self.sims, "sims", OWNER, low=20, high=10**6)
-        check_int(self.model_sims, "model_sims", OWNER, low=10, high=10**6)
-        check_int(self.seed, "seed", OWNER, low=0)
+        # messages name the options typed (the same rule as sim.design_check)
+        check_int(self.sims, "--sims", OWNER, low=20, high=10**6)
+        check_int(self.model_sims, "--model-sims", OWNER, low=10, high=10**6)
+        check_int(self.seed, "--seed", OWNER, low=0)
         for pool in self.llm_pools:
+            resolve_pool(pool, "--llm-pools", OWNER)  # a name no pools folder has
             try:
                 data = pool_data(pool, self.complete_models)[0]
             except InvalidParameterError as exc:
-                raise fail("llm_pools", f"a list of LLM pools ({exc})", pool, OWNER) from None
+                # the reader's refusal names its own parameter: say which typed pool it was
+                raise InvalidParameterError(f"--llm-pools {pool}: {exc}") from None
             if data.attempts < 2:
-                raise fail("llm_pools", "pools with >= 2 attempts per item (A/A cells split "
-                           f"them): {pool} has {data.attempts}", pool, OWNER)
+                raise fail("--llm-pools", "pools with >= 2 attempts per question (an A/A "
+                           "cell splits each model's attempts in two)",
+                           got=f"{pool} with {data.attempts} attempt", owner=OWNER)
 
     @property
     def grid(self) -> EvidenceGrid:

@@ -132,15 +132,15 @@ def test_summary_one_line_per_design_and_protocol(tiny):
     ({"kinds": ("models", "fixed")}, r"'--design' option of sim.design_check must be a list "
                                      r"of .*Got 'fixed' instead"),
     ({"kinds": ()}, r"'--design'.*non-empty"),
-    ({"questions": (3,)}, r"'questions'.*>= 4.*Got 3"),
-    ({"clusters": (1,)}, r"'clusters'.*>= 2"),
-    ({"icc": (1.0,)}, r"'icc'.*< 1"),
-    ({"icc": ()}, r"'icc'.*non-empty"),
-    ({"repeats": (0,)}, r"'repeats'.*>= 1"),
-    ({"seeds": (1,)}, r"'seeds'.*>= 2"),
-    ({"sims": 0}, r"'sims'.*>= 1"),
+    ({"questions": (3,)}, r"'--questions'.*>= 4.*Got 3"),
+    ({"clusters": (1,)}, r"'--clusters'.*>= 2"),
+    ({"icc": (1.0,)}, r"'--icc'.*< 1"),
+    ({"icc": ()}, r"'--icc'.*non-empty"),
+    ({"repeats": (0,)}, r"'--repeats'.*>= 1"),
+    ({"seeds": (1,)}, r"'--seeds'.*>= 2"),
+    ({"sims": 0}, r"'--sims'.*>= 1"),
     ({"alpha": 1.5}, "alpha"),
-    ({"protocols": ("paired_t", "nope")}, r"'protocols'.*Got 'nope'"),
+    ({"protocols": ("paired_t", "nope")}, r"'--protocols'.*Got 'nope'"),
 ])
 def test_grid_validation(params, match):
     with pytest.raises(ValueError, match=match):
@@ -167,8 +167,8 @@ def test_cli_writes_the_csv(tmp_path):
 
 
 @pytest.mark.parametrize("args, match", [
-    (["--sims", "0"], "'sims'"),
-    (["--icc", "2"], "'icc'"),
+    (["--sims", "0"], "'--sims'"),
+    (["--icc", "2"], "'--icc'"),
     (["--design", "models", "nonsense"], "'--design'"),
     (["--repeats", "x"], "invalid int value"),
 ])
@@ -188,7 +188,7 @@ def test_cli_errors_are_one_line_exit_2(args, match, tmp_path, capsys):
 def test_cli_error_as_a_command(tmp_path):
     res = _cli("--sims", "0", "--out", str(tmp_path / "never"), tmp_path=tmp_path)
     assert res.returncode == 2
-    assert res.stderr.strip() == ("python -m sim.design_check: error: The 'sims' parameter of "
+    assert res.stderr.strip() == ("python -m sim.design_check: error: The '--sims' option of "
                                   "sim.design_check must be an integer >= 1 and <= 1000000. "
                                   "Got 0 instead.")
 
@@ -362,13 +362,14 @@ def test_clopper_pearson_column_and_summary(small):
 
 
 @pytest.mark.parametrize("params, match", [
-    ({"llm_pools": ("nope",)}, r"'llm_pools' parameter of sim.design_check must be a list of "
-                               r"LLM pools .*Got 'nope' instead"),
+    ({"llm_pools": ("nope",)}, r"^The '--llm-pools' option of sim.design_check: no pool named "
+                               r"'nope' in "),
     ({"llm_pools": ("POOL",), "questions": (30,)},
-     r"'llm_pools'.*has 15 items and 4 attempts"),
+     r"'--llm-pools'.*has 15 items and 4 attempts \(--questions <= 15 and --repeats <= 2 "
+     r"needed\)"),
     ({"llm_pools": ("POOL",), "kinds": ("methods_paired",)},
-     r"'llm_pools'.*unless one of models, models_clustered is among the kinds"),
-    ({"min_cluster_size": 0}, r"'min_cluster_size'.*>= 1"),
+     r"'--llm-pools'.*given only with --design models or models_clustered"),
+    ({"min_cluster_size": 0}, r"'--min-cluster-size'.*>= 1"),
 ])
 def test_small_grid_validation(params, match, pool15):
     if "llm_pools" in params:
@@ -376,6 +377,16 @@ def test_small_grid_validation(params, match, pool15):
                                                for p in params["llm_pools"])}
     with pytest.raises(ValueError, match=match):
         dc.CheckGrid(**params)
+
+
+def test_a_pool_of_one_attempt_is_refused_as_such(tmp_path):
+    """One attempt per question gives no A/A cell (it splits the attempts in two): said so,
+    not as '--repeats <= 0 needed'."""
+    one = write_pool(tmp_path, models=("a", "b"), items=15, attempts=1)
+    with pytest.raises(ValueError, match=r"^The '--llm-pools' option of sim.design_check must "
+                                         r"be pools with >= 2 attempts per question .*Got "
+                                         r"\S+ with 1 attempt instead\.$"):
+        dc.CheckGrid(kinds=("models",), questions=(15,), llm_pools=(str(one),))
 
 
 def test_cli_llm_pool_cells(tmp_path, pool15):
@@ -424,7 +435,8 @@ def test_ragged_pool_with_complete_models(tmp_path):
     frame[~short].to_csv(ragged, index=False)
     kw = dict(kinds=("models",), questions=(15,), repeats=(1,), sims=40,
               llm_pools=(str(ragged),), protocols=("paired_t_questions",))
-    with pytest.raises(ValueError, match=r"'llm_pools'.*ragged attempts"):
+    with pytest.raises(ValueError, match=r"^--llm-pools \S+ragged.csv: .*ragged attempts.*"
+                                         r"--complete-models keeps"):
         dc.CheckGrid(**kw)
     cells = [c for c in dc.grid_cells(dc.CheckGrid(**kw, complete_models=True))
              if c.generator.name == "llm_items"]

@@ -83,7 +83,7 @@ def test_ragged_pool_with_complete_models(tmp_path):
     short = (frame["model"] == "c") & (frame["item"] == "q002") & (frame["attempt"] == 3)
     ragged = tmp_path / "ragged.csv"
     frame[~short].to_csv(ragged, index=False)
-    with pytest.raises(ValueError, match=r"'llm_pools'.*ragged attempts"):
+    with pytest.raises(ValueError, match=r"^--llm-pools \S+ragged.csv: .*ragged attempts"):
         evidence.EvidenceConfig(llm_pools=(str(ragged),), quick=True)
     grid = evidence.quick_grid()
     cells = evidence.pool_requests(str(ragged), grid, complete_models=True)
@@ -158,4 +158,4 @@ def test_bad_input_is_one_line_exit_2(tmp_path):
     assert len(done.stderr.strip().splitlines()) == 1 and "Traceback" not in done.stderr
     done = run_in_process(evidence.main, "python -m sim.evidence", "--llm-pools",
                           tmp_path / "missing.csv", "--out", tmp_path / "o")
-    assert done.returncode == 2 and "llm_pools" in done.stderr
+    assert done.returncode == 2 and "--llm-pools" in done.stderr

@@ -111,8 +111,9 @@ def _scalar(key, value, opt: Option, refuse):
     if isinstance(value, Path):
         value = str(value)
     if not isinstance(value, str):
-        raise refuse("a string" + (f": one of {', '.join(map(str, opt.choices))}"
-                                   if opt.choices else ""))
+        # a Path is read as its string above: the rule says so where a path is meant
+        raise refuse(f"a string: one of {', '.join(map(str, opt.choices))}" if opt.choices
+                     else "a string or a path")
     if opt.choices is not None and value not in opt.choices:
         raise refuse(f"one of {', '.join(map(str, opt.choices))}")
     # a folder option holds what argparse gives it (``--out``'s ``type=Path``)

@@ -11,6 +11,8 @@ or holds no pool, --verify of a file or a missing path, --out ''.
 
 from __future__ import annotations
 
+import re
+
 import numpy as np
 import pandas as pd
 import pytest
@@ -148,8 +150,17 @@ def test_compare_names_a_frames_repeated_column():
 def test_a_keyword_of_the_wrong_type_is_named_in_one_line():
     with pytest.raises(ValueError) as info:
         evalcal.plan(from_pilot=pd.DataFrame({"a": range(30)}))
-    assert str(info.value) == ("The 'from_pilot' parameter of plan() must be a string. Got a "
-                               "value of type DataFrame instead.")
+    assert str(info.value) == ("The 'from_pilot' parameter of plan() must be a string or a "
+                               "path. Got a value of type DataFrame instead.")
+
+
+def test_a_path_keyword_is_read_as_its_string(tmp_path):
+    """The rule says 'or a path' because a path is read as the string it names: a missing
+    pilot given as a Path is refused as that file, not as a type."""
+    missing = tmp_path / "missing.csv"
+    with pytest.raises(ValueError, match=f"results file '{re.escape(str(missing))}' does not "
+                                         "exist"):
+        evalcal.plan(from_pilot=missing)
 
 
 CAL = "python -m sim.calibrate"

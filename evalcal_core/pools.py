@@ -96,6 +96,13 @@ class ItemPool:
 # Bytes
 
 
+def as_option(exc: Exception) -> str:
+    """A reader's refusal as a command says it: the ``complete_models`` it suggests for
+    ragged attempts is the command's ``--complete-models`` switch (the generators and the
+    Python functions take the parameter, whose name the reader states)."""
+    return str(exc).replace("(complete_models keeps", "(--complete-models keeps")
+
+
 def _refuse(where: str, what: str) -> InvalidParameterError:
     return InvalidParameterError(f"{where} {what}")
 
@@ -307,7 +314,7 @@ def check_frame(frame, where: str, *, complete_models: bool = False,
             raise _refuse(where, f"has ragged attempts: {len(short)} of {len(counts)} "
                           f"(model, item) pairs have fewer than {full} (from {int(counts.min())}"
                           f"; model {m!r} has {c} on item {q!r}); every (model, item) needs "
-                          f"the same count (--complete-models keeps the models with {full} on "
+                          f"the same count (complete_models keeps the models with {full} on "
                           "every item)")
         dropped = tuple(sorted(short.index.get_level_values(0).unique()))
         models = [m for m in models if m not in dropped]

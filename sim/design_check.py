@@ -83,6 +83,7 @@ from evalcal_core.options import (
 from evalcal_core.outdir import run_outputs
 from evalcal_core.params import decode
 from evalcal_core.pool_paths import resolve_pool
+from evalcal_core.pools import as_option
 from evalcal_core.validate import (
     InvalidParameterError,
     check_alpha,
@@ -280,7 +281,7 @@ def _check_llm_pools(grid: CheckGrid) -> None:
             data = pool_data(pool, grid.complete_models)[0]
         except InvalidParameterError as exc:
             # the reader's refusal names its own parameter: say which typed pool it was
-            raise InvalidParameterError(f"{_flag('llm_pools')} {pool}: {exc}") from None
+            raise InvalidParameterError(f"{_flag('llm_pools')} {pool}: {as_option(exc)}") from None
         items, runs = len(data.items), data.attempts // 2
         if runs == 0:
             raise fail(_flag("llm_pools"), "pools with >= 2 attempts per question (an A/A "

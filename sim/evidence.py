@@ -81,6 +81,7 @@ from evalcal_core.options import (
 )
 from evalcal_core.outdir import check_out, run_outputs
 from evalcal_core.pool_paths import resolve_pool
+from evalcal_core.pools import as_option
 from evalcal_core.validate import InvalidParameterError, check_int, fail
 from protocols.analysis.evidence import LEVEL
 
@@ -168,7 +169,7 @@ class EvidenceConfig:
                 data = pool_data(pool, self.complete_models)[0]
             except InvalidParameterError as exc:
                 # the reader's refusal names its own parameter: say which typed pool it was
-                raise InvalidParameterError(f"--llm-pools {pool}: {exc}") from None
+                raise InvalidParameterError(f"--llm-pools {pool}: {as_option(exc)}") from None
             if data.attempts < 2:
                 raise fail("--llm-pools", "pools with >= 2 attempts per question (an A/A "
                            "cell splits each model's attempts in two)",

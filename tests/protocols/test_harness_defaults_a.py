@@ -319,7 +319,7 @@ def test_design_check_harness_defaults_table(tmp_path):
     assert set(PART_A) - {"harness_inspect_stderr_cluster",
                           "harness_inspect_ci_wilson_cluster"} <= set(frame["protocol"])
     assert not frame.loc[frame["protocol"].isin(PART_A), "reportable"].any()
-    with pytest.raises(ValueError, match="'harness_defaults'.*True or False.*Got 'yes'"):
+    with pytest.raises(ValueError, match="'--harness-defaults'.*True or False.*Got 'yes'"):
         dc.CheckGrid(harness_defaults="yes")
 
 

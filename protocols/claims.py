@@ -57,6 +57,7 @@ from evalcal_core.validate import (
     check_number,
     fail,
 )
+from protocols._claim_kernels import bounded_score_z
 from protocols.methods.welch_t import welch_df
 
 #: the claims, in the order reports list them
@@ -600,32 +601,9 @@ def _support(d):
 
 
 def _bounded_score_z(values, weights, est, d0):
-    """Score statistic / sqrt(n) for ``E d = d0`` over distributions on [-1, 1]."""
-    d0 = np.asarray(d0, dtype=float)
-    u = values - d0[..., None]
-    observed = weights > 0
-    # g(t) = sum_i w_i u_i / (1 + t u_i) is decreasing; its root tilts the weights to mean
-    # d0. Outside (t_low, t_high) a weight on -1 or +1 would turn negative.
-    low = -1.0 / (1.0 - d0)
-    high = 1.0 / (1.0 + d0)
-    for _ in range(_TILT_STEPS):
-        mid = 0.5 * (low + high)
-        with np.errstate(divide="ignore", invalid="ignore"):
-            g = np.where(observed, weights * u / (1.0 + mid[..., None] * u), 0.0).sum(-1)
-        up = g > 0
-        low, high = np.where(up, mid, low), np.where(up, high, mid)
-    t = 0.5 * (low + high)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        p = np.where(observed, weights / (1.0 + t[..., None] * u), 0.0)
-    # Mass the reweighted data cannot carry goes to the bound whose multiplier vanished:
-    # -1 when t is at its upper end (the null lies below the data), +1 at the lower end.
-    leftover = np.maximum(1.0 - p.sum(-1), 0.0)
-    bound = np.where(t > 0, -1.0, 1.0) - d0
-    var0 = (p * u**2).sum(-1) + leftover * bound**2
-    num = est - d0
-    with np.errstate(divide="ignore", invalid="ignore"):
-        z = num / np.sqrt(var0)
-    return np.where(num == 0, 0.0, z)
+    """Score statistic / sqrt(n) for ``E d = d0`` over distributions on [-1, 1]: the
+    compiled bisection of :func:`protocols._claim_kernels.bounded_score_z`."""
+    return bounded_score_z(values, weights, est, d0, _TILT_STEPS)
 
 
 def _decreasing_root(f, target, shape):

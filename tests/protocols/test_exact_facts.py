@@ -188,3 +188,34 @@ def test_sampled_sign_flip_p_is_within_binomial_error_of_exact(name):
     exact = protocols.get(name, max_exact_k=17).evaluate(np.zeros_like(d), d)
     se = np.sqrt(exact.p_value * (1.0 - exact.p_value) / n_perm)
     assert np.all(np.abs(sampled.p_value - exact.p_value) <= 5.0 * se + 1.0 / (1 + n_perm))
+
+
+@pytest.mark.parametrize(("k", "carrying"), [
+    (70, slice(0, 8)),      # the first byte of the first 64-bit draw
+    (70, slice(56, 64)),    # its last byte
+    (70, slice(64, 70)),    # the second draw's bits, in a byte it fills only in part
+    (70, slice(0, 70)),     # every seed
+    (130, slice(120, 130)),  # a third draw
+    (130, slice(0, 130)),    # three draws together (each read from its own word)
+    (20, slice(0, 20)),
+])
+def test_sampled_sign_flip_p_matches_the_binomial_law(k, carrying):
+    """Reference: with deltas +-1 on the ``carrying`` seeds and 0 elsewhere, a uniform sign
+    pattern gives sum(s * d) = 2 B - m, B ~ Binomial(m, 1/2) over the m carrying seeds, so
+    the exact p is P(|2 B - m| >= |sum d|) (scipy.stats.binom). The sampled p (N = 20,000
+    patterns) is within 5 binomial SEs plus the 1 / (1 + N) offset. Any seed whose sign
+    the draw does not set (a byte or a 64-bit word left unread) moves p out of that band:
+    with the carrying seeds alone unread the statistic is constant and p = 1."""
+    n_perm = 20_000
+    rng = np.random.default_rng(k)
+    m = carrying.stop - carrying.start
+    d = np.zeros((6, k, 1))
+    d[:, carrying, 0] = rng.choice([-1.0, 1.0], size=(6, m), p=[0.3, 0.7])
+    observed = np.abs(d.sum(axis=(1, 2)))
+    b = np.arange(m + 1)
+    reach = np.abs(2 * b - m)[None, :] >= observed[:, None] - 1e-9
+    exact = (stats.binom.pmf(b, m, 0.5)[None, :] * reach).sum(axis=1)
+    got = protocols.get("sign_flip", n_permutations=n_perm).evaluate(np.zeros_like(d), d,
+                                                                      rng=5).p_value
+    se = np.sqrt(exact * (1.0 - exact) / n_perm)
+    assert np.all(np.abs(got - exact) <= 5.0 * se + 1.0 / (1 + n_perm)), (got, exact)

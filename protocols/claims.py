@@ -57,7 +57,6 @@ from evalcal_core.validate import (
     check_number,
     fail,
 )
-from protocols._claim_kernels import bounded_score_z
 from protocols.methods.welch_t import welch_df
 
 #: the claims, in the order reports list them
@@ -603,6 +602,10 @@ def _support(d):
 def _bounded_score_z(values, weights, est, d0):
     """Score statistic / sqrt(n) for ``E d = d0`` over distributions on [-1, 1]: the
     compiled bisection of :func:`protocols._claim_kernels.bounded_score_z`."""
+    # imported on first use: numba (about 0.2 s) is paid by the claims on mean scores, not
+    # by every command that imports this module
+    from protocols._claim_kernels import bounded_score_z
+
     return bounded_score_z(values, weights, est, d0, _TILT_STEPS)
 
 

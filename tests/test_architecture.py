@@ -152,6 +152,18 @@ def test_importing_the_generators_is_light():
     assert proc.stdout.strip() == "[]"
 
 
+def test_the_commands_import_numba_only_when_a_kernel_runs():
+    """``import protocols`` and the commands' modules load no numba: its import (about
+    0.2 s) and the kernels' loading are paid by a computation that uses a kernel, not by
+    every command, ``--help`` and refusal (numba imported at module level in
+    ``protocols.claims`` once slowed every ``evaluate`` start)."""
+    proc = _run("import sys, protocols, protocols.claims, reports.evaluate.cli, "
+                "sim.calibration, sim.plan, sim.design_check, evalcal_cli; "
+                "print(sorted(m for m in sys.modules if m == 'numba'))")
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.strip() == "[]"
+
+
 def test_imports_work_without_docstrings():
     """``python -OO`` strips docstrings; nothing may depend on them at import time."""
     proc = _run("import protocols, sim.calibrate, reports.build, real_runs.store; "

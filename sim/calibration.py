@@ -329,6 +329,11 @@ def _validate(c: CalibrationConfig) -> None:
     go together, then the bounds that depend on other options."""
     check_options(c)
     check_requires(c, REQUIRES)
+    if c.k[-1] > c.k_max == DEFAULT_K_MAX:
+        # the user typed a range past the search's default cap, not a --k-max: say what to give
+        raise fail("--k-max", f">= {c.k[-1]}, the largest --k (the seed budget searches up to "
+                   f"--k-max): give --k-max {c.k[-1]} or more",
+                   got=f"{c.k_max} (its default)")
     check_options(c, _constraints(c), only_extra=True)
     c.generator_params  # noqa: B018  (parsed once here: a bad KEY=VALUE fails now)
     c.protocol_param_values  # noqa: B018

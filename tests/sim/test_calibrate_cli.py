@@ -166,6 +166,10 @@ def test_from_pilot_per_question(tmp_path, capsys):
     (["--k", "3", "--target-power", "1.5"],
      r"The '--target-power' option must be a finite number > 0 and < 1. Got 1.5 instead."),
     (["--k", "3", "--target-power", "0"], "'--target-power'.*Got 0.0 instead"),
+    # a range past the search's default cap: the fix is named, the default said to be one
+    (["--k", "17", "64"],
+     r"The '--k-max' option must be >= 64, the largest --k \(the seed budget searches up to "
+     r"--k-max\): give --k-max 64 or more\. Got 50 \(its default\) instead\.$"),
     (["--k", "3", "12", "--k-max", "10"],
      r"The '--k-max' option must be an integer >= 12 and <= 10000. Got 10 instead."),
     (["--k", "3", "--k-max", "100000000"],

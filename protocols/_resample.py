@@ -234,7 +234,8 @@ def sign_flip_pvalue(d, rng, *, max_exact_k=16, n_permutations=10_000):
         p[:] = counts / 2.0**k
     else:
         # one uniform 64-bit draw gives 64 seeds their signs (its bits), read by the compiled
-        # kernel: a float array of drawn signs cost 6x the time, almost all of it drawing
+        # kernel: a float array of signs drawn one at a time cost 30x the time at k = 48,
+        # most of it drawing (benchmarks/bench_sign_flip.py)
         n_words = -(-k // 64)
         for sl in _chunks(m, n_permutations * n_words):
             words = rng.integers(0, 2**64, size=(sl.stop - sl.start, n_permutations, n_words),

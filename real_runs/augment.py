@@ -60,6 +60,66 @@ def crop_flip(images: torch.Tensor, generator: torch.Generator, padding: int = 4
     return apply_crop_flip(images, dy, dx, flip, padding)
 
 
+#: airbench's translation: up to 2 pixels each way, reflection padding
+TRANSLATE = 2
+
+
+def flip_base_params(n: int, generator: torch.Generator) -> torch.Tensor:
+    """Which of ``n`` images start mirrored (bool), drawn once per run before epoch 0.
+
+    airbench's alternating flip: each image is mirrored at random once, then every image
+    is mirrored again in every other epoch, so each image is seen both ways in any two
+    consecutive epochs. Draws ``n`` numbers from ``generator``.
+    """
+    return torch.rand(n, generator=generator) < 0.5
+
+
+def translate_params(n: int, generator: torch.Generator, padding: int = TRANSLATE):
+    """Row and column offsets (int64, ``0..2*padding``) of ``n`` images for one epoch.
+
+    Draws ``n`` row offsets, then ``n`` column offsets from ``generator``.
+    """
+    dy = torch.randint(0, 2 * padding + 1, (n,), generator=generator)
+    dx = torch.randint(0, 2 * padding + 1, (n,), generator=generator)
+    return dy, dx
+
+
+def reflect_index(offset: torch.Tensor, size: int, padding: int) -> torch.Tensor:
+    """Source positions of a ``size``-long window starting at ``offset`` of a signal
+    reflection-padded by ``padding`` (``numpy.pad(mode="reflect")``: the edge itself is
+    not repeated), shape ``offset.shape + (size,)``."""
+    pos = offset[..., None] - padding + torch.arange(size, device=offset.device)
+    pos = pos.abs()
+    return torch.where(pos > size - 1, 2 * (size - 1) - pos, pos)
+
+
+def apply_flip_translate(images: torch.Tensor, dy: torch.Tensor, dx: torch.Tensor,
+                         flip: torch.Tensor, padding: int = TRANSLATE) -> torch.Tensor:
+    """Translate an NCHW batch (any dtype) by (``dy - padding``, ``dx - padding``) pixels
+    with reflection padding, mirror where ``flip``; pure indexing, the same on any device.
+
+    ``dy``, ``dx`` and ``flip`` (one per image) must be on the device of ``images``.
+    """
+    n, c, h, w = images.shape
+    dev = images.device
+    rows = reflect_index(dy, h, padding)
+    cols = reflect_index(dx, w, padding)
+    cols = torch.where(flip[:, None], cols.flip(1), cols)
+    return images[torch.arange(n, device=dev)[:, None, None, None],
+                  torch.arange(c, device=dev)[None, :, None, None],
+                  rows[:, None, :, None], cols[:, None, None, :]]
+
+
+def shift_reflect(images: torch.Tensor, shift: int) -> torch.Tensor:
+    """Every image of an NCHW batch moved by ``shift`` pixels down and right (negative: up
+    and left), reflection padded: airbench's test-time translation."""
+    n = len(images)
+    offset = torch.full((n,), 1 - shift, dtype=torch.int64, device=images.device)
+    return apply_flip_translate(images, offset, offset,
+                                torch.zeros(n, dtype=torch.bool, device=images.device),
+                                padding=1)
+
+
 def trivial_augment(images: torch.Tensor, generator: torch.Generator) -> torch.Tensor:
     """TrivialAugmentWide (torchvision) applied independently to each image of a uint8 batch.
 

@@ -22,9 +22,15 @@ import torch
 
 from evalcal_core.validate import InvalidParameterError
 from real_runs import augment
-from real_runs.config import DATA_PATHS, PRECISIONS, RunConfig
+from real_runs.config import AUGMENTS, DATA_PATHS, LR_SCHEDULES, PRECISIONS, RunConfig
 from real_runs.data import Dataset
-from real_runs.models import build_model, init_weights, set_dropout_generator
+from real_runs.models import (
+    Airbench94,
+    build_model,
+    init_weights,
+    set_dropout_generator,
+    whiten_init,
+)
 from real_runs.runtime import deterministic
 from real_runs.seeding import check_seed, make_generator
 
@@ -87,25 +93,23 @@ class RunDeadlineError(TimeoutError):
     """A run passed its deadline (checked after every epoch) and was abandoned unstored."""
 
 
-def lr_factor(config: RunConfig, total_steps: int, steps_per_epoch: int):
+#: airbench's triangle: the lr multiplier starts at 0.2, peaks at 1 after 23 % of the steps
+#: and ends at 0.07
+TRIANGLE = (0.2, 0.23, 0.07)
+
+
+def lr_factor(config: RunConfig, total_steps: int):
     """Multiplier of the peak learning rate at each optimisation step (0-based).
 
-    Linear warm-up over ``warmup_epochs`` epochs (step ``i`` gets ``(i + 1) / warm``), then
-    a cosine from 1 to 0 at ``total_steps``. Without warm-up this is exactly the cosine the
-    ``cpu`` pool was trained with.
+    ``"cosine"``: from 1 to 0 at ``total_steps`` (the ``cpu`` pool's schedule).
+    ``"triangle"``: piecewise linear through (0, 0.2), (``int(0.23 * total_steps)``, 1) and
+    (``total_steps``, 0.07), airbench's.
     """
-    warm = min(config.warmup_epochs * steps_per_epoch, total_steps - 1)
-    if warm <= 0:
-        return lambda step: 0.5 * (1.0 + math.cos(math.pi * min(step, total_steps) /
-                                                  total_steps))
-
-    def factor(step: int) -> float:
-        if step < warm:
-            return (step + 1) / warm
-        frac = min(step - warm, total_steps - warm) / (total_steps - warm)
-        return 0.5 * (1.0 + math.cos(math.pi * frac))
-
-    return factor
+    if config.lr_schedule == "triangle":
+        start, peak_at, end = TRIANGLE
+        peak = int(peak_at * total_steps)
+        return lambda step: float(np.interp(step, [0, peak, total_steps], [start, 1.0, end]))
+    return lambda step: 0.5 * (1.0 + math.cos(math.pi * min(step, total_steps) / total_steps))
 
 
 def soft_cross_entropy(logits: torch.Tensor, target: torch.Tensor,
@@ -134,27 +138,141 @@ def _autocast(config: RunConfig, device: str):
                           enabled=config.precision == "bf16")
 
 
-def _make_optimizer(config: RunConfig, model: torch.nn.Module, total_steps: int,
-                    steps_per_epoch: int = 1):
+def _param_groups(config: RunConfig, model: torch.nn.Module):
+    """All trainable parameters at ``lr``, or (``bias_lr_scale`` != 1) batch-norm biases
+    in a group of their own at ``lr * bias_lr_scale`` and ``weight_decay / bias_lr_scale``
+    (the same decay per step)."""
+    if config.bias_lr_scale == 1.0:
+        return model.parameters()
+    norm_ids = {id(m.bias) for m in model.modules()
+                if isinstance(m, torch.nn.BatchNorm2d) and m.bias is not None}
+    trainable = [p for p in model.parameters() if p.requires_grad]
+    norms = [p for p in trainable if id(p) in norm_ids]
+    others = [p for p in trainable if id(p) not in norm_ids]
+    scale = config.bias_lr_scale
+    return [dict(params=norms, lr=config.lr * scale, weight_decay=config.weight_decay / scale),
+            dict(params=others, lr=config.lr, weight_decay=config.weight_decay)]
+
+
+def make_optimizer(config: RunConfig, model: torch.nn.Module, total_steps: int):
+    """The optimizer and its per-step learning-rate schedule (:func:`lr_factor`)."""
+    groups = _param_groups(config, model)
     if config.optimizer == "sgd":
-        opt = torch.optim.SGD(model.parameters(), lr=config.lr, momentum=config.momentum,
+        opt = torch.optim.SGD(groups, lr=config.lr, momentum=config.momentum,
                               nesterov=config.nesterov, weight_decay=config.weight_decay)
     elif config.optimizer == "adam":
-        opt = torch.optim.Adam(model.parameters(), lr=config.lr,
-                               weight_decay=config.weight_decay)
+        opt = torch.optim.Adam(groups, lr=config.lr, weight_decay=config.weight_decay)
     else:
         raise InvalidParameterError(f"optimizer must be 'sgd' or 'adam', got {config.optimizer!r}")
-    sched = torch.optim.lr_scheduler.LambdaLR(opt, lr_factor(config, total_steps,
-                                                             steps_per_epoch))
+    sched = torch.optim.lr_scheduler.LambdaLR(opt, lr_factor(config, total_steps))
     return opt, sched
+
+
+#: airbench's lookahead: an update every 5 steps, with decay 0.95**5 * (step / steps)**3
+LOOKAHEAD_EVERY = 5
+LOOKAHEAD_DECAY = 0.95 ** 5
+
+
+class Lookahead:
+    """airbench's lookahead: every :data:`LOOKAHEAD_EVERY` steps, move an average of the
+    model's floating-point state (weights and batch-norm statistics) toward the model by
+    ``1 - decay`` and copy it back into the model; the last step ends on the average."""
+
+    def __init__(self, model: torch.nn.Module, total_steps: int):
+        self.total_steps = total_steps
+        self.state = {k: v for k, v in model.state_dict().items() if v.is_floating_point()}
+        self.average = {k: v.detach().clone() for k, v in self.state.items()}
+
+    def decay(self, step: int) -> float:
+        """Decay of the update after ``step`` optimisation steps."""
+        return LOOKAHEAD_DECAY * (step / self.total_steps) ** 3
+
+    @torch.no_grad()
+    def update(self, decay: float) -> None:
+        for key, value in self.state.items():
+            self.average[key].lerp_(value, 1.0 - decay)
+            value.copy_(self.average[key])
+
+    def after_step(self, step: int) -> None:
+        """Call after optimisation step ``step`` (1-based)."""
+        if step % LOOKAHEAD_EVERY == 0:
+            self.update(self.decay(step))
+        if step >= self.total_steps:
+            self.update(1.0)
+
+
+class Optimisation:
+    """One run's optimiser, schedule and (if configured) lookahead, stepped together."""
+
+    def __init__(self, config: RunConfig, model: torch.nn.Module, total_steps: int,
+                 device: str):
+        self.model = model
+        self.opt, self.sched = make_optimizer(config, model, total_steps)
+        self.lookahead = Lookahead(model, total_steps) if config.lookahead else None
+        self.loss_fn = _loss_fn(config, device)
+        self.autocast = lambda: _autocast(config, device)
+        self.steps = 0
+
+    def step(self, xb: torch.Tensor, yb: torch.Tensor) -> None:
+        with self.autocast():
+            loss = self.loss_fn(self.model(xb), yb)
+        self.opt.zero_grad(set_to_none=True)
+        loss.backward()
+        self.opt.step()
+        self.sched.step()
+        self.steps += 1
+        if self.lookahead is not None:
+            self.lookahead.after_step(self.steps)
+
+
+#: airbench whitens with the second moments of the first 5,000 training images
+WHITEN_IMAGES = 5000
+
+
+def prepare_model(config: RunConfig, seed: int, data: Dataset, train_x: torch.Tensor,
+                  device: str) -> torch.nn.Module:
+    """The run's model: built, initialised from the seed's ``init`` stream (the same for
+    both arms), airbench94's whitening set from the first :data:`WHITEN_IMAGES` of
+    ``train_x`` (uint8 NCHW on the CPU), on ``device`` (NHWC for images if configured)."""
+    model = build_model(config, data.num_classes, len(data.vocab) if data.vocab else None)
+    init_weights(model, make_generator(seed, "init", 0))
+    if isinstance(model, Airbench94):
+        whiten_init(model, augment.normalize(train_x[:WHITEN_IMAGES]))
+    model.to(device)
+    if data.kind == "image" and config.channels_last:
+        # NHWC convolutions are ~1.6x faster on CPU (oneDNN) than NCHW for these sizes, and
+        # what cuDNN's tensor-core kernels want on a GPU.
+        model.to(memory_format=torch.channels_last)
+    return model
+
+
+def tta_logits(model: torch.nn.Module, x: torch.Tensor, level: int) -> torch.Tensor:
+    """Logits of a normalised image batch under airbench's test-time augmentation.
+
+    0: the model's; 1: the mean over the image and its mirror; 2: half of level 1 plus a
+    quarter each of level 1 on the batch shifted one pixel down-right and up-left
+    (reflection padding).
+    """
+    if level == 0:
+        return model(x)
+
+    def mirrored(t):
+        return 0.5 * model(t) + 0.5 * model(t.flip(-1))
+
+    logits = mirrored(x)
+    if level == 1:
+        return logits
+    return (0.5 * logits + 0.25 * mirrored(augment.shift_reflect(x, 1))
+            + 0.25 * mirrored(augment.shift_reflect(x, -1)))
 
 
 @torch.no_grad()
 def predict(model: torch.nn.Module, data: Dataset, x: torch.Tensor, batch_size: int,
-            device: str, config: RunConfig | None = None) -> np.ndarray:
+            device: str, config: RunConfig | None = None, tta: int = 0) -> np.ndarray:
     """Predicted class of every row of ``x`` (uint8 images or int64 tokens).
 
-    ``config`` supplies ``precision`` and ``channels_last`` (default: fp32, NHWC).
+    ``config`` supplies ``precision`` and ``channels_last`` (default: fp32, NHWC); ``tta``
+    is the test-time augmentation level of images (:func:`tta_logits`).
     """
     model.eval()
     out = []
@@ -166,7 +284,9 @@ def predict(model: torch.nn.Module, data: Dataset, x: torch.Tensor, batch_size: 
                 chunk = augment.normalize(chunk)
                 if nhwc:
                     chunk = chunk.contiguous(memory_format=torch.channels_last)
-            out.append(model(chunk).argmax(dim=1))
+                out.append(tta_logits(model, chunk, tta).argmax(dim=1))
+            else:
+                out.append(model(chunk).argmax(dim=1))
     return torch.cat(out).cpu().numpy().astype(np.uint8)
 
 
@@ -210,21 +330,43 @@ def train_run(config: RunConfig, seed: int, data: Dataset, device: str = "cpu",
     if config.data_path not in DATA_PATHS:
         raise InvalidParameterError(f"data_path must be one of {DATA_PATHS}, got "
                                     f"{config.data_path!r}")
-    if config.warmup_epochs < 0 or config.warmup_epochs > config.epochs:
-        raise InvalidParameterError(f"warmup_epochs must be in [0, epochs={config.epochs}], got "
-                                    f"{config.warmup_epochs!r}")
+    if config.lr_schedule not in LR_SCHEDULES:
+        raise InvalidParameterError(f"lr_schedule must be one of {LR_SCHEDULES}, got "
+                                    f"{config.lr_schedule!r}")
+    if config.augment not in AUGMENTS:
+        raise InvalidParameterError(f"augment must be one of {AUGMENTS}, got {config.augment!r}")
+    if config.tta not in (0, 1, 2):
+        raise InvalidParameterError(f"tta must be 0, 1 or 2, got {config.tta!r}")
+    if not config.bias_lr_scale > 0:
+        raise InvalidParameterError(f"bias_lr_scale must be > 0, got {config.bias_lr_scale!r}")
+    if not config.whiten_bias_epochs >= 0:
+        raise InvalidParameterError(f"whiten_bias_epochs must be >= 0, got "
+                                    f"{config.whiten_bias_epochs!r}")
     with deterministic(config.threads):
         return _train(config, seed, data, device, progress, deadline)
 
 
-def _host_batches(config, data, train_x, train_y, order, gens, batch, steps, device):
-    """One epoch of (inputs, labels) gathered and augmented on the CPU (the ``cpu`` pool's path)."""
+def epoch_shifts(config: RunConfig, epoch: int, n: int, flip_base, generator):
+    """``flip_translate``'s (row offsets, column offsets, flips) of the ``n`` training images
+    for ``epoch`` (drawn from ``generator`` now), or None for the other augmentations."""
+    if config.augment != "flip_translate":
+        return None
+    dy, dx = augment.translate_params(n, generator)
+    return dy, dx, flip_base ^ bool(epoch % 2)
+
+
+def _host_batches(config, data, train_x, train_y, order, gens, batch, steps, device,
+                  shifts=None):
+    """One epoch of (inputs, labels) gathered and augmented on the CPU (the ``cpu`` pool's
+    path); ``shifts``: :func:`epoch_shifts`."""
     for step in range(steps):
         sel = order[step * batch:(step + 1) * batch]
         xb, yb = train_x[sel], train_y[sel]
         if data.kind == "image":
             if config.augment == "crop_flip":
                 xb = augment.crop_flip(xb, gens["augment"])
+            elif shifts is not None:
+                xb = augment.apply_flip_translate(xb, *(t[sel] for t in shifts))
             if config.strong_augment == "trivial_augment":
                 xb = augment.trivial_augment(xb, gens["strong_augment"])
             xb = augment.normalize(xb.to(device))
@@ -237,14 +379,17 @@ def _host_batches(config, data, train_x, train_y, order, gens, batch, steps, dev
         yield xb, yb.to(device)
 
 
-def _device_batches(config, data, train_x, train_y, order, gens, batch, steps, device):
+def _device_batches(config, data, train_x, train_y, order, gens, batch, steps, device,
+                    shifts=None):
     """One epoch of batches from a training set already on ``device``.
 
     All of the epoch's random numbers are drawn first, per batch in the host path's order,
-    and copied to the device in one go each.
+    and copied to the device in one go each; ``shifts``: :func:`epoch_shifts`.
     """
     used = steps * batch
     order = order[:used].to(device)
+    if shifts is not None:
+        shifts = tuple(t.to(device) for t in shifts)
     if data.kind == "image" and config.augment == "crop_flip":
         draws = [augment.crop_flip_params(batch, gens["augment"]) for _ in range(steps)]
         dy, dx, flip = (torch.cat(parts).to(device) for parts in zip(*draws))
@@ -263,6 +408,8 @@ def _device_batches(config, data, train_x, train_y, order, gens, batch, steps, d
         if data.kind == "image":
             if config.augment == "crop_flip":
                 xb = augment.apply_crop_flip(xb, dy[sl], dx[sl], flip[sl])
+            elif shifts is not None:
+                xb = augment.apply_flip_translate(xb, *(t[sel] for t in shifts))
             if plans is not None:
                 xb = augment.apply_trivial_augment(xb, plans[step])
             xb = augment.normalize(xb)
@@ -286,17 +433,12 @@ def _train(config: RunConfig, seed: int, data: Dataset, device: str, progress,
     n = len(idx)
     batch = min(config.batch_size, n)
     steps_per_epoch = n // batch  # drop the ragged last batch: BatchNorm needs >1 example
-    model = build_model(config, data.num_classes, len(data.vocab) if data.vocab else None)
-    init_weights(model, make_generator(seed, "init", 0))
+    model = prepare_model(config, seed, data, train_x, device)
     set_dropout_generator(model, gens["dropout"])
-    model.to(device)
-    if data.kind == "image" and config.channels_last:
-        # NHWC convolutions are ~1.6x faster on CPU (oneDNN) than NCHW for these sizes, and
-        # what cuDNN's tensor-core kernels want on a GPU.
-        model.to(memory_format=torch.channels_last)
     total_steps = max(1, steps_per_epoch * config.epochs)
-    opt, sched = _make_optimizer(config, model, total_steps, steps_per_epoch)
-    loss_fn = _loss_fn(config, device)
+    optimisation = Optimisation(config, model, total_steps, device)
+    flip_base = (augment.flip_base_params(n, gens["augment"])
+                 if config.augment == "flip_translate" else None)
     batches = _host_batches
     if config.data_path == "device":
         batches = _device_batches
@@ -305,24 +447,24 @@ def _train(config: RunConfig, seed: int, data: Dataset, device: str, progress,
     for epoch in range(config.epochs):
         t0 = time.perf_counter()
         model.train()
+        if isinstance(model, Airbench94):
+            model.whiten.bias.requires_grad_(epoch < config.whiten_bias_epochs)
         order = torch.randperm(n, generator=gens["order"])
+        shifts = epoch_shifts(config, epoch, n, flip_base, gens["augment"])
         for xb, yb in batches(config, data, train_x, train_y, order, gens, batch,
-                              steps_per_epoch, device):
-            with _autocast(config, device):
-                loss = loss_fn(model(xb), yb)
-            opt.zero_grad(set_to_none=True)
-            loss.backward()
-            opt.step()
-            sched.step()
+                              steps_per_epoch, device, shifts):
+            optimisation.step(xb, yb)
         if torch.device(device).type == "cuda":
             torch.cuda.synchronize()  # count the queued steps as training, not evaluation
         train_time += time.perf_counter() - t0
-        predictions = predict(model, data, test_x, config.eval_batch_size, device, config)
+        last = epoch + 1 == config.epochs
+        predictions = predict(model, data, test_x, config.eval_batch_size, device, config,
+                              tta=config.tta if last else 0)
         correct = predictions == data.test_y
         epoch_acc.append(float(correct.mean()))
         if progress is not None:
             progress(epoch + 1, config.epochs, epoch_acc[-1])
-        if deadline is not None and epoch + 1 < config.epochs and time.monotonic() > deadline:
+        if deadline is not None and not last and time.monotonic() > deadline:
             raise RunDeadlineError(f"run passed its deadline after epoch {epoch + 1} of "
                                    f"{config.epochs}")
     return RunResult(predictions=predictions, correct=correct,

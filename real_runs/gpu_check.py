@@ -101,36 +101,30 @@ def measure_speed(config, data, device: str, steps: int) -> dict:
     """Images/s of ``steps`` training steps (after 5 warm-up steps) and of evaluation."""
     import torch
 
-    from real_runs import engine
-    from real_runs.models import build_model, init_weights
+    from real_runs import augment, engine
     from real_runs.seeding import make_generator
 
     out = {}
     for label, cfg in (("baseline", config),
                        ("S2", dataclasses.replace(config, strong_augment="trivial_augment"))):
-        model = build_model(cfg, data.num_classes)
-        init_weights(model, make_generator(0, "init"))
-        model.to(device).to(memory_format=torch.channels_last)
         n = (steps + 5) * cfg.batch_size
         idx = np.arange(n) % len(data.train_x)
         x = torch.from_numpy(np.ascontiguousarray(data.train_x[idx].transpose(0, 3, 1, 2)))
         y = torch.from_numpy(data.train_y[idx])
+        model = engine.prepare_model(cfg, 0, data, x, device)
         gens = {k: make_generator(0, k) for k in ("augment", "strong_augment")}
-        order = torch.arange(n)
-        opt, _ = engine._make_optimizer(cfg, model, steps + 5, steps + 5)
-        loss_fn = engine._loss_fn(cfg, device)
-        batches = engine._device_batches(cfg, data, x.to(device), y.to(device), order, gens,
-                                         cfg.batch_size, steps + 5, device)
+        shifts = engine.epoch_shifts(cfg, 0, n, augment.flip_base_params(n, gens["augment"]),
+                                     gens["augment"])
+        optimisation = engine.Optimisation(cfg, model, steps + 5, device)
+        batches = engine._device_batches(cfg, data, x.to(device), y.to(device),
+                                         torch.arange(n), gens, cfg.batch_size, steps + 5,
+                                         device, shifts)
         model.train()
         for i, (xb, yb) in enumerate(batches):
             if i == 5:
                 _sync(device)
                 t0 = time.perf_counter()
-            with engine._autocast(cfg, device):
-                loss = loss_fn(model(xb), yb)
-            opt.zero_grad(set_to_none=True)
-            loss.backward()
-            opt.step()
+            optimisation.step(xb, yb)
         _sync(device)
         seconds = time.perf_counter() - t0
         out[f"train_images_per_s_{label}"] = round(steps * cfg.batch_size / seconds, 1)
@@ -139,9 +133,15 @@ def measure_speed(config, data, device: str, steps: int) -> dict:
     t0 = time.perf_counter()
     engine.predict(model, data, test_x.to(device), config.eval_batch_size, device, config)
     out["eval_s"] = round(time.perf_counter() - t0, 3)
+    _sync(device)
+    t0 = time.perf_counter()
+    engine.predict(model, data, test_x.to(device), config.eval_batch_size, device, config,
+                   tta=config.tta)
+    out["eval_tta_s"] = round(time.perf_counter() - t0, 3)
     steps_per_epoch = len(data.train_x) // config.batch_size
     epoch_s = steps_per_epoch * config.batch_size / out["train_images_per_s_baseline"]
-    out["one_run_alone_s"] = round(config.epochs * (epoch_s + out["eval_s"]), 1)
+    out["one_run_alone_s"] = round(config.epochs * (epoch_s + out["eval_s"])
+                                   + out["eval_tta_s"] - out["eval_s"], 1)
     return out
 
 
@@ -217,8 +217,7 @@ def _check(args) -> tuple[dict, int]:
     device = resolve_device(args.device)
     config = profile_config("cifar10", args.profile)
     data = load_for_config(config, args.pack, cache_dir=args.cache_dir)
-    short = dataclasses.replace(config, epochs=1, n_train=min(args.subset, len(data.train_y)),
-                                warmup_epochs=min(config.warmup_epochs, 1))
+    short = dataclasses.replace(config, epochs=1, n_train=min(args.subset, len(data.train_y)))
     report: dict = {"environment": environment(device), "device": device}
     if device == "cuda":
         report["environment"].update(cudnn=torch.backends.cudnn.version(),

@@ -1,4 +1,4 @@
-"""Models: CIFAR ResNet-18, a small CPU CNN, TextCNN; explicit-generator initialisation."""
+"""Models: airbench94, a small CPU CNN, TextCNN; explicit-generator initialisation."""
 
 from __future__ import annotations
 
@@ -52,14 +52,6 @@ class GlobalMaxPool(nn.Module):
         return nn.functional.adaptive_max_pool2d(x, 1)
 
 
-class GlobalAvgPool(nn.Module):
-    """Mean over height and width; replaces ``AdaptiveAvgPool2d(1)``, whose CUDA backward
-    is not deterministic (torch raises in deterministic mode)."""
-
-    def forward(self, x: torch.Tensor) -> torch.Tensor:
-        return x.mean(dim=(2, 3), keepdim=True)
-
-
 class SmallCNN(nn.Sequential):
     """Four 3x3 conv-BN-ReLU stages (width, 2w, 4w, 8w channels), pooling, linear head.
 
@@ -77,19 +69,109 @@ class SmallCNN(nn.Sequential):
         )
 
 
-def resnet18_cifar(num_classes: int = 10) -> nn.Module:
-    """torchvision's ResNet-18 with a 3x3 stride-1 stem and no max-pool (32x32 inputs).
+class AirbenchConv(nn.Conv2d):
+    """airbench's 3x3 'same' convolution without bias; :func:`init_weights` gives it
+    PyTorch's default uniform weights with its first ``in_channels`` filters set to the
+    identity (Dirac)."""
 
-    The final pooling is a plain mean (:class:`GlobalAvgPool`) so that training on CUDA
-    works under ``torch.use_deterministic_algorithms(True)``.
+    def __init__(self, c_in: int, c_out: int):
+        super().__init__(c_in, c_out, kernel_size=3, padding="same", bias=False)
+
+
+class AirbenchBatchNorm(nn.BatchNorm2d):
+    """Batch norm with a fixed scale of 1 (only the bias trains), eps 1e-12 and running
+    statistics that keep 0.6 of their old value per step (PyTorch ``momentum`` 0.4)."""
+
+    def __init__(self, channels: int):
+        super().__init__(channels, eps=1e-12, momentum=0.4)
+        self.weight.requires_grad_(False)
+
+
+class AirbenchBlock(nn.Module):
+    """conv, 2x2 max-pool, BN, GELU, conv, BN, GELU."""
+
+    def __init__(self, c_in: int, c_out: int):
+        super().__init__()
+        self.conv1 = AirbenchConv(c_in, c_out)
+        self.pool = nn.MaxPool2d(2)
+        self.norm1 = AirbenchBatchNorm(c_out)
+        self.conv2 = AirbenchConv(c_out, c_out)
+        self.norm2 = AirbenchBatchNorm(c_out)
+        self.activ = nn.GELU()
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        x = self.activ(self.norm1(self.pool(self.conv1(x))))
+        return self.activ(self.norm2(self.conv2(x)))
+
+
+class Scale(nn.Module):
+    """Multiply by a constant (airbench's logit scale 1/9)."""
+
+    def __init__(self, factor: float):
+        super().__init__()
+        self.factor = factor
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return x * self.factor
+
+
+#: airbench94's first layer: 2x2 patches of 3 channels, each of their 12 whitening
+#: directions taken with both signs
+WHITEN_KERNEL = 2
+WHITEN_WIDTH = 2 * 3 * WHITEN_KERNEL ** 2
+
+
+class Airbench94(nn.Sequential):
+    """airbench94 (Jordan 2024): a fixed 2x2 whitening convolution (24 channels, trained
+    bias), GELU, three :class:`AirbenchBlock` of ``width``, ``4 width``, ``4 width``
+    channels, 3x3 max-pool, a linear head without bias, logits x 1/9.
+
+    With ``width=64`` (the paper's) it has 1.97 M parameters and costs 0.236 GFLOP per
+    32x32 image forward. :func:`whiten_init` sets the first layer from training images.
     """
-    import torchvision
 
-    model = torchvision.models.resnet18(num_classes=num_classes)
-    model.conv1 = nn.Conv2d(3, 64, kernel_size=3, stride=1, padding=1, bias=False)
-    model.maxpool = nn.Identity()
-    model.avgpool = GlobalAvgPool()
-    return model
+    def __init__(self, num_classes: int = 10, width: int = 64):
+        whiten = nn.Conv2d(3, WHITEN_WIDTH, WHITEN_KERNEL, padding=0, bias=True)
+        whiten.weight.requires_grad_(False)
+        super().__init__(
+            whiten, nn.GELU(),
+            AirbenchBlock(WHITEN_WIDTH, width),
+            AirbenchBlock(width, 4 * width),
+            AirbenchBlock(4 * width, 4 * width),
+            nn.MaxPool2d(3), nn.Flatten(),
+            nn.Linear(4 * width, num_classes, bias=False),
+            Scale(1.0 / 9.0),
+        )
+
+    @property
+    def whiten(self) -> nn.Conv2d:
+        return self[0]
+
+
+@torch.no_grad()
+def whiten_init(model: Airbench94, images: torch.Tensor, eps: float = 5e-4) -> None:
+    """Set the whitening layer from the 2x2 patches of ``images`` (airbench's rule).
+
+    The weights are the eigenvectors of the patches' uncentred second-moment matrix, each
+    divided by sqrt(eigenvalue + ``eps``), in decreasing eigenvalue order, then the same
+    with the opposite sign. Computed on the CPU in float64 whatever the model's device, so
+    both arms and every device get the same layer.
+
+    Parameters
+    ----------
+    images : torch.Tensor of float, shape (n, 3, h, w)
+        Normalised training images (airbench: the first 5,000).
+    """
+    x = images.detach().to("cpu", torch.float64)
+    k = WHITEN_KERNEL
+    patches = x.unfold(2, k, 1).unfold(3, k, 1)              # n, c, h', w', k, k
+    patches = patches.permute(0, 2, 3, 1, 4, 5).reshape(-1, 3 * k * k)
+    moment = patches.T @ patches / len(patches)
+    values, vectors = torch.linalg.eigh(moment)              # ascending
+    values, vectors = values.flip(0), vectors.flip(1)
+    filters = (vectors / torch.sqrt(values + eps)).T.reshape(3 * k * k, 3, k, k)
+    weight = model.whiten.weight
+    weight.copy_(torch.cat([filters, -filters]).to(weight.dtype))
 
 
 class TextCNN(nn.Module):
@@ -127,8 +209,8 @@ def build_model(config, num_classes: int, vocab_size: int | None = None) -> nn.M
     # Construction initialises with the global RNG; fork it so callers' state is untouched.
     # The weights are overwritten from the run's init stream by init_weights anyway.
     with torch.random.fork_rng(devices=[]):
-        if config.model == "resnet18":
-            return resnet18_cifar(num_classes)
+        if config.model == "airbench94":
+            return Airbench94(num_classes, config.width)
         if config.model == "smallcnn":
             return SmallCNN(num_classes, config.width)
         if config.model == "textcnn":
@@ -138,7 +220,7 @@ def build_model(config, num_classes: int, vocab_size: int | None = None) -> nn.M
                                             f"max_len={config.max_len!r}")
             return TextCNN(vocab_size, config.embed_dim, config.width, num_classes,
                            config.dropout)
-    raise InvalidParameterError("model must be 'resnet18', 'smallcnn' or 'textcnn', got "
+    raise InvalidParameterError("model must be 'airbench94', 'smallcnn' or 'textcnn', got "
                                 f"{config.model!r}")
 
 
@@ -146,14 +228,18 @@ def build_model(config, num_classes: int, vocab_size: int | None = None) -> nn.M
 def init_weights(model: nn.Module, generator: torch.Generator) -> nn.Module:
     """(Re)initialise every parameter of ``model`` from ``generator`` alone.
 
-    Convolutions get Kaiming-normal (fan-out, ReLU) weights as in torchvision's ResNet,
-    linear layers PyTorch's default uniform, batch norm (1, 0), embeddings N(0, 1) with a
-    zero PAD row. Raises TypeError if a parameterised module type is not covered, so no
-    parameter silently keeps a global-RNG initialisation.
+    Convolutions get Kaiming-normal (fan-out, ReLU) weights, except
+    :class:`AirbenchConv`: PyTorch's default uniform with its first ``in_channels`` filters
+    the identity (airbench's rule); linear layers PyTorch's default uniform, batch norm
+    (1, 0), embeddings N(0, 1) with a zero PAD row. Raises TypeError if a parameterised
+    module type is not covered, so no parameter silently keeps a global-RNG initialisation.
     """
     done = set()
     for module in model.modules():
-        if isinstance(module, (nn.Conv1d, nn.Conv2d)):
+        if isinstance(module, AirbenchConv):
+            nn.init.kaiming_uniform_(module.weight, a=math.sqrt(5), generator=generator)
+            nn.init.dirac_(module.weight[:module.in_channels])
+        elif isinstance(module, (nn.Conv1d, nn.Conv2d)):
             nn.init.kaiming_normal_(module.weight, mode="fan_out", nonlinearity="relu",
                                     generator=generator)
             if module.bias is not None:

@@ -52,8 +52,9 @@ class TrainOptions:
                                  "ag_news-mini/")
     out: Path = out_option(dataclasses.MISSING, help="run store root")
     profile: str = option("--profile", "cpu", choices=PROFILES, constraint=Options(PROFILES),
-                          help="cpu: small models for a 2-core CPU (default); paper: ResNet-18 "
-                               "on the full training set, for a GPU; smoke: tiny, for tests")
+                          help="cpu: small models for a 2-core CPU (default); paper: airbench94 "
+                               "(CIFAR) or a 300-d TextCNN (AG News) on the full training "
+                               "set, for a GPU; smoke: tiny, for tests")
     jobs: int = jobs_option(1, help="seeds trained in parallel processes (the cpu profile pins "
                                     "one thread per process, so use --jobs 2 on 2 cores)")
     device: str = option("--device", "auto", choices=DEVICES, constraint=Options(DEVICES),

@@ -100,3 +100,34 @@ def test_a_bad_plan_is_refused_before_any_work(pack, tmp_path, capsys):
     assert device_run.main(_argv(pack, bad, tmp_path / "out", tmp_path)) == 2
     assert "not valid JSON" in capsys.readouterr().err
     assert not (tmp_path / "out").exists()
+
+
+def test_the_paper_profile_trains_through_the_call_and_merges(pack, tmp_path, monkeypatch):
+    """The committed plan's profile (airbench94, full width) end to end on the CPU: one
+    seed of S0p on the tiny test data, merged into a pool and read back as a pair. In
+    float32: bf16 is 13x slower on this CPU (test_gpu_path checks bf16 on the smoke model)."""
+    import dataclasses
+
+    import numpy as np
+
+    from real_runs import merge_records, store, sweep
+
+    profile_config = sweep.profile_config
+    monkeypatch.setattr(sweep, "profile_config", lambda *a, **k: dataclasses.replace(
+        profile_config(*a, **k), precision="fp32"))
+
+    plan = tmp_path / "paper.json"
+    plan.write_text(json.dumps([{"dataset": "cifar10", "scenarios": ["S0p"], "seeds": "0",
+                                 "profile": "paper"}]))
+    out, pool = tmp_path / "out", tmp_path / "pool"
+    assert device_run.main(_argv(pack, plan, out, tmp_path)) == 0
+    summary = json.loads((out / gpu_batch.SUMMARY).read_text())
+    assert len(summary["finished"]) == 2
+    assert all(len(run["epoch_accuracy"]) == 10 for run in summary["finished"])
+    merged = merge_records.merge([*sorted(out.glob("records-*.tar")), out / gpu_batch.SUMMARY],
+                                 pool)
+    assert len(merged.added) == 2 and not merged.refused
+    base, variant = store.load_pairs(pool, "cifar10", "S0p", profile="paper")
+    assert base.shape == variant.shape == (1, 20) and base.dtype == np.bool_
+    record = store.read_record(pool / "cifar10" / "paper" / "baseline" / "seed-00000.npz")
+    assert record.config["model"] == "airbench94" and record.config["tta"] == 2

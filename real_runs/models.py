@@ -149,18 +149,22 @@ class Airbench94(nn.Sequential):
 
 
 @torch.no_grad()
-def whiten_init(model: Airbench94, images: torch.Tensor, eps: float = 5e-4) -> None:
-    """Set the whitening layer from the 2x2 patches of ``images`` (airbench's rule).
+def whitening_filters(images: torch.Tensor, eps: float = 5e-4) -> torch.Tensor:
+    """airbench94's whitening filters from the 2x2 patches of ``images``.
 
-    The weights are the eigenvectors of the patches' uncentred second-moment matrix, each
-    divided by sqrt(eigenvalue + ``eps``), in decreasing eigenvalue order, then the same
-    with the opposite sign. Computed on the CPU in float64 whatever the model's device, so
-    both arms and every device get the same layer.
+    The eigenvectors of the patches' uncentred second-moment matrix, each divided by
+    sqrt(eigenvalue + ``eps``), in decreasing eigenvalue order, then the same with the
+    opposite sign. Computed on the CPU in float64 whatever the images' device, so both
+    arms and every device get the same layer.
 
     Parameters
     ----------
     images : torch.Tensor of float, shape (n, 3, h, w)
         Normalised training images (airbench: the first 5,000).
+
+    Returns
+    -------
+    torch.Tensor of float64, shape (24, 3, 2, 2)
     """
     x = images.detach().to("cpu", torch.float64)
     k = WHITEN_KERNEL
@@ -170,8 +174,14 @@ def whiten_init(model: Airbench94, images: torch.Tensor, eps: float = 5e-4) -> N
     values, vectors = torch.linalg.eigh(moment)              # ascending
     values, vectors = values.flip(0), vectors.flip(1)
     filters = (vectors / torch.sqrt(values + eps)).T.reshape(3 * k * k, 3, k, k)
+    return torch.cat([filters, -filters])
+
+
+@torch.no_grad()
+def whiten_init(model: Airbench94, images: torch.Tensor, eps: float = 5e-4) -> None:
+    """Set ``model``'s whitening layer to :func:`whitening_filters` of ``images``."""
     weight = model.whiten.weight
-    weight.copy_(torch.cat([filters, -filters]).to(weight.dtype))
+    weight.copy_(whitening_filters(images, eps).to(weight.dtype))
 
 
 class TextCNN(nn.Module):

@@ -242,3 +242,18 @@ def test_gpu_checks_run_the_airbench_options(shared_like_root):
     assert det["s0_delta_is_zero"] and det["s2_repeatable"]
     assert speed["train_images_per_s_baseline"] > 0 and speed["eval_tta_s"] > 0
     assert speed["one_run_alone_s"] > 0
+
+
+def test_prepare_model_whitens_with_the_filters_of_its_own_images(shared_like_root):
+    """The per-process cache of filters is keyed by the images: each model gets the
+    filters of the images it was given, in any order."""
+    from real_runs.models import whitening_filters
+
+    data = load_for_config(tiny(), shared_like_root)
+    x = torch.from_numpy(np.ascontiguousarray(data.train_x.transpose(0, 3, 1, 2)))
+    assert not torch.equal(whitening_filters(augment.normalize(x[:20])),
+                           whitening_filters(augment.normalize(x[20:])))
+    for images in (x[:20], x[20:], x[:20]):
+        model = engine.prepare_model(tiny(), 0, data, images, "cpu")
+        expected = whitening_filters(augment.normalize(images)).float()
+        assert torch.equal(model.whiten.weight.detach(), expected)

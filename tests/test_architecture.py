@@ -36,7 +36,8 @@ FORBIDDEN = {
 TRAINING_MODULES = {"real_runs.augment", "real_runs.data", "real_runs.engine", "real_runs.models",
                     "real_runs.runtime", "real_runs.seeding", "real_runs.sweep", "real_runs.train",
                     "real_runs.text", "real_runs.gpu_batch", "real_runs.gpu_check",
-                    "real_runs.pack_data", "real_runs.sources", "real_runs.device_run"}
+                    "real_runs.pack_data", "real_runs.sources", "real_runs.device_run",
+                    "real_runs.cost"}
 TORCH = {"torch", "torchvision"}
 
 #: command aliases kept under an old name: module -> the one higher module it forwards to

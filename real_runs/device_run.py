@@ -18,7 +18,8 @@ In that one process, against one clock started when it starts:
    keeps ``--reserve-s`` for bundling), records re-bundled after every run.
 
 ``$OUT/device_run.json`` is rewritten after every step (steps, exit codes, seconds, the
-device, torch and the code version), so a call cut off at any point leaves a usable account;
+device, torch and the code version; at the end the runs finished per minute of the call),
+so a call cut off at any point leaves a usable account;
 its ``final`` is true once the last step returned. Exit code: 0 when every step succeeded,
 1 when a step failed or no time was left to train, 2 for bad input.
 """
@@ -172,10 +173,23 @@ def run_device(opts: DeviceRunOptions, *, clock=time.monotonic) -> dict:
     argv += ["--cache-dir", str(opts.cache_dir)] if opts.cache_dir else []
     done = _step("gpu batch", gpu_batch.main, argv)
     account["steps"].append(done)
+    account["throughput"] = _throughput(out, clock() - start)
     account.update(final=True, stopped=None if done["exit"] == 0 else
                    f"gpu batch failed (exit {done['exit']})")
     write()
     return account
+
+
+def _throughput(out: Path, elapsed_s: float) -> dict:
+    """Runs the batch finished, per minute of this call (checks and start-up included;
+    the machine's own start, outside the call, is not)."""
+    try:
+        finished = len(json.loads((out / gpu_batch.SUMMARY).read_text())["finished"])
+    except (OSError, ValueError, KeyError, TypeError):
+        finished = 0
+    return {"runs_finished": finished, "call_s": round(elapsed_s, 1),
+            "runs_per_minute_of_call": round(60.0 * finished / elapsed_s, 2)
+            if elapsed_s > 0 else None}
 
 
 def main(argv=None) -> int:

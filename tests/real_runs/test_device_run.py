@@ -46,6 +46,10 @@ def test_one_call_verifies_checks_trains_and_accounts(pack, plan, tmp_path):
     # the batch's own summary and records: 2 seeds x (baseline, S0, S2)
     summary = json.loads((out / gpu_batch.SUMMARY).read_text())
     assert summary["final"] and len(summary["finished"]) == 6
+    speed = account["throughput"]
+    assert speed["runs_finished"] == 6
+    assert speed["call_s"] <= account["elapsed_s"] + 0.05  # (0.1 s and 0.01 s rounding)
+    assert speed["runs_per_minute_of_call"] == pytest.approx(6 * 60 / speed["call_s"], rel=1e-2)
     assert sorted(out.glob("records-*.tar"))
     assert (out / "check" / "gpu_check.json").is_file()
     # it stopped itself within its deadline (the batch was given what the checks left)

@@ -26,10 +26,32 @@ def crop_flip_params(n: int, generator: torch.Generator, padding: int = 4):
     Draws exactly 3 numbers per image from ``generator``, in this order: ``n`` row offsets,
     ``n`` column offsets, ``n`` flips.
     """
-    dy = torch.randint(0, 2 * padding + 1, (n,), generator=generator)
-    dx = torch.randint(0, 2 * padding + 1, (n,), generator=generator)
+    dy, dx = translate_params(n, generator, padding)
     flip = torch.rand(n, generator=generator) < 0.5
     return dy, dx, flip
+
+
+def translate_params(n: int, generator: torch.Generator, padding: int):
+    """Row and column offsets (int64, ``0..2*padding``) of ``n`` images.
+
+    Draws ``n`` row offsets, then ``n`` column offsets from ``generator``.
+    """
+    dy = torch.randint(0, 2 * padding + 1, (n,), generator=generator)
+    dx = torch.randint(0, 2 * padding + 1, (n,), generator=generator)
+    return dy, dx
+
+
+def gather_windows(images: torch.Tensor, rows: torch.Tensor, cols: torch.Tensor,
+                   flip: torch.Tensor) -> torch.Tensor:
+    """Image ``i`` of an NCHW batch read at source ``rows[i]`` x ``cols[i]`` (each
+    ``(n, size)``), columns reversed where ``flip[i]``: pure indexing, the same bytes on any
+    device (all on the device of ``images``)."""
+    n, c = images.shape[:2]
+    dev = images.device
+    cols = torch.where(flip[:, None], cols.flip(1), cols)
+    return images[torch.arange(n, device=dev)[:, None, None, None],
+                  torch.arange(c, device=dev)[None, :, None, None],
+                  rows[:, None, :, None], cols[:, None, None, :]]
 
 
 def apply_crop_flip(images: torch.Tensor, dy: torch.Tensor, dx: torch.Tensor,
@@ -39,15 +61,11 @@ def apply_crop_flip(images: torch.Tensor, dy: torch.Tensor, dx: torch.Tensor,
     Pure indexing, so it gives the same bytes on any device; ``dy``, ``dx`` and ``flip`` must
     be on the device of ``images``.
     """
-    n, c, h, w = images.shape
-    dev = images.device
+    h, w = images.shape[-2:]
     padded = torch.nn.functional.pad(images, (padding,) * 4)
-    rows = dy[:, None] + torch.arange(h, device=dev)
-    cols = dx[:, None] + torch.arange(w, device=dev)
-    cols = torch.where(flip[:, None], cols.flip(1), cols)
-    return padded[torch.arange(n, device=dev)[:, None, None, None],
-                  torch.arange(c, device=dev)[None, :, None, None],
-                  rows[:, None, :, None], cols[:, None, None, :]]
+    rows = dy[:, None] + torch.arange(h, device=images.device)
+    cols = dx[:, None] + torch.arange(w, device=images.device)
+    return gather_windows(padded, rows, cols, flip)
 
 
 def crop_flip(images: torch.Tensor, generator: torch.Generator, padding: int = 4) -> torch.Tensor:
@@ -74,16 +92,6 @@ def flip_base_params(n: int, generator: torch.Generator) -> torch.Tensor:
     return torch.rand(n, generator=generator) < 0.5
 
 
-def translate_params(n: int, generator: torch.Generator, padding: int = TRANSLATE):
-    """Row and column offsets (int64, ``0..2*padding``) of ``n`` images for one epoch.
-
-    Draws ``n`` row offsets, then ``n`` column offsets from ``generator``.
-    """
-    dy = torch.randint(0, 2 * padding + 1, (n,), generator=generator)
-    dx = torch.randint(0, 2 * padding + 1, (n,), generator=generator)
-    return dy, dx
-
-
 def reflect_index(offset: torch.Tensor, size: int, padding: int) -> torch.Tensor:
     """Source positions of a ``size``-long window starting at ``offset`` of a signal
     reflection-padded by ``padding`` (``numpy.pad(mode="reflect")``: the edge itself is
@@ -100,14 +108,9 @@ def apply_flip_translate(images: torch.Tensor, dy: torch.Tensor, dx: torch.Tenso
 
     ``dy``, ``dx`` and ``flip`` (one per image) must be on the device of ``images``.
     """
-    n, c, h, w = images.shape
-    dev = images.device
-    rows = reflect_index(dy, h, padding)
-    cols = reflect_index(dx, w, padding)
-    cols = torch.where(flip[:, None], cols.flip(1), cols)
-    return images[torch.arange(n, device=dev)[:, None, None, None],
-                  torch.arange(c, device=dev)[None, :, None, None],
-                  rows[:, None, :, None], cols[:, None, None, :]]
+    h, w = images.shape[-2:]
+    return gather_windows(images, reflect_index(dy, h, padding), reflect_index(dx, w, padding),
+                          flip)
 
 
 def shift_reflect(images: torch.Tensor, shift: int) -> torch.Tensor:

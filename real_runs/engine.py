@@ -361,7 +361,7 @@ def epoch_shifts(config: RunConfig, epoch: int, n: int, flip_base, generator):
     for ``epoch`` (drawn from ``generator`` now), or None for the other augmentations."""
     if config.augment != "flip_translate":
         return None
-    dy, dx = augment.translate_params(n, generator)
+    dy, dx = augment.translate_params(n, generator, augment.TRANSLATE)
     return dy, dx, flip_base ^ bool(epoch % 2)
 
 

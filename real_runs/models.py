@@ -127,7 +127,8 @@ class Airbench94(nn.Sequential):
     channels, 3x3 max-pool, a linear head without bias, logits x 1/9.
 
     With ``width=64`` (the paper's) it has 1.97 M parameters and costs 0.236 GFLOP per
-    32x32 image forward. :func:`whiten_init` sets the first layer from training images.
+    32x32 image forward. Its first layer is set from training images
+    (:func:`whitening_filters`, by :func:`real_runs.engine.prepare_model`).
     """
 
     def __init__(self, num_classes: int = 10, width: int = 64):
@@ -175,13 +176,6 @@ def whitening_filters(images: torch.Tensor, eps: float = 5e-4) -> torch.Tensor:
     values, vectors = values.flip(0), vectors.flip(1)
     filters = (vectors / torch.sqrt(values + eps)).T.reshape(3 * k * k, 3, k, k)
     return torch.cat([filters, -filters])
-
-
-@torch.no_grad()
-def whiten_init(model: Airbench94, images: torch.Tensor, eps: float = 5e-4) -> None:
-    """Set ``model``'s whitening layer to :func:`whitening_filters` of ``images``."""
-    weight = model.whiten.weight
-    weight.copy_(whitening_filters(images, eps).to(weight.dtype))
 
 
 class TextCNN(nn.Module):

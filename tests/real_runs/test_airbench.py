@@ -13,7 +13,12 @@ from real_runs import augment, engine, gpu_batch  # noqa: E402
 from real_runs.config import profile_config  # noqa: E402
 from real_runs.cost import run_cost  # noqa: E402
 from real_runs.data import load_for_config  # noqa: E402
-from real_runs.models import Airbench94, build_model, init_weights, whiten_init  # noqa: E402
+from real_runs.models import (  # noqa: E402
+    Airbench94,
+    build_model,
+    init_weights,
+    whitening_filters,
+)
 from real_runs.runtime import deterministic  # noqa: E402
 from real_runs.scenarios import variant_config  # noqa: E402
 from real_runs.seeding import make_generator  # noqa: E402
@@ -62,14 +67,13 @@ def test_whitening_layer_whitens_the_patches():
     are their negatives."""
     rng = np.random.default_rng(0)
     images = torch.from_numpy(rng.normal(size=(40, 3, 8, 8)) * [[[1.0]], [[2.0]], [[0.5]]])
-    model = build_model(tiny(), 10)
-    whiten_init(model, images, eps=5e-4)
+    filters = whitening_filters(images, eps=5e-4)
     x = images.numpy()
     windows = np.lib.stride_tricks.sliding_window_view(x, (2, 2), axis=(2, 3))
     patches = windows.transpose(0, 2, 3, 1, 4, 5).reshape(-1, 12)
     moment = patches.T @ patches / len(patches)
     values = np.linalg.eigvalsh(moment)[::-1]
-    w = model.whiten.weight.detach().double().numpy().reshape(24, 12)
+    w = filters.numpy().reshape(24, 12)
     np.testing.assert_allclose(w[:12] @ moment @ w[:12].T, np.diag(values / (values + 5e-4)),
                                atol=1e-5)
     np.testing.assert_array_equal(w[12:], -w[:12])
@@ -202,26 +206,22 @@ def test_paired_runs_share_weights_and_s0_is_exact(shared_like_root):
     assert runs["base"].epoch_accuracy[-1] == runs["base"].final_accuracy
 
 
-def test_whitening_bias_trains_only_in_its_epochs(shared_like_root):
+def test_whitening_bias_trains_only_in_its_epochs(shared_like_root, monkeypatch):
     """With ``whiten_bias_epochs`` 0 the bias never leaves 0; with 3 of 3 it moves."""
     data = load_for_config(tiny(), shared_like_root)
-    seen = {}
+    seen = []
     original = engine.Optimisation.step
 
     def spy(self, xb, yb):
         original(self, xb, yb)
-        seen[id(self)] = self.model.whiten.bias.detach().abs().max().item()
+        seen.append(self.model.whiten.bias.detach().abs().max().item())
 
+    monkeypatch.setattr(engine.Optimisation, "step", spy)
     for epochs in (0, 3):
         seen.clear()
-        engine.Optimisation.step = spy
-        try:
-            with deterministic(1):
-                engine.train_run(tiny(whiten_bias_epochs=epochs), 0, data)
-        finally:
-            engine.Optimisation.step = original
-        (moved,) = seen.values()
-        assert (moved > 0) == (epochs > 0), (epochs, moved)
+        with deterministic(1):
+            engine.train_run(tiny(whiten_bias_epochs=epochs), 0, data)
+        assert (seen[-1] > 0) == (epochs > 0), (epochs, seen[-1])
 
 
 def test_airbench_model_is_built_for_its_name_only():
@@ -247,8 +247,6 @@ def test_gpu_checks_run_the_airbench_options(shared_like_root):
 def test_prepare_model_whitens_with_the_filters_of_its_own_images(shared_like_root):
     """The per-process cache of filters is keyed by the images: each model gets the
     filters of the images it was given, in any order."""
-    from real_runs.models import whitening_filters
-
     data = load_for_config(tiny(), shared_like_root)
     x = torch.from_numpy(np.ascontiguousarray(data.train_x.transpose(0, 3, 1, 2)))
     assert not torch.equal(whitening_filters(augment.normalize(x[:20])),
